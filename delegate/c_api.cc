@@ -1,0 +1,118 @@
+// The exported C API: create/delete, stats, and the external-delegate entry
+// points that load_delegate() and benchmark_model use. Nothing here throws;
+// allocation failure is reported like any other error.
+#include <cstdio>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "delegate/delegate.h"
+#include "tflite_gles/delegate.h"
+
+#define TFLITE_GLES_EXPORT extern "C" __attribute__((visibility("default")))
+
+using tflite_gles::GlesDelegate;
+using tflite_gles::Options;
+
+namespace {
+
+TfLiteDelegate* Wrap(GlesDelegate* delegate) {
+  return reinterpret_cast<TfLiteDelegate*>(delegate->abi_delegate());
+}
+
+GlesDelegate* Unwrap(TfLiteDelegate* delegate) {
+  return GlesDelegate::FromAbi(
+      reinterpret_cast<tflite_gles::abi::Delegate*>(delegate));
+}
+
+// Marks our delegates, so stats on a foreign TfLiteDelegate fail cleanly.
+bool IsOurs(const TfLiteDelegate* delegate) {
+  if (delegate == nullptr) return false;
+  const auto* abi = reinterpret_cast<const tflite_gles::abi::Delegate*>(delegate);
+  return abi->Prepare != nullptr && abi->data_ != nullptr &&
+         const_cast<GlesDelegate*>(GlesDelegate::FromAbi(abi))->abi_delegate() == abi;
+}
+
+}  // namespace
+
+TFLITE_GLES_EXPORT TfLiteGlesDelegateOptions TfLiteGlesDelegateOptionsDefault(void) {
+  Options defaults;
+  TfLiteGlesDelegateOptions options{};
+  options.is_precision_loss_allowed = defaults.precision_loss_allowed;
+  options.inference_preference = defaults.inference_preference;
+  options.inference_priority1 = defaults.priorities[0];
+  options.inference_priority2 = defaults.priorities[1];
+  options.inference_priority3 = defaults.priorities[2];
+  options.max_delegated_partitions = defaults.max_delegated_partitions;
+  options.serialization_dir = nullptr;
+  options.model_token = nullptr;
+  options.egl_platform = defaults.egl_platform;
+  options.storage = defaults.storage;
+  options.enable_profiling = defaults.enable_profiling;
+  options.experimental_flags = defaults.experimental_flags;
+  return options;
+}
+
+TFLITE_GLES_EXPORT TfLiteDelegate* TfLiteGlesDelegateCreate(
+    const TfLiteGlesDelegateOptions* options) {
+  TfLiteGlesDelegateOptions defaults = TfLiteGlesDelegateOptionsDefault();
+  auto parsed = tflite_gles::OptionsFromC(options ? *options : defaults);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "ERROR: tflite-gles: invalid options: %s\n",
+                 parsed.status().message().c_str());
+    return nullptr;
+  }
+  auto* delegate = new (std::nothrow) GlesDelegate(std::move(*parsed));
+  return delegate ? Wrap(delegate) : nullptr;
+}
+
+TFLITE_GLES_EXPORT void TfLiteGlesDelegateDelete(TfLiteDelegate* delegate) {
+  if (IsOurs(delegate)) delete Unwrap(delegate);
+}
+
+TFLITE_GLES_EXPORT int TfLiteGlesDelegateGetStats(const TfLiteDelegate* delegate,
+                                                  TfLiteGlesDelegateStats* stats) {
+  if (!IsOurs(delegate) || stats == nullptr) return -1;
+  Unwrap(const_cast<TfLiteDelegate*>(delegate))->FillStats(stats);
+  return 0;
+}
+
+TFLITE_GLES_EXPORT const char* TfLiteGlesDelegateLastError(
+    const TfLiteDelegate* delegate) {
+  if (!IsOurs(delegate)) return "not a tflite-gles delegate";
+  return Unwrap(const_cast<TfLiteDelegate*>(delegate))->last_error().c_str();
+}
+
+TFLITE_GLES_EXPORT TfLiteDelegate* tflite_plugin_create_delegate(
+    char** options_keys, char** options_values, size_t num_options,
+    void (*report_error)(const char*)) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (size_t i = 0; i < num_options; ++i) {
+    if (options_keys == nullptr || options_values == nullptr ||
+        options_keys[i] == nullptr || options_values[i] == nullptr) {
+      if (report_error) report_error("tflite-gles: null option key or value");
+      return nullptr;
+    }
+    pairs.emplace_back(options_keys[i], options_values[i]);
+  }
+  auto options = tflite_gles::OptionsFromKeyValues(pairs);
+  if (!options.ok()) {
+    const std::string& message = options.status().message();
+    if (report_error) {
+      report_error(message.c_str());
+    } else {
+      std::fprintf(stderr, "ERROR: %s\n", message.c_str());
+    }
+    return nullptr;
+  }
+  auto* delegate = new (std::nothrow) GlesDelegate(std::move(*options));
+  if (delegate == nullptr) {
+    if (report_error) report_error("tflite-gles: out of memory");
+    return nullptr;
+  }
+  return Wrap(delegate);
+}
+
+TFLITE_GLES_EXPORT void tflite_plugin_destroy_delegate(TfLiteDelegate* delegate) {
+  TfLiteGlesDelegateDelete(delegate);
+}

@@ -1,0 +1,317 @@
+#include "delegate/delegate.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "delegate/kernel_registry.h"
+#include "delegate/tflite_builtin.h"
+
+namespace tflite_gles {
+namespace {
+
+// One delegated partition: what Registration::init returns as user_data.
+struct Partition {
+  GlesDelegate* owner = nullptr;
+  std::unique_ptr<PartitionRuntime> runtime;
+  std::string build_error;  // why the partition cannot run, if it cannot
+};
+
+std::vector<int> ToVector(const abi::IntArray* array) {
+  return array ? std::vector<int>(array->data, array->data + array->size)
+               : std::vector<int>();
+}
+
+// An IntArray with TFLite's layout, owned by a vector of ints.
+std::vector<int> MakeIntArray(const std::vector<int>& values) {
+  std::vector<int> storage(values.size() + 1);
+  storage[0] = static_cast<int>(values.size());
+  std::copy(values.begin(), values.end(), storage.begin() + 1);
+  return storage;
+}
+
+const abi::IntArray* AsIntArray(const std::vector<int>& storage) {
+  return reinterpret_cast<const abi::IntArray*>(storage.data());
+}
+
+}  // namespace
+
+// The C callbacks TFLite calls; they forward to GlesDelegate / Partition.
+struct DelegateCallbacks {
+  static abi::Status Prepare(abi::Context* context, abi::Delegate* delegate) {
+    return GlesDelegate::FromAbi(delegate)->Prepare(context);
+  }
+
+  static void* Init(abi::Context* context, const char* buffer, size_t) {
+    const auto* params = reinterpret_cast<const abi::DelegateParams*>(buffer);
+    GlesDelegate* self = GlesDelegate::FromAbi(params->delegate);
+    auto* partition = new Partition();
+    partition->owner = self;
+    Status status = BuildPartition(self, context, params, partition);
+    if (!status.ok()) partition->build_error = status.message();
+    return partition;
+  }
+
+  static Status BuildPartition(GlesDelegate* self, abi::Context* context,
+                               const abi::DelegateParams* params,
+                               Partition* partition) {
+    GraphBuilder builder(*self->graph_, self->device_);
+    const KernelRegistry& registry = KernelRegistry::Global();
+    for (int node_index : ToVector(params->nodes_to_replace)) {
+      abi::Node* node = nullptr;
+      abi::Registration* registration = nullptr;
+      if (context->GetNodeAndRegistration(context, node_index, &node,
+                                          &registration) != abi::kOk) {
+        return Status::Error("cannot read node " + std::to_string(node_index));
+      }
+      NodeView view(context, node_index, node, registration);
+      auto kernel = registry.Find(view, *self->graph_, self->device_);
+      if (!kernel.ok()) return kernel.status().WithContext(view.Describe());
+      TFG_RETURN_IF_ERROR((*kernel)->build(view, builder).WithContext(
+          view.Describe() + " (" + (*kernel)->name + ")"));
+    }
+    std::vector<int> inputs;
+    for (int index : ToVector(params->input_tensors)) {
+      if (index >= 0 && !self->graph_->IsConstant(index)) inputs.push_back(index);
+    }
+    TFG_ASSIGN_OR_RETURN(
+        partition->runtime,
+        PartitionRuntime::Create(builder, inputs,
+                                 ToVector(params->output_tensors),
+                                 self->device_, *self->programs_));
+    self->dispatches_ += partition->runtime->dispatch_count();
+    return Status::Ok();
+  }
+
+  static void Free(abi::Context*, void* buffer) {
+    // GL objects delete themselves only while their context is current;
+    // otherwise they go with the context (gl_objects.h explains why).
+    auto* partition = static_cast<Partition*>(buffer);
+    if (partition->runtime) {
+      partition->owner->gpu_bytes_ -= partition->runtime->gpu_bytes();
+      partition->owner->dispatches_ -= partition->runtime->dispatch_count();
+    }
+    delete partition;
+  }
+
+  static abi::Status KernelPrepare(abi::Context* context, abi::Node* node) {
+    auto* partition = static_cast<Partition*>(node->user_data);
+    GlesDelegate* self = partition->owner;
+    if (!partition->build_error.empty()) {
+      self->Report(context, "tflite-gles: the GPU partition could not be built: " +
+                                partition->build_error);
+      return abi::kError;
+    }
+    Status status = self->env_->EnsureCurrent();
+    if (status.ok()) {
+      const long long before = partition->runtime->gpu_bytes();
+      status = partition->runtime->Allocate();
+      self->gpu_bytes_ += partition->runtime->gpu_bytes() - before;
+    }
+    if (!status.ok()) {
+      self->Report(context, "tflite-gles: preparing the GPU partition failed: " +
+                                status.message());
+      return abi::kError;
+    }
+    return abi::kOk;
+  }
+
+  static abi::Status KernelInvoke(abi::Context* context, abi::Node* node) {
+    auto* partition = static_cast<Partition*>(node->user_data);
+    GlesDelegate* self = partition->owner;
+    Status status = self->env_->EnsureCurrent();
+    if (status.ok()) {
+      status = partition->runtime->Run(context, self->options_.enable_profiling);
+    }
+    if (!status.ok()) {
+      self->Report(context, "tflite-gles: Invoke failed: " + status.message());
+      return abi::kError;
+    }
+    ++self->invokes_;
+    return abi::kOk;
+  }
+};
+
+GlesDelegate::GlesDelegate(Options options) : options_(std::move(options)) {
+  delegate_.data_ = this;
+  delegate_.Prepare = DelegateCallbacks::Prepare;
+  delegate_.flags = abi::kDelegateFlagsNone;
+}
+
+GlesDelegate::~GlesDelegate() {
+  // Programs before the context that owns them.
+  programs_.reset();
+  env_.reset();
+}
+
+GlesDelegate* GlesDelegate::FromAbi(abi::Delegate* delegate) {
+  return static_cast<GlesDelegate*>(delegate->data_);
+}
+
+const GlesDelegate* GlesDelegate::FromAbi(const abi::Delegate* delegate) {
+  return static_cast<const GlesDelegate*>(delegate->data_);
+}
+
+void GlesDelegate::Report(abi::Context* context, const std::string& message) {
+  last_error_ = message;
+  if (context != nullptr && context->ReportError != nullptr) {
+    context->ReportError(context, "%s", message.c_str());
+  } else {
+    std::fprintf(stderr, "ERROR: %s\n", message.c_str());
+  }
+}
+
+Status GlesDelegate::AcquireEnvironment() {
+  if (env_) return env_->EnsureCurrent();
+  egl::DisplayPlatform platform = egl::DisplayPlatform::kAuto;
+  switch (options_.egl_platform) {
+    case TFLITE_GLES_EGL_PLATFORM_DEVICE: platform = egl::DisplayPlatform::kDevice; break;
+    case TFLITE_GLES_EGL_PLATFORM_SURFACELESS: platform = egl::DisplayPlatform::kSurfaceless; break;
+    case TFLITE_GLES_EGL_PLATFORM_DEFAULT: platform = egl::DisplayPlatform::kDefault; break;
+    default: break;
+  }
+  TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform));
+  programs_ = std::make_unique<ProgramCache>();
+
+  // The storage choice, in one place: reads through samplerBuffer views
+  // where texture buffers exist (15-20x cheaper than SSBO loads on
+  // llvmpipe, and as fast elsewhere), SSBO reads otherwise or on request.
+  const egl::GpuInfo& gpu = env_->info();
+  device_.gpu = &gpu;
+  device_.fp16 = options_.UseFp16();
+  device_.texture_buffer_reads =
+      gpu.has_texture_buffer && options_.storage != TFLITE_GLES_STORAGE_SSBO;
+  if (options_.storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER &&
+      !gpu.has_texture_buffer) {
+    return Status::Error("storage=texture_buffer requested, but '" +
+                         gpu.renderer + "' has no texture buffers");
+  }
+  // llvmpipe vectorizes x in groups of 8 lanes; 64 suits it and real GPUs.
+  device_.preferred_local_x = 64;
+  return Status::Ok();
+}
+
+abi::Status GlesDelegate::Prepare(abi::Context* context) {
+  Status status = AcquireEnvironment();
+  if (!status.ok()) {
+    Report(context, "tflite-gles: cannot run on the GPU: " + status.message());
+    return abi::kDelegateError;
+  }
+  graph_ = std::make_unique<GraphContext>(context);
+
+  abi::IntArray* plan = nullptr;
+  if (context->GetExecutionPlan(context, &plan) != abi::kOk) {
+    Report(context, "tflite-gles: GetExecutionPlan failed");
+    return abi::kDelegateError;
+  }
+  const KernelRegistry& registry = KernelRegistry::Global();
+  std::vector<int> supported;
+  struct Declined {
+    int count = 0;
+    std::string reason;
+  };
+  std::map<std::string, Declined> declined;  // op description -> why
+  for (int i = 0; i < plan->size; ++i) {
+    abi::Node* node = nullptr;
+    abi::Registration* registration = nullptr;
+    if (context->GetNodeAndRegistration(context, plan->data[i], &node,
+                                        &registration) != abi::kOk) {
+      continue;
+    }
+    NodeView view(context, plan->data[i], node, registration);
+    auto kernel = registry.Find(view, *graph_, device_);
+    if (kernel.ok()) {
+      supported.push_back(plan->data[i]);
+    } else {
+      Declined& entry = declined[view.Describe()];
+      if (entry.count++ == 0) entry.reason = kernel.status().message();
+    }
+  }
+  for (const auto& [op, entry] : declined) {
+    std::fprintf(stderr,
+                 "WARNING: tflite-gles: %s cannot be handled by this delegate "
+                 "(%d node%s stay%s on the CPU): %s\n",
+                 op.c_str(), entry.count, entry.count == 1 ? "" : "s",
+                 entry.count == 1 ? "s" : "", entry.reason.c_str());
+  }
+
+  // Keep at most max_delegated_partitions partitions, the largest first:
+  // every partition boundary is a GPU<->CPU round trip.
+  std::vector<int> chosen = supported;
+  int partitions = 0;
+  if (!supported.empty()) {
+    std::vector<int> storage = MakeIntArray(supported);
+    abi::DelegateParams* previews = nullptr;
+    int count = 0;
+    if (context->PreviewDelegatePartitioning(context, AsIntArray(storage),
+                                             &previews, &count) != abi::kOk) {
+      Report(context, "tflite-gles: PreviewDelegatePartitioning failed");
+      return abi::kDelegateError;
+    }
+    std::vector<const abi::DelegateParams*> order;
+    for (int p = 0; p < count; ++p) order.push_back(&previews[p]);
+    std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
+      return a->nodes_to_replace->size > b->nodes_to_replace->size;
+    });
+    if (static_cast<int>(order.size()) > options_.max_delegated_partitions) {
+      order.resize(static_cast<size_t>(options_.max_delegated_partitions));
+    }
+    std::set<int> kept;
+    for (const auto* preview : order) {
+      for (int node : ToVector(preview->nodes_to_replace)) kept.insert(node);
+    }
+    chosen.assign(kept.begin(), kept.end());
+    partitions = static_cast<int>(order.size());
+  }
+
+  nodes_total_ = plan->size;
+  nodes_delegated_ = static_cast<int>(chosen.size());
+  partitions_ = partitions;
+  abi::Status result = abi::kOk;
+  if (!chosen.empty()) {
+    abi::Registration registration{};
+    registration.init = DelegateCallbacks::Init;
+    registration.free = DelegateCallbacks::Free;
+    registration.prepare = DelegateCallbacks::KernelPrepare;
+    registration.invoke = DelegateCallbacks::KernelInvoke;
+    registration.builtin_code = abi::kTfLiteBuiltinDelegate;
+    registration.custom_name = "TfLiteGlesDelegate";
+    registration.version = 1;
+    std::vector<int> storage = MakeIntArray(chosen);
+    result = context->ReplaceNodeSubsetsWithDelegateKernels(
+        context, registration, AsIntArray(storage), &delegate_);
+  }
+  graph_.reset();  // it points into this context's tensors
+  if (options_.log_info) {
+    std::fprintf(stderr,
+                 "INFO: tflite-gles: delegated %d of %d nodes in %d partition%s "
+                 "on %s (%s)\n",
+                 nodes_delegated_, nodes_total_, partitions_,
+                 partitions_ == 1 ? "" : "s", env_->info().renderer.c_str(),
+                 device_.fp16 ? "fp16" : "fp32");
+  }
+  return result;
+}
+
+void GlesDelegate::FillStats(TfLiteGlesDelegateStats* stats) const {
+  std::memset(stats, 0, sizeof(*stats));
+  stats->nodes_total = nodes_total_;
+  stats->nodes_delegated = nodes_delegated_;
+  stats->partitions = partitions_;
+  stats->programs = programs_ ? programs_->size() : 0;
+  stats->dispatches = dispatches_;
+  stats->gpu_bytes = gpu_bytes_;
+  stats->invokes = invokes_;
+  if (env_) {
+    std::snprintf(stats->renderer, sizeof(stats->renderer), "%s",
+                  env_->info().renderer.c_str());
+    std::snprintf(stats->gl_version, sizeof(stats->gl_version), "%s",
+                  env_->info().version.c_str());
+    std::snprintf(stats->egl_display, sizeof(stats->egl_display), "%s",
+                  env_->display_description().c_str());
+  }
+}
+
+}  // namespace tflite_gles

@@ -1,0 +1,54 @@
+// The TfLiteDelegate of tflite-gles: partitions a graph into GPU-supported
+// node subsets and runs each subset as one delegate kernel.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "delegate/graph.h"
+#include "delegate/options.h"
+#include "delegate/runtime.h"
+#include "delegate/tflite_abi.h"
+#include "egl/egl_environment.h"
+#include "tflite_gles/delegate.h"
+
+namespace tflite_gles {
+
+class GlesDelegate {
+ public:
+  explicit GlesDelegate(Options options);
+  ~GlesDelegate();
+
+  abi::Delegate* abi_delegate() { return &delegate_; }
+  static GlesDelegate* FromAbi(abi::Delegate* delegate);
+  static const GlesDelegate* FromAbi(const abi::Delegate* delegate);
+
+  void FillStats(TfLiteGlesDelegateStats* stats) const;
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  friend struct DelegateCallbacks;
+
+  // Delegate::Prepare: acquire the GL context, check nodes, partition.
+  abi::Status Prepare(abi::Context* context);
+  Status AcquireEnvironment();
+  // Reports an error through TFLite and remembers it for LastError().
+  void Report(abi::Context* context, const std::string& message);
+
+  abi::Delegate delegate_{};
+  Options options_;
+  std::unique_ptr<egl::GlEnvironment> env_;
+  std::unique_ptr<ProgramCache> programs_;
+  DeviceProfile device_;
+  std::unique_ptr<GraphContext> graph_;  // during Prepare and kernel Init
+
+  int nodes_total_ = 0;
+  int nodes_delegated_ = 0;
+  int partitions_ = 0;
+  int dispatches_ = 0;
+  long long gpu_bytes_ = 0;
+  long long invokes_ = 0;
+  std::string last_error_;
+};
+
+}  // namespace tflite_gles

@@ -1,0 +1,142 @@
+// The GPU program of one delegated partition, and the builder kernels use to
+// emit it.
+//
+// A partition becomes a list of Values (GPU tensors in PHWC4 layout, plus
+// packed constants) and a list of Dispatches (one compute shader run each).
+// Kernels never touch GL: they check a node, then describe dispatches here.
+// The runtime (delegate/runtime.h) allocates, compiles and runs them.
+#pragma once
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "delegate/node_view.h"
+#include "egl/egl_environment.h"
+#include "egl/status.h"
+
+namespace tflite_gles {
+
+using ValueId = int;
+
+struct Value {
+  enum class Kind { kIntermediate, kInput, kOutput, kConstant };
+  Kind kind = Kind::kIntermediate;
+  Shape4 shape;
+  int tflite_index = -1;  // -1 for kernel-made temporaries and constants
+  // kConstant: the data, already in the layout its kernel reads (vec4
+  // packed, length a multiple of 4). Converted to fp16 at upload if needed.
+  std::vector<float> constant_data;
+  // Size in vec4 for constants; shape.vec4_count() for tensors.
+  long long vec4_count() const {
+    return kind == Kind::kConstant
+               ? static_cast<long long>(constant_data.size() / 4)
+               : shape.vec4_count();
+  }
+};
+
+// One compute shader run. Buffers are bound by position: `outputs` at
+// bindings 0..n-1 (TENSOR_OUT), then `inputs` at n.. (TENSOR_IN, which is a
+// texture unit of the same number when reads go through samplerBuffer).
+struct Dispatch {
+  std::string shader;  // file name in shaders/ without ".comp"
+  std::map<std::string, std::string> defines;
+  std::vector<ValueId> outputs;
+  std::vector<ValueId> inputs;
+  // Invocations along x, y, z and the workgroup size. The runtime defines
+  // LOCAL_X/LOCAL_Y/LOCAL_Z and splits an over-long 1-D x grid over y (use
+  // global_index() and a bound check in such shaders).
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> local = {64, 1, 1};
+  std::string label;  // node description, for profiles and errors
+  long long flops = 0;  // arithmetic per run, for GFLOP/s in profiles
+};
+
+// What a kernel may assume about the device when it checks and builds.
+struct DeviceProfile {
+  const egl::GpuInfo* gpu = nullptr;
+  bool fp16 = false;                  // tensors stored as half floats
+  bool texture_buffer_reads = true;   // reads through samplerBuffer views
+  // Preferred workgroup width along x (multiple of 8 for llvmpipe).
+  uint32_t preferred_local_x = 64;
+};
+
+// Facts about the whole TFLite graph that kernels need beyond their node:
+// which tensors are constants folded at init (fp16 weights behind a
+// DEQUANTIZE node, as MediaPipe ships them).
+class GraphContext {
+ public:
+  explicit GraphContext(abi::Context* context);
+  // Constant in the model, or produced by a DEQUANTIZE of a constant.
+  bool IsConstant(int tensor_index) const;
+  // The float values of a constant (float32, float16 or DEQUANTIZE-folded),
+  // in TFLite's own layout.
+  StatusOr<std::vector<float>> ConstantFloats(int tensor_index) const;
+  // Integer constants (int32/int64 shape and index operands).
+  StatusOr<std::vector<int64_t>> ConstantInts(int tensor_index) const;
+  abi::Context* context() const { return context_; }
+
+ private:
+  abi::Context* context_;
+  std::map<int, int> dequantize_producer_;  // tensor -> its DEQUANTIZE input
+};
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const GraphContext& graph, const DeviceProfile& device)
+      : graph_(graph), device_(device) {}
+
+  // The Value holding input `i` of `node`: the partition's tensor for it, or
+  // a constant made from its data (PHWC4-packed) if it is constant.
+  StatusOr<ValueId> Input(const NodeView& node, int i);
+  // The Value that output `i` of `node` is written to.
+  StatusOr<ValueId> Output(const NodeView& node, int i);
+  // A Value for any TFLite tensor index (used by Input/Output).
+  StatusOr<ValueId> TensorValue(int tflite_index);
+  // A kernel-made temporary tensor (e.g. a reduction's partial results).
+  ValueId NewTemporary(const Shape4& shape);
+  // A constant in the layout the kernel's shader reads; `data.size()` is
+  // padded with zeros to a multiple of 4.
+  ValueId NewConstant(std::vector<float> data);
+  // A constant PHWC4 tensor from BHWC floats (channels zero-padded).
+  ValueId NewConstantTensor(const Shape4& shape, const std::vector<float>& bhwc);
+
+  // Replaces the Value of `tflite_index` by `value` (no dispatch needed: the
+  // op is a view, e.g. RESHAPE that keeps the PHWC4 layout).
+  Status Alias(int tflite_index, ValueId value);
+
+  void AddDispatch(Dispatch dispatch) {
+    dispatches_.push_back(std::move(dispatch));
+  }
+
+  const Value& value(ValueId id) const { return values_[id]; }
+  const Shape4& shape(ValueId id) const { return values_[id].shape; }
+  const GraphContext& graph() const { return graph_; }
+  const DeviceProfile& device() const { return device_; }
+
+  // Marks partition inputs/outputs (called by the delegate kernel).
+  Status MarkInput(int tflite_index);
+  Status MarkOutput(int tflite_index);
+
+  std::vector<Value> TakeValues() { return std::move(values_); }
+  std::vector<Dispatch> TakeDispatches() { return std::move(dispatches_); }
+  const std::map<int, ValueId>& tensor_values() const { return tensor_values_; }
+
+ private:
+  const GraphContext& graph_;
+  DeviceProfile device_;
+  std::vector<Value> values_;
+  std::vector<Dispatch> dispatches_;
+  std::map<int, ValueId> tensor_values_;
+};
+
+// Packs BHWC floats into PHWC4 order ([b][slice][h][w][4]), zero-padding the
+// last slice's unused lanes.
+std::vector<float> PackPhwc4(const Shape4& shape, const std::vector<float>& bhwc);
+
+// Rounds `n` up to a multiple of `m`.
+inline uint32_t RoundUp(uint32_t n, uint32_t m) { return (n + m - 1) / m * m; }
+
+}  // namespace tflite_gles

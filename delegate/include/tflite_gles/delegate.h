@@ -1,0 +1,131 @@
+/* tflite-gles: an OpenGL ES 3.1 compute-shader delegate for TensorFlow Lite.
+ *
+ * Usage from C/C++ with your own TFLite build:
+ *
+ *   TfLiteGlesDelegateOptions options = TfLiteGlesDelegateOptionsDefault();
+ *   options.is_precision_loss_allowed = 1;               // fp16
+ *   TfLiteDelegate* delegate = TfLiteGlesDelegateCreate(&options);
+ *   interpreter->ModifyGraphWithDelegate(delegate);      // same thread and
+ *   interpreter->Invoke();                               // EGLContext
+ *   ...                                                  // as Invoke
+ *   TfLiteGlesDelegateDelete(delegate);  // after the interpreter is gone
+ *
+ * From Python (ai-edge-litert) or benchmark_model, load the shared library as
+ * an external delegate; options are string key/value pairs (see
+ * docs/options.md or the error message for a bad key).
+ *
+ * Threading: ModifyGraphWithDelegate and Invoke must run on the same thread
+ * with the same EGLContext current. If the thread has no current EGLContext
+ * when the delegate is applied, the delegate creates its own. */
+#ifndef TFLITE_GLES_DELEGATE_H_
+#define TFLITE_GLES_DELEGATE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* TfLiteDelegate as declared by TensorFlow Lite's common.h. */
+struct TfLiteDelegate;
+
+#define TFLITE_GLES_ABI_VERSION 1
+
+typedef enum {
+  /* The delegate is built and run once (e.g. one image). */
+  TFLITE_GLES_PREFERENCE_FAST_SINGLE_ANSWER = 0,
+  /* Many invokes: spend more at init for faster steady state. */
+  TFLITE_GLES_PREFERENCE_SUSTAINED_SPEED = 1,
+} TfLiteGlesInferencePreference;
+
+typedef enum {
+  TFLITE_GLES_PRIORITY_AUTO = 0,
+  TFLITE_GLES_PRIORITY_MAX_PRECISION = 1,
+  TFLITE_GLES_PRIORITY_MIN_LATENCY = 2,
+  TFLITE_GLES_PRIORITY_MIN_MEMORY_USAGE = 3,
+} TfLiteGlesInferencePriority;
+
+typedef enum {
+  TFLITE_GLES_EGL_PLATFORM_AUTO = 0, /* device, then surfaceless, then default */
+  TFLITE_GLES_EGL_PLATFORM_DEVICE = 1,
+  TFLITE_GLES_EGL_PLATFORM_SURFACELESS = 2,
+  TFLITE_GLES_EGL_PLATFORM_DEFAULT = 3,
+} TfLiteGlesEglPlatform;
+
+typedef enum {
+  TFLITE_GLES_STORAGE_AUTO = 0,           /* chosen per device */
+  TFLITE_GLES_STORAGE_SSBO = 1,           /* reads and writes through SSBOs */
+  TFLITE_GLES_STORAGE_TEXTURE_BUFFER = 2, /* reads through samplerBuffer */
+} TfLiteGlesStorage;
+
+typedef struct TfLiteGlesDelegateOptions {
+  /* Non-zero: tensors and arithmetic may use fp16 (faster, ~1e-3 error). */
+  int32_t is_precision_loss_allowed;
+  /* A TfLiteGlesInferencePreference. */
+  int32_t inference_preference;
+  /* TfLiteGlesInferencePriority values, most important first. */
+  int32_t inference_priority1;
+  int32_t inference_priority2;
+  int32_t inference_priority3;
+  /* At most this many partitions are delegated (the largest first). */
+  int32_t max_delegated_partitions;
+  /* Where compiled programs are cached between runs (NULL: no cache), and a
+   * token naming the model in that cache. Both are copied at create. */
+  const char* serialization_dir;
+  const char* model_token;
+  /* A TfLiteGlesEglPlatform; the environment variable
+   * TFLITE_GLES_EGL_PLATFORM overrides it. */
+  int32_t egl_platform;
+  /* A TfLiteGlesStorage. */
+  int32_t storage;
+  /* Non-zero: per-dispatch GPU timing (slower; for bench/ and tools). */
+  int32_t enable_profiling;
+  /* Reserved for experiments; 0. */
+  uint64_t experimental_flags;
+} TfLiteGlesDelegateOptions;
+
+/* Figures about what the delegate did, for tools and tests. */
+typedef struct TfLiteGlesDelegateStats {
+  int32_t nodes_total;     /* nodes in the graph it was applied to */
+  int32_t nodes_delegated; /* nodes that run on the GPU */
+  int32_t partitions;      /* delegate kernels (GPU-CPU boundaries) */
+  int32_t programs;        /* distinct compiled shader programs */
+  int32_t dispatches;      /* compute dispatches per invoke, all partitions */
+  int64_t gpu_bytes;       /* bytes of GPU buffers held now */
+  int64_t invokes;         /* completed invokes */
+  char renderer[128];      /* GL_RENDERER of the context in use */
+  char gl_version[128];    /* GL_VERSION */
+  char egl_display[96];    /* which EGL display/context is in use */
+} TfLiteGlesDelegateStats;
+
+TfLiteGlesDelegateOptions TfLiteGlesDelegateOptionsDefault(void);
+
+/* Returns NULL (and prints why) when the options are invalid. No GL work
+ * happens here; the EGL context is acquired by ModifyGraphWithDelegate. */
+struct TfLiteDelegate* TfLiteGlesDelegateCreate(
+    const TfLiteGlesDelegateOptions* options);
+
+void TfLiteGlesDelegateDelete(struct TfLiteDelegate* delegate);
+
+/* Fills `stats`; returns 0 on success, -1 if `delegate` is not ours. */
+int TfLiteGlesDelegateGetStats(const struct TfLiteDelegate* delegate,
+                               TfLiteGlesDelegateStats* stats);
+
+/* The last error the delegate reported ("" if none). Valid until the next
+ * call into the delegate. */
+const char* TfLiteGlesDelegateLastError(const struct TfLiteDelegate* delegate);
+
+/* External-delegate entry points (TFLite's external_delegate interface):
+ * keys/values are option strings; on error, report_error receives a message
+ * naming the valid keys and NULL is returned. */
+struct TfLiteDelegate* tflite_plugin_create_delegate(
+    char** options_keys, char** options_values, size_t num_options,
+    void (*report_error)(const char*));
+void tflite_plugin_destroy_delegate(struct TfLiteDelegate* delegate);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TFLITE_GLES_DELEGATE_H_ */

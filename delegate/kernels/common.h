@@ -1,0 +1,43 @@
+// Checks and helpers shared by the kernels in delegate/kernels/.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "delegate/graph.h"
+#include "delegate/node_view.h"
+#include "delegate/tflite_builtin.h"
+
+namespace tflite_gles::kernels {
+
+// Input/output counts within [min, max].
+Status CheckArity(const NodeView& node, int min_inputs, int max_inputs,
+                  int outputs);
+
+// Every non-constant input and every output is float32 with a GPU shape
+// (rank <= 4, static, non-zero dims).
+Status CheckFloatTensors(const NodeView& node, const GraphContext& graph);
+
+// Input `i` is a constant (or foldable) tensor.
+Status CheckConstantInput(const NodeView& node, const GraphContext& graph,
+                          int i, const char* what);
+
+// The shape of a tensor; call only after a check passed.
+Shape4 ShapeOf(const abi::Tensor& tensor);
+
+// The shader define selecting a fused activation ("" for none), or an error
+// for activations the shaders do not implement.
+StatusOr<std::string> ActivationDefine(abi::FusedActivation activation);
+
+// Adds OUT_B/OUT_H/OUT_W/OUT_S/OUT_C for `shape`.
+void AddShapeDefines(const std::string& prefix, const Shape4& shape,
+                     std::map<std::string, std::string>& defines);
+
+// A 1-D dispatch with one invocation per element (vec4) of `shape`.
+Dispatch ElementwiseDispatch(const std::string& shader, const Shape4& shape,
+                             const DeviceProfile& device);
+
+// "1.5" style literal for a float, exact enough to round-trip (GLSL float).
+std::string FloatLiteral(float value);
+
+}  // namespace tflite_gles::kernels

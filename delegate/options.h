@@ -1,0 +1,44 @@
+// Delegate options: defaults, validation and the string key/value form used
+// by load_delegate() and benchmark_model --external_delegate_options.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "egl/status.h"
+#include "tflite_gles/delegate.h"
+
+namespace tflite_gles {
+
+// Options as the delegate keeps them (strings owned, enums checked).
+struct Options {
+  bool precision_loss_allowed = false;
+  int inference_preference = TFLITE_GLES_PREFERENCE_FAST_SINGLE_ANSWER;
+  int priorities[3] = {TFLITE_GLES_PRIORITY_AUTO, TFLITE_GLES_PRIORITY_AUTO,
+                       TFLITE_GLES_PRIORITY_AUTO};
+  int max_delegated_partitions = 1;
+  std::string serialization_dir;
+  std::string model_token;
+  int egl_platform = TFLITE_GLES_EGL_PLATFORM_AUTO;
+  int storage = TFLITE_GLES_STORAGE_AUTO;
+  bool enable_profiling = false;
+  uint64_t experimental_flags = 0;
+  bool log_info = true;  // INFO lines (partition summary); warnings always
+
+  // fp16 storage is used when precision loss is allowed and no priority
+  // asks for max precision.
+  bool UseFp16() const;
+};
+
+// Checks and copies the C struct.
+StatusOr<Options> OptionsFromC(const TfLiteGlesDelegateOptions& c_options);
+
+// Parses key/value strings. Unknown keys and bad values fail with a message
+// naming the valid keys and each one's valid values.
+StatusOr<Options> OptionsFromKeyValues(
+    const std::vector<std::pair<std::string, std::string>>& pairs);
+
+// "key: values" lines describing every option, for messages and docs.
+std::string DescribeOptionKeys();
+
+}  // namespace tflite_gles

@@ -1,0 +1,240 @@
+#include "delegate/runtime.h"
+
+#include <GLES3/gl32.h>
+
+#include <chrono>
+
+#include "delegate/half.h"
+#include "egl/gl_call.h"
+
+namespace tflite_gles {
+
+StatusOr<const gl::Program*> ProgramCache::Get(const std::string& source) {
+  auto it = programs_.find(source);
+  if (it != programs_.end()) return it->second.get();
+  TFG_ASSIGN_OR_RETURN(gl::Program program, gl::Program::CreateCompute(source));
+  auto owned = std::make_unique<gl::Program>(std::move(program));
+  const gl::Program* raw = owned.get();
+  programs_[source] = std::move(owned);
+  return raw;
+}
+
+StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
+    GraphBuilder& builder, const std::vector<int>& inputs,
+    const std::vector<int>& outputs, const DeviceProfile& device,
+    ProgramCache& programs) {
+  std::unique_ptr<PartitionRuntime> runtime(new PartitionRuntime());
+  runtime->device_ = device;
+  std::vector<Dispatch> kernel_dispatches = builder.TakeDispatches();
+
+  // Staging buffers hold TFLite's BHWC floats; conversion shaders move them
+  // to and from PHWC4 on the GPU.
+  auto convert = [&](ValueId tensor, ValueId staging, bool to_phwc4) {
+    const Shape4& shape = builder.shape(tensor);
+    Dispatch dispatch;
+    dispatch.shader = "layout_convert";
+    dispatch.defines[to_phwc4 ? "TO_PHWC4" : "TO_BHWC"] = "";
+    dispatch.defines["TOTAL"] = std::to_string(shape.vec4_count());
+    dispatch.defines["B"] = std::to_string(shape.b);
+    dispatch.defines["H"] = std::to_string(shape.h);
+    dispatch.defines["W"] = std::to_string(shape.w);
+    dispatch.defines["C"] = std::to_string(shape.c);
+    dispatch.defines["S"] = std::to_string(shape.slices());
+    dispatch.grid = {static_cast<uint32_t>(shape.vec4_count()), 1, 1};
+    dispatch.local = {device.preferred_local_x, 1, 1};
+    dispatch.outputs = {to_phwc4 ? tensor : staging};
+    dispatch.inputs = {to_phwc4 ? staging : tensor};
+    dispatch.label = to_phwc4 ? "upload conversion" : "readback conversion";
+    return dispatch;
+  };
+
+  std::vector<Dispatch> pre, post;
+  std::vector<std::pair<ValueId, Transfer>> staged;
+  for (int index : inputs) {
+    TFG_RETURN_IF_ERROR(builder.MarkInput(index));
+    TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
+    if (builder.value(value).kind == Value::Kind::kConstant) continue;
+    ValueId staging = builder.NewTemporary(builder.shape(value));
+    pre.push_back(convert(value, staging, /*to_phwc4=*/true));
+    runtime->uploads_.push_back(
+        {index, staging,
+         static_cast<size_t>(builder.shape(value).elements()) * sizeof(float)});
+  }
+  for (int index : outputs) {
+    TFG_RETURN_IF_ERROR(builder.MarkOutput(index));
+    TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
+    ValueId staging = builder.NewTemporary(builder.shape(value));
+    post.push_back(convert(value, staging, /*to_phwc4=*/false));
+    runtime->downloads_.push_back(
+        {index, staging,
+         static_cast<size_t>(builder.shape(value).elements()) * sizeof(float)});
+  }
+  runtime->values_ = builder.TakeValues();
+  runtime->staging_.assign(runtime->values_.size(), false);
+  for (const Transfer& t : runtime->uploads_) runtime->staging_[t.staging] = true;
+  for (const Transfer& t : runtime->downloads_) runtime->staging_[t.staging] = true;
+
+  for (Dispatch& d : pre) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
+  for (Dispatch& d : kernel_dispatches) {
+    TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
+  }
+  for (Dispatch& d : post) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
+  return runtime;
+}
+
+Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
+  const egl::GpuInfo& gpu = *device_.gpu;
+  Step step;
+  for (int axis = 0; axis < 3; ++axis) {
+    const uint32_t local = dispatch.local[axis] == 0 ? 1 : dispatch.local[axis];
+    step.groups[axis] = (dispatch.grid[axis] + local - 1) / local;
+    if (step.groups[axis] == 0) step.groups[axis] = 1;
+  }
+  // A long 1-D grid is folded over y; shaders index it with global_index().
+  const uint32_t max_x = static_cast<uint32_t>(gpu.max_workgroup_count[0]);
+  if (step.groups[0] > max_x) {
+    if (step.groups[1] != 1 || step.groups[2] != 1) {
+      return Status::Error(dispatch.label + ": grid of " +
+                           std::to_string(step.groups[0]) +
+                           " workgroups exceeds the device limit " +
+                           std::to_string(max_x));
+    }
+    step.groups[1] = (step.groups[0] + max_x - 1) / max_x;
+    step.groups[0] = max_x;
+  }
+  for (int axis = 1; axis < 3; ++axis) {
+    if (step.groups[axis] > static_cast<uint32_t>(gpu.max_workgroup_count[axis])) {
+      return Status::Error(dispatch.label + ": workgroup count exceeds the device limit");
+    }
+  }
+  dispatch.defines["LOCAL_X"] = std::to_string(dispatch.local[0]);
+  dispatch.defines["LOCAL_Y"] = std::to_string(dispatch.local[1]);
+  dispatch.defines["LOCAL_Z"] = std::to_string(dispatch.local[2]);
+  TFG_ASSIGN_OR_RETURN(std::string body, gl::EmbeddedShader(dispatch.shader));
+  gl::StorageChoice storage;
+  storage.fp16 = device_.fp16;
+  storage.texture_buffer_reads = device_.texture_buffer_reads;
+  storage.texture_buffer_extension = gpu.texture_buffer_extension;
+  TFG_ASSIGN_OR_RETURN(std::string source,
+                       gl::AssembleShader(dispatch.shader, body, storage,
+                                          dispatch.defines));
+  auto program = programs.Get(source);
+  if (!program.ok()) {
+    return program.status().WithContext(dispatch.label + " (shader " +
+                                        dispatch.shader + ")");
+  }
+  step.program = *program;
+  step.dispatch = std::move(dispatch);
+  steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+Status PartitionRuntime::Allocate() {
+  if (allocated_) return Status::Ok();
+  const size_t vec4_bytes = device_.fp16 ? 8 : 16;
+  buffers_.resize(values_.size());
+  views_.resize(values_.size());
+  gpu_bytes_ = 0;
+  for (size_t i = 0; i < values_.size(); ++i) {
+    const Value& value = values_[i];
+    size_t bytes;
+    std::vector<uint16_t> halves;
+    const void* initial = nullptr;
+    if (staging_[i]) {
+      bytes = static_cast<size_t>(value.shape.elements()) * sizeof(float);
+    } else {
+      bytes = static_cast<size_t>(value.vec4_count()) * vec4_bytes;
+    }
+    if (value.kind == Value::Kind::kConstant) {
+      if (device_.fp16) {
+        halves.resize(value.constant_data.size());
+        for (size_t k = 0; k < halves.size(); ++k) {
+          halves[k] = FloatToHalf(value.constant_data[k]);
+        }
+        initial = halves.data();
+      } else {
+        initial = value.constant_data.data();
+      }
+    }
+    auto buffer = gl::Buffer::Create(bytes, initial,
+                                     staging_[i] ? GL_STREAM_READ : GL_STATIC_DRAW);
+    if (!buffer.ok()) return buffer.status();
+    gpu_bytes_ += static_cast<long long>(buffer->bytes());
+    if (device_.texture_buffer_reads) {
+      const GLenum format = staging_[i] ? GL_R32F
+                            : device_.fp16 ? GL_RGBA16F : GL_RGBA32F;
+      const size_t texel = staging_[i] ? 4 : vec4_bytes;
+      if (bytes / texel > static_cast<size_t>(device_.gpu->max_texture_buffer_texels)) {
+        return Status::Error("a tensor of " + std::to_string(bytes / texel) +
+                             " texels exceeds GL_MAX_TEXTURE_BUFFER_SIZE " +
+                             std::to_string(device_.gpu->max_texture_buffer_texels));
+      }
+      TFG_ASSIGN_OR_RETURN(views_[i], gl::TextureBufferView::Create(
+                                          *buffer, format, 0, buffer->bytes()));
+    }
+    buffers_[i] = std::move(*buffer);
+  }
+  allocated_ = true;
+  return Status::Ok();
+}
+
+Status PartitionRuntime::BindAndDispatch(const Step& step) {
+  const Dispatch& d = step.dispatch;
+  GLuint binding = 0;
+  for (ValueId id : d.outputs) {
+    TFG_RETURN_IF_ERROR(buffers_[id].BindAsStorage(binding++, 0, buffers_[id].bytes()));
+  }
+  for (ValueId id : d.inputs) {
+    if (device_.texture_buffer_reads) {
+      TFG_RETURN_IF_ERROR(views_[id].Bind(binding++));
+    } else {
+      TFG_RETURN_IF_ERROR(buffers_[id].BindAsStorage(binding++, 0, buffers_[id].bytes()));
+    }
+  }
+  TFG_RETURN_IF_ERROR(step.program->Dispatch(step.groups[0], step.groups[1],
+                                             step.groups[2]));
+  // The next dispatch reads what this one wrote, through SSBO or texture.
+  TFG_GL(glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT |
+                         GL_TEXTURE_FETCH_BARRIER_BIT));
+  return Status::Ok();
+}
+
+Status PartitionRuntime::Run(abi::Context* context, bool profile) {
+  TFG_RETURN_IF_ERROR(Allocate());
+  for (const Transfer& upload : uploads_) {
+    const abi::Tensor& tensor = context->tensors[upload.tflite_index];
+    if (tensor.data == nullptr || tensor.bytes < upload.bytes) {
+      return Status::Error("input tensor " + std::to_string(upload.tflite_index) +
+                           " has no data or fewer bytes than its shape needs");
+    }
+    TFG_RETURN_IF_ERROR(buffers_[upload.staging].Upload(0, upload.bytes, tensor.data));
+  }
+  timings_.clear();
+  for (const Step& step : steps_) {
+    if (!profile) {
+      TFG_RETURN_IF_ERROR(BindAndDispatch(step));
+      continue;
+    }
+    // Synchronous profiling: finish before and after each dispatch.
+    TFG_GL(glFinish());
+    auto start = std::chrono::steady_clock::now();
+    TFG_RETURN_IF_ERROR(BindAndDispatch(step));
+    TFG_GL(glFinish());
+    std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
+    timings_.push_back({step.dispatch.label, step.dispatch.shader,
+                        elapsed.count(), step.dispatch.flops});
+  }
+  TFG_GL(glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT));
+  for (const Transfer& download : downloads_) {
+    const abi::Tensor& tensor = context->tensors[download.tflite_index];
+    if (tensor.data == nullptr || tensor.bytes < download.bytes) {
+      return Status::Error("output tensor " + std::to_string(download.tflite_index) +
+                           " has no data or fewer bytes than its shape needs");
+    }
+    TFG_RETURN_IF_ERROR(buffers_[download.staging].Download(0, download.bytes, tensor.data));
+  }
+  return Status::Ok();
+}
+
+}  // namespace tflite_gles

@@ -1,0 +1,84 @@
+// Runs the GPU program of one partition: allocates its buffers, compiles its
+// shaders (through a per-context program cache), uploads inputs, dispatches,
+// reads outputs back.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "delegate/graph.h"
+#include "delegate/tflite_abi.h"
+#include "egl/gl_objects.h"
+#include "egl/shader_source.h"
+
+namespace tflite_gles {
+
+// Compiled programs of one EGL context, keyed by their full source: equal
+// shaders across nodes and partitions compile once.
+class ProgramCache {
+ public:
+  StatusOr<const gl::Program*> Get(const std::string& source);
+  int size() const { return static_cast<int>(programs_.size()); }
+
+ private:
+  std::map<std::string, std::unique_ptr<gl::Program>> programs_;
+};
+
+// Per-dispatch GPU times of the last profiled run.
+struct DispatchTiming {
+  std::string label;
+  std::string shader;
+  double milliseconds = 0;
+  long long flops = 0;
+};
+
+class PartitionRuntime {
+ public:
+  // Adds the layout conversions for partition inputs and outputs and
+  // compiles every shader. `inputs`/`outputs` are TFLite tensor indices.
+  static StatusOr<std::unique_ptr<PartitionRuntime>> Create(
+      GraphBuilder& builder, const std::vector<int>& inputs,
+      const std::vector<int>& outputs, const DeviceProfile& device,
+      ProgramCache& programs);
+
+  // Allocates GPU buffers and uploads constants (once).
+  Status Allocate();
+  // Uploads inputs from `context`'s tensors, runs, writes outputs back.
+  Status Run(abi::Context* context, bool profile);
+
+  long long gpu_bytes() const { return gpu_bytes_; }
+  int dispatch_count() const { return static_cast<int>(steps_.size()); }
+  const std::vector<DispatchTiming>& timings() const { return timings_; }
+
+ private:
+  struct Step {
+    const gl::Program* program = nullptr;
+    Dispatch dispatch;
+    uint32_t groups[3] = {1, 1, 1};
+  };
+  struct Transfer {
+    int tflite_index;
+    ValueId staging;  // BHWC floats
+    size_t bytes;
+  };
+
+  PartitionRuntime() = default;
+  Status AddStep(Dispatch dispatch, ProgramCache& programs);
+  Status BindAndDispatch(const Step& step);
+
+  DeviceProfile device_;
+  std::vector<Value> values_;
+  std::vector<bool> staging_;  // per value: BHWC float staging buffer
+  std::vector<Step> steps_;
+  std::vector<Transfer> uploads_;
+  std::vector<Transfer> downloads_;
+  std::vector<gl::Buffer> buffers_;                 // per value
+  std::vector<gl::TextureBufferView> views_;        // per value (if used)
+  bool allocated_ = false;
+  long long gpu_bytes_ = 0;
+  std::vector<DispatchTiming> timings_;
+};
+
+}  // namespace tflite_gles

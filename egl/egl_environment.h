@@ -1,0 +1,94 @@
+// The EGL context a delegate runs in, and the facts about its GPU.
+//
+// The contract of a TFLite GPU delegate: if the calling thread already has a
+// current EGLContext, that context belongs to the application and we use it;
+// otherwise we create our own GLES 3.1+ context without a surface. Displays are
+// tried in a fixed order: the EGL device platform (how NVIDIA runs headless),
+// Mesa's surfaceless platform, then the default display. The environment
+// variable TFLITE_GLES_EGL_PLATFORM or the delegate option `egl_platform`
+// forces one of them.
+#pragma once
+
+#include <EGL/egl.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "egl/status.h"
+
+namespace tflite_gles::egl {
+
+enum class DisplayPlatform { kAuto, kDevice, kSurfaceless, kDefault };
+
+// Parses "auto", "device", "surfaceless" or "default".
+Status ParseDisplayPlatform(const std::string& text, DisplayPlatform* platform);
+const char* DisplayPlatformName(DisplayPlatform platform);
+
+// What the GL context offers; read once when the environment is acquired.
+struct GpuInfo {
+  std::string vendor;
+  std::string renderer;
+  std::string version;
+  int major = 0;
+  int minor = 0;
+  std::vector<std::string> extensions;
+  // samplerBuffer in GLSL ES 3.10 shaders needs GL_EXT_ or
+  // GL_OES_texture_buffer (even on ES 3.2); the name offered, or "".
+  bool has_texture_buffer = false;
+  std::string texture_buffer_extension;
+  bool has_timer_query = false;       // GL_EXT_disjoint_timer_query
+  long long max_ssbo_bytes = 0;       // GL_MAX_SHADER_STORAGE_BLOCK_SIZE
+  int max_texture_buffer_texels = 0;  // GL_MAX_TEXTURE_BUFFER_SIZE
+  int max_workgroup_count[3] = {0, 0, 0};
+  int max_workgroup_invocations = 0;
+  int max_ssbo_bindings = 0;          // per compute shader
+  int max_texture_units = 0;          // per compute shader
+  int texture_buffer_offset_alignment = 1;
+  int ssbo_offset_alignment = 1;
+
+  bool HasExtension(const std::string& name) const;
+  bool IsLlvmpipe() const;
+};
+
+class GlEnvironment {
+ public:
+  // Uses the calling thread's current context if it has one, otherwise
+  // creates one on the chosen display. Fails with a message naming every
+  // display that was tried and why it was rejected.
+  static StatusOr<std::unique_ptr<GlEnvironment>> Acquire(
+      DisplayPlatform platform);
+
+  GlEnvironment(const GlEnvironment&) = delete;
+  GlEnvironment& operator=(const GlEnvironment&) = delete;
+  ~GlEnvironment();
+
+  // OK when called on the thread that acquired the environment with this
+  // context current. A context we own that is not current on that thread (no
+  // context current at all) is made current again; any other situation is an
+  // error that says what is wrong, so nothing runs on the wrong context.
+  Status EnsureCurrent() const;
+
+  bool owns_context() const { return owns_context_; }
+  EGLDisplay display() const { return display_; }
+  EGLContext context() const { return context_; }
+  const GpuInfo& info() const { return info_; }
+  // Which display was used, e.g. "EGL device platform (device 0 of 1)".
+  const std::string& display_description() const { return description_; }
+
+ private:
+  GlEnvironment() = default;
+  Status ReadGpuInfo();
+
+  EGLDisplay display_ = EGL_NO_DISPLAY;
+  EGLContext context_ = EGL_NO_CONTEXT;
+  EGLSurface draw_ = EGL_NO_SURFACE;
+  EGLSurface read_ = EGL_NO_SURFACE;
+  bool owns_context_ = false;
+  std::thread::id thread_;
+  GpuInfo info_;
+  std::string description_;
+};
+
+}  // namespace tflite_gles::egl

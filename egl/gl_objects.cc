@@ -1,0 +1,228 @@
+#include "egl/gl_objects.h"
+
+#include <GLES3/gl32.h>
+
+#include <atomic>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "egl/gl_call.h"
+
+namespace tflite_gles::gl {
+namespace {
+std::atomic<long> g_live_buffers{0};
+}  // namespace
+
+StatusOr<Buffer> Buffer::Create(size_t bytes, const void* initial,
+                                GLenum usage) {
+  if (bytes == 0) bytes = 16;  // GL rejects empty data stores for binding.
+  if (bytes > static_cast<size_t>(INT64_MAX / 2)) {
+    return Status::Error("buffer of " + std::to_string(bytes) +
+                         " bytes is beyond any GL implementation");
+  }
+  Buffer buffer;
+  buffer.context_ = eglGetCurrentContext();
+  TFG_GL(glGenBuffers(1, &buffer.id_));
+  ++g_live_buffers;
+  buffer.bytes_ = bytes;
+  TFG_GL(glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffer.id_));
+  gl::ClearGlErrors();
+  glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes),
+               initial, usage);
+  Status status = CheckGlErrors("glBufferData", __FILE__, __LINE__);
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+  if (!status.ok()) {
+    return status.WithContext("allocating a GPU buffer of " +
+                              std::to_string(bytes) + " bytes");
+  }
+  return buffer;
+}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    id_ = other.id_;
+    bytes_ = other.bytes_;
+    context_ = other.context_;
+    other.id_ = 0;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+void Buffer::Reset() {
+  if (id_ != 0) {
+    if (eglGetCurrentContext() == context_) glDeleteBuffers(1, &id_);
+    --g_live_buffers;
+    id_ = 0;
+  }
+}
+
+long Buffer::LiveCount() { return g_live_buffers.load(); }
+
+Status Buffer::Upload(size_t offset, size_t bytes, const void* data) const {
+  if (offset + bytes > bytes_) {
+    return Status::Error("upload of " + std::to_string(bytes) +
+                         " bytes at offset " + std::to_string(offset) +
+                         " exceeds the buffer's " + std::to_string(bytes_));
+  }
+  TFG_GL(glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_));
+  TFG_GL(glBufferSubData(GL_SHADER_STORAGE_BUFFER,
+                         static_cast<GLintptr>(offset),
+                         static_cast<GLsizeiptr>(bytes), data));
+  return Status::Ok();
+}
+
+Status Buffer::Download(size_t offset, size_t bytes, void* out) const {
+  if (offset + bytes > bytes_) {
+    return Status::Error("download of " + std::to_string(bytes) +
+                         " bytes exceeds the buffer's " +
+                         std::to_string(bytes_));
+  }
+  TFG_GL(glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_));
+  gl::ClearGlErrors();
+  void* mapped = glMapBufferRange(GL_SHADER_STORAGE_BUFFER,
+                                  static_cast<GLintptr>(offset),
+                                  static_cast<GLsizeiptr>(bytes),
+                                  GL_MAP_READ_BIT);
+  if (mapped == nullptr) {
+    Status status = CheckGlErrors("glMapBufferRange", __FILE__, __LINE__);
+    return status.ok() ? Status::Error("glMapBufferRange returned null")
+                       : status;
+  }
+  std::memcpy(out, mapped, bytes);
+  if (glUnmapBuffer(GL_SHADER_STORAGE_BUFFER) != GL_TRUE) {
+    return Status::Error(
+        "glUnmapBuffer reported the buffer's contents corrupted");
+  }
+  return Status::Ok();
+}
+
+Status Buffer::BindAsStorage(GLuint binding, size_t offset,
+                             size_t bytes) const {
+  TFG_GL(glBindBufferRange(GL_SHADER_STORAGE_BUFFER, binding, id_,
+                           static_cast<GLintptr>(offset),
+                           static_cast<GLsizeiptr>(bytes)));
+  return Status::Ok();
+}
+
+StatusOr<TextureBufferView> TextureBufferView::Create(const Buffer& buffer,
+                                                      GLenum format,
+                                                      size_t offset,
+                                                      size_t bytes) {
+  TextureBufferView view;
+  view.context_ = eglGetCurrentContext();
+  TFG_GL(glGenTextures(1, &view.id_));
+  TFG_GL(glBindTexture(GL_TEXTURE_BUFFER, view.id_));
+  TFG_GL(glTexBufferRange(GL_TEXTURE_BUFFER, format, buffer.id(),
+                          static_cast<GLintptr>(offset),
+                          static_cast<GLsizeiptr>(bytes)));
+  TFG_GL(glBindTexture(GL_TEXTURE_BUFFER, 0));
+  return view;
+}
+
+TextureBufferView& TextureBufferView::operator=(
+    TextureBufferView&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    id_ = other.id_;
+    context_ = other.context_;
+    other.id_ = 0;
+  }
+  return *this;
+}
+
+void TextureBufferView::Reset() {
+  if (id_ != 0) {
+    if (eglGetCurrentContext() == context_) glDeleteTextures(1, &id_);
+    id_ = 0;
+  }
+}
+
+Status TextureBufferView::Bind(GLuint unit) const {
+  TFG_GL(glActiveTexture(GL_TEXTURE0 + unit));
+  TFG_GL(glBindTexture(GL_TEXTURE_BUFFER, id_));
+  return Status::Ok();
+}
+
+std::string NumberLines(const std::string& source) {
+  std::istringstream lines(source);
+  std::ostringstream out;
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    out << number << ": " << line << "\n";
+  }
+  return out.str();
+}
+
+StatusOr<Program> Program::CreateCompute(const std::string& source) {
+  GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
+  if (shader == 0) {
+    TFG_RETURN_IF_ERROR(CheckGlErrors("glCreateShader", __FILE__, __LINE__));
+    return Status::Error("glCreateShader(GL_COMPUTE_SHADER) returned 0");
+  }
+  const char* text = source.c_str();
+  glShaderSource(shader, 1, &text, nullptr);
+  glCompileShader(shader);
+  GLint compiled = GL_FALSE;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &compiled);
+  if (compiled != GL_TRUE) {
+    GLint length = 0;
+    glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &length);
+    std::vector<char> log(static_cast<size_t>(length > 1 ? length : 1), '\0');
+    glGetShaderInfoLog(shader, static_cast<GLsizei>(log.size()), nullptr,
+                       log.data());
+    glDeleteShader(shader);
+    return Status::Error("compute shader failed to compile:\n" +
+                         std::string(log.data()) + "\nsource:\n" +
+                         NumberLines(source));
+  }
+  Program program;
+  program.context_ = eglGetCurrentContext();
+  program.id_ = glCreateProgram();
+  glAttachShader(program.id_, shader);
+  glLinkProgram(program.id_);
+  glDeleteShader(shader);  // flagged; freed with the program
+  GLint linked = GL_FALSE;
+  glGetProgramiv(program.id_, GL_LINK_STATUS, &linked);
+  if (linked != GL_TRUE) {
+    GLint length = 0;
+    glGetProgramiv(program.id_, GL_INFO_LOG_LENGTH, &length);
+    std::vector<char> log(static_cast<size_t>(length > 1 ? length : 1), '\0');
+    glGetProgramInfoLog(program.id_, static_cast<GLsizei>(log.size()), nullptr,
+                        log.data());
+    return Status::Error("compute program failed to link:\n" +
+                         std::string(log.data()) + "\nsource:\n" +
+                         NumberLines(source));
+  }
+  TFG_RETURN_IF_ERROR(CheckGlErrors("compiling a compute program", __FILE__,
+                                    __LINE__));
+  return program;
+}
+
+Program& Program::operator=(Program&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    id_ = other.id_;
+    context_ = other.context_;
+    other.id_ = 0;
+  }
+  return *this;
+}
+
+void Program::Reset() {
+  if (id_ != 0) {
+    if (eglGetCurrentContext() == context_) glDeleteProgram(id_);
+    id_ = 0;
+  }
+}
+
+Status Program::Dispatch(GLuint groups_x, GLuint groups_y,
+                         GLuint groups_z) const {
+  TFG_GL(glUseProgram(id_));
+  TFG_GL(glDispatchCompute(groups_x, groups_y, groups_z));
+  return Status::Ok();
+}
+
+}  // namespace tflite_gles::gl

@@ -1,0 +1,105 @@
+// RAII owners for the GL objects the delegate uses: buffers, texture-buffer
+// views of them, compute programs and timer queries.
+//
+// Every object is created through a factory returning StatusOr, so a failed
+// allocation (GL_OUT_OF_MEMORY, a size beyond the device's limits) is a message,
+// never a half-made object. Each object remembers the EGLContext it was made
+// in, and its destructor deletes it only while that context is current:
+// deleting a name with another context current would destroy that context's
+// object of the same name. Objects outlived by no current context are freed
+// with their context.
+#pragma once
+
+#include <EGL/egl.h>
+#include <GLES3/gl31.h>
+
+#include <cstddef>
+#include <string>
+
+#include "egl/status.h"
+
+namespace tflite_gles::gl {
+
+// A GL buffer object: storage for tensors (written as SSBO, read as SSBO or
+// through a texture-buffer view), constants and staging data.
+class Buffer {
+ public:
+  Buffer() = default;
+  // Allocates `bytes` of GPU storage; `initial` may be null.
+  static StatusOr<Buffer> Create(size_t bytes, const void* initial,
+                                 GLenum usage = GL_STATIC_DRAW);
+  Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { Reset(); }
+
+  GLuint id() const { return id_; }
+  size_t bytes() const { return bytes_; }
+  Status Upload(size_t offset, size_t bytes, const void* data) const;
+  // Copies `bytes` from the buffer into `out` through a mapped range.
+  Status Download(size_t offset, size_t bytes, void* out) const;
+  Status BindAsStorage(GLuint binding, size_t offset, size_t bytes) const;
+
+  // Live buffers owned through this class in the process (leak checks).
+  static long LiveCount();
+
+ private:
+  void Reset();
+  GLuint id_ = 0;
+  size_t bytes_ = 0;
+  EGLContext context_ = EGL_NO_CONTEXT;
+};
+
+// A GL_TEXTURE_BUFFER view of a range of a Buffer, so shaders can read it
+// with texelFetch on a samplerBuffer (15-20x cheaper than SSBO loads on
+// llvmpipe, see docs/design.md).
+class TextureBufferView {
+ public:
+  TextureBufferView() = default;
+  // `format` is GL_RGBA32F, GL_RGBA16F or GL_R32F.
+  static StatusOr<TextureBufferView> Create(const Buffer& buffer, GLenum format,
+                                            size_t offset, size_t bytes);
+  TextureBufferView(TextureBufferView&& other) noexcept {
+    *this = std::move(other);
+  }
+  TextureBufferView& operator=(TextureBufferView&& other) noexcept;
+  TextureBufferView(const TextureBufferView&) = delete;
+  TextureBufferView& operator=(const TextureBufferView&) = delete;
+  ~TextureBufferView() { Reset(); }
+
+  GLuint id() const { return id_; }
+  Status Bind(GLuint unit) const;
+
+ private:
+  void Reset();
+  GLuint id_ = 0;
+  EGLContext context_ = EGL_NO_CONTEXT;
+};
+
+// A linked compute program.
+class Program {
+ public:
+  Program() = default;
+  // Compiles and links `source`. On failure the message carries the driver's
+  // info log and the line-numbered source, so the broken line can be found.
+  static StatusOr<Program> CreateCompute(const std::string& source);
+  Program(Program&& other) noexcept { *this = std::move(other); }
+  Program& operator=(Program&& other) noexcept;
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  ~Program() { Reset(); }
+
+  GLuint id() const { return id_; }
+  Status Dispatch(GLuint groups_x, GLuint groups_y, GLuint groups_z) const;
+
+ private:
+  void Reset();
+  GLuint id_ = 0;
+  EGLContext context_ = EGL_NO_CONTEXT;
+};
+
+// `source` with each line prefixed by its number, for error messages.
+std::string NumberLines(const std::string& source);
+
+}  // namespace tflite_gles::gl

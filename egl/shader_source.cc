@@ -1,0 +1,182 @@
+#include "egl/shader_source.h"
+
+#include <set>
+#include <sstream>
+
+namespace tflite_gles::gl {
+namespace {
+
+// Storage macros every shader can use. Why macros: GLSL ES has no #include,
+// and the storage (fp32/fp16, samplerBuffer/SSBO reads) is chosen per device
+// at run time, so the shader text names operations, not storage.
+// TENSOR_IN(name, binding, Block) declares a PHWC4 input read with
+// LOAD(name, index); TENSOR_OUT(name, binding, Block) an output written with
+// STORE(name, index, vec4). FLOATS_IN/FLOATS_OUT are plain float arrays
+// (BHWC staging). `Block` names the SSBO block: GLSL ES has no token
+// pasting, so it cannot be derived from `name`.
+constexpr const char kStorageMacros[] = R"GLSL(
+vec4 unpack_half4(uvec2 packed_value) {
+  return vec4(unpackHalf2x16(packed_value.x), unpackHalf2x16(packed_value.y));
+}
+uvec2 pack_half4(vec4 v) {
+  return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw));
+}
+#if READ_TEXBUF
+#define TENSOR_IN(name, b, Block) layout(binding = b) uniform highp samplerBuffer name
+#define LOAD(name, i) texelFetch(name, int(i))
+#define FLOATS_IN(name, b, Block) layout(binding = b) uniform highp samplerBuffer name
+#define LOAD_FLOAT(name, i) texelFetch(name, int(i)).x
+#else
+#if STORAGE_FP16
+#define TENSOR_IN(name, b, Block) layout(std430, binding = b) readonly buffer Block { uvec2 name[]; }
+#define LOAD(name, i) unpack_half4(name[int(i)])
+#else
+#define TENSOR_IN(name, b, Block) layout(std430, binding = b) readonly buffer Block { vec4 name[]; }
+#define LOAD(name, i) name[int(i)]
+#endif
+#define FLOATS_IN(name, b, Block) layout(std430, binding = b) readonly buffer Block { float name[]; }
+#define LOAD_FLOAT(name, i) name[int(i)]
+#endif
+#if STORAGE_FP16
+#define TENSOR_OUT(name, b, Block) layout(std430, binding = b) writeonly buffer Block { uvec2 name[]; }
+#define STORE(name, i, v) name[int(i)] = pack_half4(v)
+#else
+#define TENSOR_OUT(name, b, Block) layout(std430, binding = b) writeonly buffer Block { vec4 name[]; }
+#define STORE(name, i, v) name[int(i)] = (v)
+#endif
+#define FLOATS_OUT(name, b, Block) layout(std430, binding = b) writeonly buffer Block { float name[]; }
+#define STORE_FLOAT(name, i, v) name[int(i)] = (v)
+// One invocation index over a grid that may be split across x and y when it
+// exceeds the per-dimension workgroup count limit.
+uint global_index() {
+  return gl_GlobalInvocationID.x +
+         gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * uint(LOCAL_X));
+}
+// `v` with the lanes of channels >= `channels` set to zero. Every kernel
+// stores through this on a tensor's last slice: padded lanes hold zeros, so
+// reductions over channels and GEMMs with zero-padded weights stay exact.
+vec4 zero_padded(vec4 v, int slice, int channels) {
+  return mix(vec4(0.0), v,
+             lessThan(ivec4(slice * 4) + ivec4(0, 1, 2, 3), ivec4(channels)));
+}
+// The fused activation selected by the kernel's ACT_* define, if any.
+vec4 activate(vec4 v) {
+#if defined(ACT_RELU)
+  return max(v, vec4(0.0));
+#elif defined(ACT_RELU6)
+  return clamp(v, vec4(0.0), vec4(6.0));
+#elif defined(ACT_RELU_N1_TO_1)
+  return clamp(v, vec4(-1.0), vec4(1.0));
+#elif defined(ACT_TANH)
+  // tanh saturates long before 20; clamping keeps exp() in range on drivers
+  // that expand tanh as a ratio of exponentials (inf/inf = NaN).
+  return tanh(clamp(v, vec4(-20.0), vec4(20.0)));
+#elif defined(ACT_SIGMOID)
+  return vec4(1.0) / (vec4(1.0) + exp(-v));
+#else
+  return v;
+#endif
+}
+)GLSL";
+
+std::vector<std::string> Words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  std::string word;
+  while (in >> word) words.push_back(word);
+  return words;
+}
+
+}  // namespace
+
+StatusOr<ShaderDeclaration> ParseShaderDeclaration(const std::string& source) {
+  ShaderDeclaration declaration;
+  std::istringstream lines(source);
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto pos = line.find("// @");
+    if (pos == std::string::npos) continue;
+    std::vector<std::string> words = Words(line.substr(pos + 4));
+    if (words.empty()) continue;
+    const std::string keyword = words[0];
+    words.erase(words.begin());
+    if (keyword == "axis") {
+      if (words.size() < 2) {
+        return Status::Error("@axis needs at least two choices: " + line);
+      }
+      declaration.axes.push_back(words);
+    } else if (keyword == "const") {
+      for (const std::string& word : words) {
+        auto eq = word.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          return Status::Error("@const entries are NAME=VALUE: " + line);
+        }
+        declaration.constants[word.substr(0, eq)] = word.substr(eq + 1);
+      }
+    } else {
+      return Status::Error("unknown shader declaration '@" + keyword + "'");
+    }
+  }
+  return declaration;
+}
+
+StatusOr<std::string> AssembleShader(
+    const std::string& name, const std::string& source,
+    const StorageChoice& storage,
+    const std::map<std::string, std::string>& defines) {
+  const std::string version_line = "#version 310 es";
+  if (source.compare(0, version_line.size(), version_line) != 0) {
+    return Status::Error("shader '" + name +
+                         "' must start with '#version 310 es'");
+  }
+  TFG_ASSIGN_OR_RETURN(ShaderDeclaration declaration,
+                       ParseShaderDeclaration(source));
+  std::set<std::string> allowed;
+  // Constants a kernel leaves out fail at compile time with the driver's
+  // message; an undeclared name is caught here, where it is cheaper.
+  for (const auto& [constant, unused] : declaration.constants) {
+    allowed.insert(constant);
+  }
+  for (const auto& axis : declaration.axes) {
+    int chosen = 0;
+    for (const std::string& choice : axis) {
+      if (choice == "-") continue;
+      allowed.insert(choice);
+      chosen += static_cast<int>(defines.count(choice));
+    }
+    if (chosen > 1) {
+      return Status::Error("shader '" + name +
+                           "': more than one choice of an @axis defined");
+    }
+  }
+  for (const auto& [define, unused] : defines) {
+    if (allowed.count(define) == 0) {
+      return Status::Error("shader '" + name + "' does not declare '" +
+                           define + "' in an @axis or @const line");
+    }
+  }
+
+  std::ostringstream out;
+  out << version_line << "\n";
+  if (storage.texture_buffer_reads) {
+    out << "#extension " << storage.texture_buffer_extension << " : require\n";
+  }
+  out << "precision highp float;\nprecision highp int;\n";
+  if (storage.texture_buffer_reads) {
+    out << "precision highp samplerBuffer;\n";
+  }
+  out << "#define STORAGE_FP16 " << (storage.fp16 ? 1 : 0) << "\n";
+  out << "#define READ_TEXBUF " << (storage.texture_buffer_reads ? 1 : 0)
+      << "\n";
+  // The kernel's defines come before the shared helpers, which read them
+  // (activate() picks its fused activation from ACT_*).
+  for (const auto& [define, value] : defines) {
+    out << "#define " << define << " " << (value.empty() ? "1" : value) << "\n";
+  }
+  out << kStorageMacros;
+  out << "#line 2\n";
+  out << source.substr(source.find('\n') + 1);
+  return out.str();
+}
+
+}  // namespace tflite_gles::gl

@@ -1,0 +1,53 @@
+// Turns a shader file from shaders/ plus its constants into the exact GLSL
+// text that is compiled: the same code runs at build time (tools/shader_tool,
+// which validates every variant with glslangValidator) and at run time, so
+// what was validated is what ships.
+//
+// A shader file declares, in comment lines, what its preamble may define:
+//   // @axis OP_ADD OP_SUB OP_MUL      exactly one of these names is defined
+//   // @axis - ACT_RELU ACT_RELU6      "-" means: none of them
+//   // @const N=64 M=3                 constants the kernel supplies (the
+//                                      values here are used only to validate)
+// The preamble also selects the storage: STORAGE_FP16 (fp16 tensors packed in
+// uvec2, read as RGBA16F) and READ_TEXBUF (reads through samplerBuffer views
+// instead of SSBO loads), and defines the TENSOR_IN/LOAD/TENSOR_OUT/STORE
+// macros the shaders use, so one source serves every storage choice.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "egl/status.h"
+
+namespace tflite_gles::gl {
+
+struct StorageChoice {
+  bool fp16 = false;         // tensors stored as half floats
+  bool texture_buffer_reads = true;  // reads through samplerBuffer views
+  // Shaders are GLSL ES 3.10, where samplerBuffer needs an extension even
+  // on ES 3.2 contexts: "GL_EXT_texture_buffer" or "GL_OES_texture_buffer".
+  std::string texture_buffer_extension = "GL_EXT_texture_buffer";
+};
+
+// What a shader file declares in its @axis / @const comment lines.
+struct ShaderDeclaration {
+  std::vector<std::vector<std::string>> axes;  // "-" is the empty choice
+  std::map<std::string, std::string> constants;  // name -> validation value
+};
+
+StatusOr<ShaderDeclaration> ParseShaderDeclaration(const std::string& source);
+
+// Builds the final source: `#version` line, storage preamble, `defines`, then
+// the body with a #line directive so compiler messages name file lines.
+// Fails when `defines` sets a name the file does not declare, or more than
+// one name of an axis.
+StatusOr<std::string> AssembleShader(const std::string& name,
+                                     const std::string& source,
+                                     const StorageChoice& storage,
+                                     const std::map<std::string, std::string>& defines);
+
+// The embedded source of shaders/<name>.comp, or an error naming it.
+StatusOr<std::string> EmbeddedShader(const std::string& name);
+
+}  // namespace tflite_gles::gl

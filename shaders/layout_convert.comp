@@ -1,0 +1,42 @@
+#version 310 es
+// Converts tensors between TFLite's BHWC float layout (staging buffers the
+// CPU reads and writes) and the PHWC4 layout the kernels use, on the GPU.
+//
+// TO_PHWC4: binding 0 = PHWC4 output, binding 1 = BHWC floats.
+// TO_BHWC:  binding 0 = BHWC floats,  binding 1 = PHWC4 input.
+// One invocation per PHWC4 vec4 (B x S x H x W of them, TOTAL in all); the
+// padded lanes of the last slice are written as zero / never read.
+//
+// @axis TO_PHWC4 TO_BHWC
+// @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64 B=1 H=4 W=4 C=6 S=2
+
+layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
+
+#if defined(TO_PHWC4)
+TENSOR_OUT(phwc4, 0, Phwc4);
+FLOATS_IN(bhwc, 1, Bhwc);
+#else
+FLOATS_OUT(bhwc, 0, Bhwc);
+TENSOR_IN(phwc4, 1, Phwc4);
+#endif
+
+void main() {
+  int i = int(global_index());
+  if (i >= TOTAL) return;
+  int w = i % W;
+  int t = i / W;
+  int h = t % H;
+  t /= H;
+  int s = t % S;
+  int b = t / S;
+  int base = ((b * H + h) * W + w) * C + s * 4;
+  int lanes = min(4, C - s * 4);
+#if defined(TO_PHWC4)
+  vec4 v = vec4(0.0);
+  for (int k = 0; k < lanes; ++k) v[k] = LOAD_FLOAT(bhwc, base + k);
+  STORE(phwc4, i, v);
+#else
+  vec4 v = LOAD(phwc4, i);
+  for (int k = 0; k < lanes; ++k) STORE_FLOAT(bhwc, base + k, v[k]);
+#endif
+}

@@ -1,0 +1,79 @@
+// Runs one TFLite node through a kernel on the real GPU (llvmpipe in CI),
+// without an interpreter: the test lays out the node's tensors in TFLite's
+// C structs, the kernel checks and builds it, and the partition runtime
+// uploads, dispatches and reads back exactly as inside the delegate.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "delegate/graph.h"
+#include "delegate/tflite_abi.h"
+#include "egl/egl_environment.h"
+#include "egl/status.h"
+
+namespace tflite_gles::testing {
+
+// The GL environment shared by all tests of the process (created once).
+const egl::GlEnvironment& TestEnvironment();
+
+class OpTester {
+ public:
+  explicit OpTester(int builtin_op, int version = 1);
+  ~OpTester();
+
+  // Adds a tensor; returns its TFLite index. Inputs and outputs are linked
+  // to the node in the order they are added.
+  int AddInput(const std::vector<int>& dims, const std::vector<float>& data);
+  int AddConstInput(const std::vector<int>& dims, const std::vector<float>& data);
+  int AddConstIntInput(const std::vector<int>& dims, const std::vector<int32_t>& data);
+  void AddOptionalInput();
+  int AddOutput(const std::vector<int>& dims);
+  // builtin_data; the tester keeps a copy of `params`.
+  template <typename Params>
+  void SetParams(const Params& params) {
+    params_.assign(reinterpret_cast<const char*>(&params),
+                   reinterpret_cast<const char*>(&params) + sizeof(Params));
+  }
+  void SetCustom(const std::string& name, const std::vector<uint8_t>& data);
+
+  // Checks the node with the kernel registry (OK or the decline reason).
+  Status Check(bool fp16 = false);
+  // Checks, builds and runs; outputs are pre-filled with NaN so an element
+  // left unwritten fails the comparison.
+  Status Run(bool fp16 = false);
+  const std::vector<float>& output(int i = 0) const;
+
+ private:
+  struct TensorData;
+  Status Setup(bool fp16, DeviceProfile* device);
+  abi::Context context_{};
+  abi::Node node_{};
+  abi::Registration registration_{};
+  std::vector<abi::Tensor> tensors_;
+  std::vector<std::unique_ptr<TensorData>> data_;
+  std::vector<int> inputs_, outputs_;
+  std::vector<int> input_array_, output_array_, plan_array_;
+  std::vector<char> params_;
+  std::string custom_name_;
+  std::vector<uint8_t> custom_data_;
+};
+
+// Uniform random floats in [low, high], never zero (a zero hides sign and
+// scale bugs). Deterministic per seed.
+std::vector<float> RandomData(size_t count, uint32_t seed, float low = -2.0f,
+                              float high = 2.0f);
+
+// Max |a - b| / max(1, |b|) over elements; +inf on NaN or size mismatch.
+double MaxRelativeError(const std::vector<float>& actual,
+                        const std::vector<float>& expected);
+
+// Tolerances: fp32 storage and arithmetic vs a float64 reference; fp16
+// storage (10-bit mantissa, a few roundings).
+constexpr double kFp32Tolerance = 1e-5;
+constexpr double kFp16Tolerance = 1e-2;
+
+}  // namespace tflite_gles::testing
