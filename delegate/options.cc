@@ -1,5 +1,6 @@
 #include "delegate/options.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
@@ -66,9 +67,12 @@ Status ParseEnum(const std::string& key, const std::string& text,
 }
 
 Status ParseBool(const std::string& key, const std::string& text, bool* value) {
-  if (text == "true" || text == "1") {
+  // Python's load_delegate passes str(True) == "True".
+  std::string lower = text;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == "true" || lower == "1") {
     *value = true;
-  } else if (text == "false" || text == "0") {
+  } else if (lower == "false" || lower == "0") {
     *value = false;
   } else {
     return Status::Error("option '" + key + "': '" + text +

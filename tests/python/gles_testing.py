@@ -1,0 +1,143 @@
+"""Shared helpers for the Python tests: load the built delegate into the real
+LiteRT interpreter, read its stats, and compare GPU results with the CPU.
+
+The library is build/libtflite_gles.so unless TFLITE_GLES_LIB names another
+(e.g. a sanitizer build).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools"))
+
+from ai_edge_litert.interpreter import Interpreter, OpResolverType, load_delegate  # noqa: E402
+from tflite_builder import ModelBuilder, run_tflite, single_op_model  # noqa: E402,F401
+
+LIB = os.environ.get("TFLITE_GLES_LIB", str(REPO / "build" / "libtflite_gles.so"))
+MODELS = REPO.parent / "shared" / "models"
+
+# Relative L2 error bounds of the project (issue: ops must agree with the CPU).
+FP32_TOLERANCE = 1e-5
+FP16_TOLERANCE = 5e-3
+
+
+class Stats(ctypes.Structure):
+    """TfLiteGlesDelegateStats from delegate/include/tflite_gles/delegate.h."""
+
+    _fields_ = [
+        ("nodes_total", ctypes.c_int32),
+        ("nodes_delegated", ctypes.c_int32),
+        ("partitions", ctypes.c_int32),
+        ("programs", ctypes.c_int32),
+        ("dispatches", ctypes.c_int32),
+        ("gpu_bytes", ctypes.c_int64),
+        ("invokes", ctypes.c_int64),
+        ("renderer", ctypes.c_char * 128),
+        ("gl_version", ctypes.c_char * 128),
+        ("egl_display", ctypes.c_char * 96),
+    ]
+
+
+_lib = None
+
+
+def library() -> ctypes.CDLL:
+    global _lib
+    if _lib is None:
+        _lib = ctypes.CDLL(LIB)
+        _lib.TfLiteGlesDelegateGetStats.argtypes = [ctypes.c_void_p, ctypes.POINTER(Stats)]
+        _lib.TfLiteGlesDelegateGetStats.restype = ctypes.c_int
+        _lib.TfLiteGlesDelegateLastError.argtypes = [ctypes.c_void_p]
+        _lib.TfLiteGlesDelegateLastError.restype = ctypes.c_char_p
+    return _lib
+
+
+def make_delegate(options: dict | None = None):
+    """A fresh delegate through the external-delegate interface."""
+    return load_delegate(LIB, options or {})
+
+
+def stats(delegate) -> dict:
+    s = Stats()
+    rc = library().TfLiteGlesDelegateGetStats(delegate._get_native_delegate_pointer(),
+                                              ctypes.byref(s))
+    assert rc == 0, "TfLiteGlesDelegateGetStats refused the delegate"
+    return {name: (getattr(s, name).decode() if isinstance(getattr(s, name), bytes)
+                   else getattr(s, name)) for name, _ in Stats._fields_}
+
+
+def interpreter(model: bytes | str, delegate=None, num_threads: int = 1) -> Interpreter:
+    """An interpreter on builtin CPU kernels (no XNNPACK) plus `delegate`."""
+    source = ({"model_path": str(model)} if isinstance(model, (str, Path))
+              else {"model_content": model})
+    return Interpreter(**source,
+                       experimental_delegates=[delegate] if delegate else None,
+                       experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+                       num_threads=num_threads)
+
+
+def invoke(interp: Interpreter, inputs) -> list[np.ndarray]:
+    interp.allocate_tensors()
+    for detail, value in zip(interp.get_input_details(), inputs):
+        interp.set_tensor(detail["index"], np.asarray(value, dtype=detail["dtype"]))
+    interp.invoke()
+    return [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
+
+
+def run_cpu_and_gpu(model: bytes | str, inputs, options: dict | None = None):
+    """Runs `model` on the CPU and through a new delegate.
+
+    Returns (cpu_outputs, gpu_outputs, stats of the delegate)."""
+    cpu = invoke(interpreter(model), inputs)
+    delegate = make_delegate(options)
+    interp = interpreter(model, delegate)
+    gpu = invoke(interp, inputs)
+    result = (cpu, gpu, stats(delegate))
+    del interp
+    return result
+
+
+def relative_error(gpu: np.ndarray, cpu: np.ndarray) -> float:
+    gpu = np.asarray(gpu, np.float64)
+    cpu = np.asarray(cpu, np.float64)
+    denominator = np.linalg.norm(cpu)
+    return float(np.linalg.norm(gpu - cpu) / (denominator if denominator > 0 else 1.0))
+
+
+def assert_close(gpu_outputs, cpu_outputs, fp16: bool = False, tolerance: float | None = None):
+    """||gpu - cpu|| / ||cpu|| within the project's bound, and no NaN/Inf
+    where the CPU has none."""
+    bound = tolerance if tolerance is not None else (FP16_TOLERANCE if fp16 else FP32_TOLERANCE)
+    assert len(gpu_outputs) == len(cpu_outputs)
+    for i, (gpu, cpu) in enumerate(zip(gpu_outputs, cpu_outputs)):
+        assert gpu.shape == cpu.shape, f"output {i}: shape {gpu.shape} != {cpu.shape}"
+        if np.issubdtype(cpu.dtype, np.floating):
+            bad = ~np.isfinite(gpu) & np.isfinite(cpu)
+            assert not bad.any(), f"output {i}: {bad.sum()} NaN/Inf the CPU does not produce"
+            error = relative_error(gpu, cpu)
+            assert error <= bound, f"output {i}: relative error {error:.3g} > {bound:.3g}"
+        else:
+            np.testing.assert_array_equal(gpu, cpu, err_msg=f"output {i}")
+
+
+def assert_fully_delegated(delegate_stats: dict, partitions: int = 1):
+    assert delegate_stats["nodes_delegated"] == delegate_stats["nodes_total"], delegate_stats
+    assert delegate_stats["partitions"] == partitions, delegate_stats
+
+
+def random_inputs(shapes, seed: int = 0, low: float = -2.0, high: float = 2.0):
+    """Uniform random float32 arrays, with no zeros (zeros hide sign bugs)."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for shape in shapes:
+        a = rng.uniform(low, high, size=shape).astype(np.float32)
+        a[np.abs(a) < 1e-3] = 1e-3
+        arrays.append(a)
+    return arrays
