@@ -264,7 +264,13 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
     env->context_ = context;
     env->draw_ = env->read_ = surface;
     env->owns_context_ = true;
+    // Say why earlier displays were passed over: on a machine where the
+    // preferred platform fails, that is the first thing to know.
     env->description_ = candidate->description;
+    const size_t last = tried.rfind("; ");
+    if (last != std::string::npos) {
+      env->description_ += " (passed over: " + tried.substr(0, last) + ")";
+    }
     status = env->ReadGpuInfo();
     if (status.ok()) return env;
     tried += candidate->description + ": " + status.message();

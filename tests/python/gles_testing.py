@@ -41,7 +41,7 @@ class Stats(ctypes.Structure):
         ("invokes", ctypes.c_int64),
         ("renderer", ctypes.c_char * 128),
         ("gl_version", ctypes.c_char * 128),
-        ("egl_display", ctypes.c_char * 96),
+        ("egl_display", ctypes.c_char * 512),
     ]
 
 

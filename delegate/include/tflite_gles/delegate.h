@@ -96,7 +96,8 @@ typedef struct TfLiteGlesDelegateStats {
   int64_t invokes;         /* completed invokes */
   char renderer[128];      /* GL_RENDERER of the context in use */
   char gl_version[128];    /* GL_VERSION */
-  char egl_display[96];    /* which EGL display/context is in use */
+  char egl_display[512];   /* which EGL display/context is in use, and why
+                              earlier choices were passed over */
 } TfLiteGlesDelegateStats;
 
 TfLiteGlesDelegateOptions TfLiteGlesDelegateOptionsDefault(void);
