@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
 
+#include "delegate/graph_dump.h"
 #include "delegate/kernel_registry.h"
 #include "delegate/tflite_builtin.h"
 
@@ -200,6 +202,12 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     return abi::kDelegateError;
   }
   graph_ = std::make_unique<GraphContext>(context);
+  if (const char* dump_path = std::getenv("TFLITE_GLES_DUMP_GRAPH")) {
+    Status dumped = WriteGraphDump(context, dump_path);
+    if (!dumped.ok()) {
+      std::fprintf(stderr, "WARNING: tflite-gles: %s\n", dumped.message().c_str());
+    }
+  }
 
   abi::IntArray* plan = nullptr;
   if (context->GetExecutionPlan(context, &plan) != abi::kOk) {
