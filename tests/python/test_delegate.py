@@ -139,3 +139,16 @@ def test_forced_display_that_cannot_work_fails_and_cpu_still_works():
     assert result.returncode == 0, result.stderr
     assert "REFUSED:" in result.stdout and "no-such-platform" in result.stdout, result.stdout
     assert "CPU OK" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("storage", ["ssbo", "texture_buffer"])
+def test_every_storage_choice_gives_the_cpu_answer(storage, fp16):
+    model = model_with_unsupported_op_in_the_middle()
+    inputs = random_inputs([SHAPE, SHAPE], seed=9)
+    cpu = invoke(interpreter(model), inputs)
+    delegate = make_delegate({"storage": storage, "precision_loss_allowed": fp16,
+                              "max_delegated_partitions": 2})
+    gpu = invoke(interpreter(model, delegate), inputs)
+    assert stats(delegate)["nodes_delegated"] == 2
+    assert_close(gpu, cpu, fp16)
