@@ -47,3 +47,32 @@ if [ $need_pip -eq 1 ]; then
   echo "install_deps: pip packages: ${PIP_PACKAGES[*]}"
   "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore "${PIP_PACKAGES[@]}"
 fi
+
+# Real photographs for the model tests and the segmentation demo: scikit-image's
+# sample images (public domain / CC0), taken from Debian's python3-skimage
+# package. Only the .deb is fetched and the few images extracted; installing
+# the package would pull in SciPy, Matplotlib and ~50 other packages.
+IMAGE_DIR=${TFLITE_GLES_IMAGES:-/usr/local/share/tflite-gles/images}
+SAMPLE_IMAGES=(astronaut.png chelsea.png coffee.png motorcycle_left.png)
+missing_images=0
+for image in "${SAMPLE_IMAGES[@]}"; do
+  [ -f "$IMAGE_DIR/$image" ] || missing_images=1
+done
+if [ $missing_images -eq 1 ]; then
+  echo "install_deps: sample images from python3-skimage into $IMAGE_DIR"
+  workdir=$(mktemp -d)
+  trap 'rm -rf "$workdir"' EXIT
+  (cd "$workdir" && apt-get download -qq python3-skimage 2>/dev/null) || {
+    $SUDO apt-get update -qq
+    (cd "$workdir" && apt-get download -qq python3-skimage)
+  }
+  members=()
+  for image in "${SAMPLE_IMAGES[@]}"; do
+    members+=("./usr/lib/python3/dist-packages/skimage/data/$image")
+  done
+  dpkg-deb --fsys-tarfile "$workdir"/python3-skimage_*.deb | tar -x -C "$workdir" "${members[@]}"
+  $SUDO mkdir -p "$IMAGE_DIR"
+  for image in "${SAMPLE_IMAGES[@]}"; do
+    $SUDO install -m 644 "$workdir/usr/lib/python3/dist-packages/skimage/data/$image" "$IMAGE_DIR/"
+  done
+fi
