@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "delegate/delegate.h"
+#include "egl/gl_objects.h"
 #include "tflite_gles/delegate.h"
 
 #define TFLITE_GLES_EXPORT extern "C" __attribute__((visibility("default")))
@@ -81,6 +82,13 @@ TFLITE_GLES_EXPORT const char* TfLiteGlesDelegateLastError(
     const TfLiteDelegate* delegate) {
   if (!IsOurs(delegate)) return "not a tflite-gles delegate";
   return Unwrap(const_cast<TfLiteDelegate*>(delegate))->last_error().c_str();
+}
+
+TFLITE_GLES_EXPORT void TfLiteGlesGetLiveObjects(TfLiteGlesLiveObjects* counts) {
+  if (counts == nullptr) return;
+  counts->delegates = GlesDelegate::LiveCount();
+  counts->owned_egl_contexts = tflite_gles::egl::GlEnvironment::LiveOwnedContexts();
+  counts->gpu_buffers = tflite_gles::gl::Buffer::LiveCount();
 }
 
 TFLITE_GLES_EXPORT TfLiteDelegate* tflite_plugin_create_delegate(

@@ -1,6 +1,7 @@
 #include "delegate/delegate.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,8 @@
 
 namespace tflite_gles {
 namespace {
+
+std::atomic<long> g_live_delegates{0};
 
 // One delegated partition: what Registration::init returns as user_data.
 struct Partition {
@@ -140,12 +143,16 @@ GlesDelegate::GlesDelegate(Options options) : options_(std::move(options)) {
   delegate_.data_ = this;
   delegate_.Prepare = DelegateCallbacks::Prepare;
   delegate_.flags = abi::kDelegateFlagsNone;
+  ++g_live_delegates;
 }
+
+long GlesDelegate::LiveCount() { return g_live_delegates.load(); }
 
 GlesDelegate::~GlesDelegate() {
   // Programs before the context that owns them.
   programs_.reset();
   env_.reset();
+  --g_live_delegates;
 }
 
 GlesDelegate* GlesDelegate::FromAbi(abi::Delegate* delegate) {
@@ -196,6 +203,10 @@ Status GlesDelegate::AcquireEnvironment() {
 }
 
 abi::Status GlesDelegate::Prepare(abi::Context* context) {
+  // TFLite re-applies the delegate after a resize; a failed re-application
+  // leaves the graph on the CPU, and the stats must say so.
+  nodes_delegated_ = 0;
+  partitions_ = 0;
   Status status = AcquireEnvironment();
   if (!status.ok()) {
     Report(context, "tflite-gles: cannot run on the GPU: " + status.message());

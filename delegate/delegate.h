@@ -24,6 +24,8 @@ class GlesDelegate {
   static const GlesDelegate* FromAbi(const abi::Delegate* delegate);
 
   void FillStats(TfLiteGlesDelegateStats* stats) const;
+  // Delegates alive in the process (leak checks).
+  static long LiveCount();
   const std::string& last_error() const { return last_error_; }
 
  private:

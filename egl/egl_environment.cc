@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "egl/gl_call.h"
@@ -19,6 +20,22 @@ namespace {
 // every context on it, including other delegates'. We count our own users of
 // each display and terminate only when the last of ours is gone.
 std::mutex g_display_mutex;
+
+// Every EGLContext tflite-gles created and has not destroyed yet. A context
+// of ours left current by one delegate is not "the application's context"
+// for the next delegate on that thread: treating it so would tie the second
+// delegate to a context the first destroys with itself. Our own contexts
+// are switched freely; the application's are never touched.
+std::mutex g_owned_mutex;
+std::set<EGLContext>& OwnedContexts() {
+  static auto* contexts = new std::set<EGLContext>();
+  return *contexts;
+}
+
+bool IsOurContext(EGLContext context) {
+  std::lock_guard<std::mutex> lock(g_owned_mutex);
+  return OwnedContexts().count(context) > 0;
+}
 std::map<EGLDisplay, int>& DisplayUsers() {
   static auto* users = new std::map<EGLDisplay, int>();
   return *users;
@@ -214,7 +231,7 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
   env->thread_ = std::this_thread::get_id();
 
   EGLContext current = eglGetCurrentContext();
-  if (current != EGL_NO_CONTEXT) {
+  if (current != EGL_NO_CONTEXT && !IsOurContext(current)) {
     // The application's context: use it as it is, never destroy it.
     env->display_ = eglGetCurrentDisplay();
     env->context_ = current;
@@ -272,7 +289,11 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
       env->description_ += " (passed over: " + tried.substr(0, last) + ")";
     }
     status = env->ReadGpuInfo();
-    if (status.ok()) return env;
+    if (status.ok()) {
+      std::lock_guard<std::mutex> lock(g_owned_mutex);
+      OwnedContexts().insert(context);
+      return env;
+    }
     tried += candidate->description + ": " + status.message();
     // The destructor of a half-built environment would release it too late
     // for the next attempt; release now and start clean.
@@ -290,8 +311,17 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
       std::string(DisplayPlatformName(platform)) + "'; tried " + tried + ")");
 }
 
+long GlEnvironment::LiveOwnedContexts() {
+  std::lock_guard<std::mutex> lock(g_owned_mutex);
+  return static_cast<long>(OwnedContexts().size());
+}
+
 GlEnvironment::~GlEnvironment() {
   if (!owns_context_) return;
+  {
+    std::lock_guard<std::mutex> lock(g_owned_mutex);
+    OwnedContexts().erase(context_);
+  }
   if (eglGetCurrentContext() == context_) {
     eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
   }
@@ -309,7 +339,9 @@ Status GlEnvironment::EnsureCurrent() const {
   }
   EGLContext current = eglGetCurrentContext();
   if (current == context_) return Status::Ok();
-  if (current == EGL_NO_CONTEXT && owns_context_) {
+  // Another delegate's context may be current on this thread (several
+  // interpreters on one thread): ours can replace it, an application's not.
+  if (owns_context_ && (current == EGL_NO_CONTEXT || IsOurContext(current))) {
     TFG_EGL(eglMakeCurrent(display_, draw_, read_, context_));
     return Status::Ok();
   }

@@ -54,8 +54,9 @@ struct GpuInfo {
 
 class GlEnvironment {
  public:
-  // Uses the calling thread's current context if it has one, otherwise
-  // creates one on the chosen display. Fails with a message naming every
+  // Uses the calling thread's current context if it has one (and it is not
+  // one that another tflite-gles environment created), otherwise creates one
+  // on the chosen display. Fails with a message naming every
   // display that was tried and why it was rejected.
   static StatusOr<std::unique_ptr<GlEnvironment>> Acquire(
       DisplayPlatform platform);
@@ -65,10 +66,15 @@ class GlEnvironment {
   ~GlEnvironment();
 
   // OK when called on the thread that acquired the environment with this
-  // context current. A context we own that is not current on that thread (no
-  // context current at all) is made current again; any other situation is an
-  // error that says what is wrong, so nothing runs on the wrong context.
+  // context current. A context we own is made current again when that thread
+  // has no context current or another tflite-gles environment's context (two
+  // delegates on one thread); any other situation (an application's context
+  // current, another thread) is an error that says what is wrong, so nothing
+  // runs on the wrong context.
   Status EnsureCurrent() const;
+
+  // EGLContexts created by environments alive in the process (leak checks).
+  static long LiveOwnedContexts();
 
   bool owns_context() const { return owns_context_; }
   EGLDisplay display() const { return display_; }

@@ -3,6 +3,7 @@
 #include <GLES3/gl32.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <vector>
@@ -12,6 +13,26 @@
 namespace tflite_gles::gl {
 namespace {
 std::atomic<long> g_live_buffers{0};
+
+// Test hook: TFLITE_GLES_TEST_MAX_BUFFER_BYTES=N makes every buffer larger
+// than N bytes fail the way GL_OUT_OF_MEMORY does. Drivers rarely report
+// out-of-memory on demand (llvmpipe overcommits host memory), and the
+// failure path of Prepare must be testable on every GPU. 0 when unset.
+size_t TestBufferLimit() {
+  const char* text = std::getenv("TFLITE_GLES_TEST_MAX_BUFFER_BYTES");
+  if (text == nullptr || *text == '\0') return 0;
+  char* end = nullptr;
+  const unsigned long long limit = std::strtoull(text, &end, 10);
+  return *end == '\0' ? static_cast<size_t>(limit) : 0;
+}
+
+// Deletes a shader object on every return path of CreateCompute.
+struct ShaderGuard {
+  GLuint id = 0;
+  ~ShaderGuard() {
+    if (id != 0) glDeleteShader(id);  // cleanup: nothing to report to
+  }
+};
 }  // namespace
 
 StatusOr<Buffer> Buffer::Create(size_t bytes, const void* initial,
@@ -20,6 +41,13 @@ StatusOr<Buffer> Buffer::Create(size_t bytes, const void* initial,
   if (bytes > static_cast<size_t>(INT64_MAX / 2)) {
     return Status::Error("buffer of " + std::to_string(bytes) +
                          " bytes is beyond any GL implementation");
+  }
+  const size_t test_limit = TestBufferLimit();
+  if (test_limit != 0 && bytes > test_limit) {
+    return Status::Error(
+        "allocating a GPU buffer of " + std::to_string(bytes) +
+        " bytes: GL_OUT_OF_MEMORY (simulated: above "
+        "TFLITE_GLES_TEST_MAX_BUFFER_BYTES=" + std::to_string(test_limit) + ")");
   }
   Buffer buffer;
   buffer.context_ = eglGetCurrentContext();
@@ -157,23 +185,24 @@ std::string NumberLines(const std::string& source) {
 }
 
 StatusOr<Program> Program::CreateCompute(const std::string& source) {
-  GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
-  if (shader == 0) {
+  ClearGlErrors();
+  ShaderGuard shader;
+  shader.id = glCreateShader(GL_COMPUTE_SHADER);
+  if (shader.id == 0) {
     TFG_RETURN_IF_ERROR(CheckGlErrors("glCreateShader", __FILE__, __LINE__));
     return Status::Error("glCreateShader(GL_COMPUTE_SHADER) returned 0");
   }
   const char* text = source.c_str();
-  glShaderSource(shader, 1, &text, nullptr);
-  glCompileShader(shader);
+  TFG_GL(glShaderSource(shader.id, 1, &text, nullptr));
+  TFG_GL(glCompileShader(shader.id));
   GLint compiled = GL_FALSE;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &compiled);
+  TFG_GL(glGetShaderiv(shader.id, GL_COMPILE_STATUS, &compiled));
   if (compiled != GL_TRUE) {
     GLint length = 0;
-    glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &length);
+    TFG_GL(glGetShaderiv(shader.id, GL_INFO_LOG_LENGTH, &length));
     std::vector<char> log(static_cast<size_t>(length > 1 ? length : 1), '\0');
-    glGetShaderInfoLog(shader, static_cast<GLsizei>(log.size()), nullptr,
-                       log.data());
-    glDeleteShader(shader);
+    TFG_GL(glGetShaderInfoLog(shader.id, static_cast<GLsizei>(log.size()),
+                              nullptr, log.data()));
     return Status::Error("compute shader failed to compile:\n" +
                          std::string(log.data()) + "\nsource:\n" +
                          NumberLines(source));
@@ -181,23 +210,26 @@ StatusOr<Program> Program::CreateCompute(const std::string& source) {
   Program program;
   program.context_ = eglGetCurrentContext();
   program.id_ = glCreateProgram();
-  glAttachShader(program.id_, shader);
-  glLinkProgram(program.id_);
-  glDeleteShader(shader);  // flagged; freed with the program
+  if (program.id_ == 0) {
+    TFG_RETURN_IF_ERROR(CheckGlErrors("glCreateProgram", __FILE__, __LINE__));
+    return Status::Error("glCreateProgram returned 0");
+  }
+  TFG_GL(glAttachShader(program.id_, shader.id));
+  TFG_GL(glLinkProgram(program.id_));
   GLint linked = GL_FALSE;
-  glGetProgramiv(program.id_, GL_LINK_STATUS, &linked);
+  TFG_GL(glGetProgramiv(program.id_, GL_LINK_STATUS, &linked));
   if (linked != GL_TRUE) {
     GLint length = 0;
-    glGetProgramiv(program.id_, GL_INFO_LOG_LENGTH, &length);
+    TFG_GL(glGetProgramiv(program.id_, GL_INFO_LOG_LENGTH, &length));
     std::vector<char> log(static_cast<size_t>(length > 1 ? length : 1), '\0');
-    glGetProgramInfoLog(program.id_, static_cast<GLsizei>(log.size()), nullptr,
-                        log.data());
+    TFG_GL(glGetProgramInfoLog(program.id_, static_cast<GLsizei>(log.size()),
+                               nullptr, log.data()));
     return Status::Error("compute program failed to link:\n" +
                          std::string(log.data()) + "\nsource:\n" +
                          NumberLines(source));
   }
-  TFG_RETURN_IF_ERROR(CheckGlErrors("compiling a compute program", __FILE__,
-                                    __LINE__));
+  // The shader is flagged for deletion by ShaderGuard and freed with the
+  // program it is attached to.
   return program;
 }
 

@@ -117,6 +117,17 @@ int TfLiteGlesDelegateGetStats(const struct TfLiteDelegate* delegate,
  * call into the delegate. */
 const char* TfLiteGlesDelegateLastError(const struct TfLiteDelegate* delegate);
 
+/* Process-wide counts of what tflite-gles holds now, for leak checks in
+ * tests and long-running applications: after every delegate is deleted (and
+ * its interpreters destroyed), all three are zero. */
+typedef struct TfLiteGlesLiveObjects {
+  int64_t delegates;          /* created and not yet deleted */
+  int64_t owned_egl_contexts; /* EGLContexts the delegates created */
+  int64_t gpu_buffers;        /* GL buffer objects (tensors, constants) */
+} TfLiteGlesLiveObjects;
+
+void TfLiteGlesGetLiveObjects(TfLiteGlesLiveObjects* counts);
+
 /* External-delegate entry points (TFLite's external_delegate interface):
  * keys/values are option strings; on error, report_error receives a message
  * naming the valid keys and NULL is returned. */

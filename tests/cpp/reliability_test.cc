@@ -1,0 +1,178 @@
+// Failure paths of the GL layer, on the real GPU: broken shaders report the
+// driver's log with the numbered source, refused allocations report what was
+// refused, and an environment refuses to run on a context or thread it was
+// not acquired on. Each test would pass silently if the error were swallowed,
+// so each asserts the message, not only the failure.
+#include <gtest/gtest.h>
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "egl/egl_environment.h"
+#include "egl/gl_objects.h"
+#include "gpu_test_util.h"
+
+namespace tflite_gles::testing {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Makes the shared test context current again, whatever a test left current.
+class GlFailureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const egl::GlEnvironment& env = TestEnvironment();
+    ASSERT_TRUE(env.EnsureCurrent().ok());
+  }
+};
+
+TEST_F(GlFailureTest, CompileErrorReportsTheLogAndTheNumberedSource) {
+  const std::string source =
+      "#version 310 es\n"
+      "layout(local_size_x = 1) in;\n"
+      "void main() {\n"
+      "  undeclared_name = 1.0;\n"
+      "}\n";
+  auto program = gl::Program::CreateCompute(source);
+  ASSERT_FALSE(program.ok());
+  const std::string& message = program.status().message();
+  EXPECT_TRUE(Contains(message, "failed to compile")) << message;
+  EXPECT_TRUE(Contains(message, "undeclared_name")) << "no driver log: " << message;
+  EXPECT_TRUE(Contains(message, "4:   undeclared_name = 1.0;")) << message;
+}
+
+TEST_F(GlFailureTest, LinkErrorReportsTheLogAndTheNumberedSource) {
+  // Compiles alone, but a compute program needs a fixed local size to link.
+  const std::string source =
+      "#version 310 es\n"
+      "void main() {\n"
+      "}\n";
+  auto program = gl::Program::CreateCompute(source);
+  ASSERT_FALSE(program.ok());
+  const std::string& message = program.status().message();
+  EXPECT_TRUE(Contains(message, "failed to link") ||
+              Contains(message, "failed to compile"))
+      << message;
+  EXPECT_TRUE(Contains(message, "2: void main() {")) << message;
+}
+
+TEST_F(GlFailureTest, AValidShaderStillCompilesAfterFailures) {
+  auto program = gl::Program::CreateCompute(
+      "#version 310 es\nlayout(local_size_x = 1) in;\nvoid main() {}\n");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_NE(program->id(), 0u);
+}
+
+TEST_F(GlFailureTest, AnAbsurdBufferSizeFailsWithAMessage) {
+  const long before = gl::Buffer::LiveCount();
+  auto buffer = gl::Buffer::Create(size_t{1} << 46, nullptr);
+  ASSERT_FALSE(buffer.ok());
+  EXPECT_TRUE(Contains(buffer.status().message(), "bytes")) << buffer.status().message();
+  EXPECT_EQ(gl::Buffer::LiveCount(), before) << "a failed buffer was kept";
+}
+
+TEST_F(GlFailureTest, TheTestHookRefusesBuffersAboveItsLimit) {
+  ASSERT_EQ(setenv("TFLITE_GLES_TEST_MAX_BUFFER_BYTES", "4096", 1), 0);
+  auto small = gl::Buffer::Create(4096, nullptr);
+  auto large = gl::Buffer::Create(4097, nullptr);
+  unsetenv("TFLITE_GLES_TEST_MAX_BUFFER_BYTES");
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  ASSERT_FALSE(large.ok());
+  EXPECT_TRUE(Contains(large.status().message(), "4097 bytes")) << large.status().message();
+  EXPECT_TRUE(Contains(large.status().message(), "GL_OUT_OF_MEMORY"));
+  auto after = gl::Buffer::Create(1 << 20, nullptr);
+  EXPECT_TRUE(after.ok()) << "the limit outlived the variable";
+}
+
+// An EGL context the "application" owns: made directly with EGL on the
+// display the tests use, never through tflite-gles.
+class ApplicationContext {
+ public:
+  explicit ApplicationContext(EGLDisplay display) : display_(display) {
+    eglBindAPI(EGL_OPENGL_ES_API);
+    const EGLint config_attributes[] = {EGL_RENDERABLE_TYPE,
+                                        EGL_OPENGL_ES3_BIT_KHR, EGL_SURFACE_TYPE,
+                                        EGL_DONT_CARE, EGL_NONE};
+    EGLConfig config = nullptr;
+    EGLint count = 0;
+    if (!eglChooseConfig(display_, config_attributes, &config, 1, &count) ||
+        count == 0) {
+      return;
+    }
+    const EGLint context_attributes[] = {EGL_CONTEXT_MAJOR_VERSION, 3,
+                                         EGL_CONTEXT_MINOR_VERSION, 1, EGL_NONE};
+    context_ = eglCreateContext(display_, config, EGL_NO_CONTEXT,
+                                context_attributes);
+  }
+  ~ApplicationContext() {
+    if (eglGetCurrentContext() == context_) {
+      eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    }
+    if (context_ != EGL_NO_CONTEXT) eglDestroyContext(display_, context_);
+  }
+  bool ok() const { return context_ != EGL_NO_CONTEXT; }
+  bool MakeCurrent() {
+    return eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, context_) ==
+           EGL_TRUE;
+  }
+
+ private:
+  EGLDisplay display_ = EGL_NO_DISPLAY;
+  EGLContext context_ = EGL_NO_CONTEXT;
+};
+
+TEST(EnvironmentContract, RefusesToRunWithTheApplicationsContextCurrent) {
+  const egl::GlEnvironment& env = TestEnvironment();
+  ApplicationContext application(env.display());
+  ASSERT_TRUE(application.ok()) << "eglCreateContext failed for the test";
+  ASSERT_TRUE(application.MakeCurrent());
+  Status status = env.EnsureCurrent();
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(Contains(status.message(), "another EGLContext is current"))
+      << status.message();
+  EXPECT_NE(eglGetCurrentContext(), env.context())
+      << "the application's context was replaced";
+  eglMakeCurrent(eglGetCurrentDisplay(), EGL_NO_SURFACE, EGL_NO_SURFACE,
+                 EGL_NO_CONTEXT);
+  EXPECT_TRUE(env.EnsureCurrent().ok()) << "our own context came back";
+}
+
+TEST(EnvironmentContract, TakesOverFromAnotherTfliteGlesContext) {
+  const egl::GlEnvironment& first = TestEnvironment();
+  ASSERT_TRUE(first.EnsureCurrent().ok());
+  const long contexts = egl::GlEnvironment::LiveOwnedContexts();
+  {
+    // With the first environment's context current, a second environment
+    // must make its own context rather than borrow one the first owns.
+    auto second = egl::GlEnvironment::Acquire(egl::DisplayPlatform::kAuto);
+    ASSERT_TRUE(second.ok()) << second.status().message();
+    EXPECT_TRUE((*second)->owns_context());
+    EXPECT_NE((*second)->context(), first.context());
+    EXPECT_EQ(egl::GlEnvironment::LiveOwnedContexts(), contexts + 1);
+    EXPECT_TRUE(first.EnsureCurrent().ok());
+    EXPECT_EQ(eglGetCurrentContext(), first.context());
+    EXPECT_TRUE((*second)->EnsureCurrent().ok());
+    EXPECT_EQ(eglGetCurrentContext(), (*second)->context());
+  }
+  EXPECT_EQ(egl::GlEnvironment::LiveOwnedContexts(), contexts);
+  EXPECT_TRUE(first.EnsureCurrent().ok());
+}
+
+TEST(EnvironmentContract, RefusesAnotherThread) {
+  const egl::GlEnvironment& env = TestEnvironment();
+  Status status;
+  std::thread other([&] { status = env.EnsureCurrent(); });
+  other.join();
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(Contains(status.message(), "different thread")) << status.message();
+  EXPECT_TRUE(env.EnsureCurrent().ok());
+}
+
+}  // namespace
+}  // namespace tflite_gles::testing
