@@ -8,6 +8,10 @@ const KernelRegistry& KernelRegistry::Global() {
   static const KernelRegistry* registry = [] {
     auto* r = new KernelRegistry();
     RegisterElementwiseKernels(*r);
+    RegisterPoolingKernels(*r);
+    RegisterMeanKernels(*r);
+    RegisterSoftmaxKernels(*r);
+    RegisterResizeKernels(*r);
     return r;
   }();
   return *registry;

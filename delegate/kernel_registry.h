@@ -52,5 +52,9 @@ class KernelRegistry {
 
 // Registration functions, one per kernel file in delegate/kernels/.
 void RegisterElementwiseKernels(KernelRegistry& registry);
+void RegisterPoolingKernels(KernelRegistry& registry);
+void RegisterMeanKernels(KernelRegistry& registry);
+void RegisterSoftmaxKernels(KernelRegistry& registry);
+void RegisterResizeKernels(KernelRegistry& registry);
 
 }  // namespace tflite_gles

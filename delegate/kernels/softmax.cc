@@ -1,0 +1,99 @@
+// SOFTMAX (any beta) and L2_NORMALIZATION over the last axis, which is the
+// channel axis of every rank 1-4 tensor in PHWC4: shaders/channel_normalize.comp.
+#include <string>
+
+#include "delegate/kernel_registry.h"
+#include "delegate/kernels/common.h"
+
+namespace tflite_gles {
+namespace {
+
+using kernels::CheckArity;
+using kernels::CheckFloatTensors;
+using kernels::ShapeOf;
+
+// TFLite's float L2_NORMALIZATION divides by max(norm, 1e-6).
+constexpr float kL2Epsilon = 1e-6f;
+
+Status Check(const NodeView& node, const GraphContext& graph,
+             const DeviceProfile& device) {
+  const bool softmax = node.op() == abi::kTfLiteBuiltinSoftmax;
+  const int max_version = softmax ? 3 : 2;
+  if (node.version() > max_version) {
+    return Status::Error("version " + std::to_string(node.version()) +
+                         " is newer than this kernel knows (<= " +
+                         std::to_string(max_version) + ")");
+  }
+  TFG_RETURN_IF_ERROR(CheckArity(node, 1, 1, 1));
+  TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
+  if (!node.has_input(0)) return Status::Error("the input is missing");
+  if (graph.IsConstant(node.input_index(0))) {
+    return Status::Error("constant input (fold it offline)");
+  }
+  if (DimsVector(node.input(0).dims) != DimsVector(node.output(0).dims)) {
+    return Status::Error("input and output shapes differ");
+  }
+  if (node.input(0).dims->size < 1) {
+    return Status::Error("a scalar has no axis to normalize");
+  }
+  if (softmax) {
+    const auto* params = node.params<abi::SoftmaxParams>();
+    if (params == nullptr) return Status::Error("missing builtin parameters");
+    if (!(params->beta == params->beta) || params->beta > 3.0e38f ||
+        params->beta < -3.0e38f) {
+      return Status::Error("beta " + std::to_string(params->beta) +
+                           " is not a finite number");
+    }
+  } else {
+    const auto* params = node.params<abi::L2NormParams>();
+    if (params != nullptr && params->activation != abi::kActNone) {
+      return Status::Error("fused activation " +
+                           std::to_string(static_cast<int>(params->activation)) +
+                           " (the CPU kernel applies none)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Build(const NodeView& node, GraphBuilder& builder) {
+  const bool softmax = node.op() == abi::kTfLiteBuiltinSoftmax;
+  TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, 0));
+  TFG_ASSIGN_OR_RETURN(ValueId in, builder.Input(node, 0));
+  const Shape4 shape = builder.shape(out);
+  const long long pixels = 1LL * shape.b * shape.h * shape.w;
+
+  Dispatch dispatch;
+  dispatch.shader = "channel_normalize";
+  dispatch.grid = {static_cast<uint32_t>(pixels), 1, 1};
+  dispatch.local = {builder.device().preferred_local_x, 1, 1};
+  dispatch.label = node.Describe();
+  auto& defines = dispatch.defines;
+  defines["TOTAL"] = std::to_string(pixels);
+  defines["H"] = std::to_string(shape.h);
+  defines["W"] = std::to_string(shape.w);
+  defines["S"] = std::to_string(shape.slices());
+  defines["C"] = std::to_string(shape.c);
+  if (softmax) {
+    defines["OP_SOFTMAX"] = "";
+    defines["BETA"] =
+        kernels::FloatLiteral(node.params<abi::SoftmaxParams>()->beta);
+  } else {
+    defines["OP_L2_NORMALIZATION"] = "";
+    defines["EPSILON"] = kernels::FloatLiteral(kL2Epsilon);
+  }
+  dispatch.outputs = {out};
+  dispatch.inputs = {in};
+  dispatch.flops = shape.elements() * (softmax ? 4 : 3);
+  builder.AddDispatch(std::move(dispatch));
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterSoftmaxKernels(KernelRegistry& registry) {
+  registry.AddBuiltin(abi::kTfLiteBuiltinSoftmax, {"channel_normalize", Check, Build});
+  registry.AddBuiltin(abi::kTfLiteBuiltinL2Normalization,
+                      {"channel_normalize", Check, Build});
+}
+
+}  // namespace tflite_gles

@@ -1,0 +1,86 @@
+#version 310 es
+// MEAN over any of H, W and C of a PHWC4 tensor, one invocation per output
+// vec4 looping over the reduced positions (a global mean of a big map is one
+// long loop per slice: cheap next to the layers around it).
+//
+// Bindings: 0 = output, 1 = input.
+// The kept dimensions, in B, H, W, C order, enumerate the output's elements
+// in TFLite order whether or not the reduced ones were kept as size 1, so an
+// output element's flat index is decomposed over KEPT_H x KEPT_W (1 where
+// reduced); the output's own Shape4 can then be anything (a rank-1 or rank-3
+// result moves batch or width into channels).
+//   KEEP_C:   channels are kept: a vec4 is one pixel's slice, reduced as one.
+//   REDUCE_C: each lane is its own output element, summed over all input
+//             slices (padded lanes hold zeros, so they add nothing).
+// REDUCE_H / REDUCE_W loop over that whole input axis.
+//
+// @axis KEEP_C REDUCE_C
+// @axis - REDUCE_H
+// @axis - REDUCE_W
+// @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64
+// @const IN_H=4 IN_W=4 IN_S=2 OUT_H=1 OUT_W=1 OUT_S=2 OUT_C=8
+// @const KEPT_H=1 KEPT_W=1 COUNT=16
+
+layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
+
+TENSOR_OUT(out0, 0, Out0);
+TENSOR_IN(in0, 1, In0);
+
+#if defined(REDUCE_H)
+#define H_BEGIN(kh) 0
+#define H_END(kh) IN_H
+#else
+#define H_BEGIN(kh) (kh)
+#define H_END(kh) ((kh) + 1)
+#endif
+#if defined(REDUCE_W)
+#define W_BEGIN(kw) 0
+#define W_END(kw) IN_W
+#else
+#define W_BEGIN(kw) (kw)
+#define W_END(kw) ((kw) + 1)
+#endif
+
+// Sum of slice `s` of batch `kb` over the reduced H/W positions around the
+// kept (kh, kw).
+vec4 window_sum(int kb, int s, int kh, int kw) {
+  vec4 sum = vec4(0.0);
+  for (int y = H_BEGIN(kh); y < H_END(kh); ++y) {
+    int row = ((kb * IN_S + s) * IN_H + y) * IN_W;
+    for (int x = W_BEGIN(kw); x < W_END(kw); ++x) sum += LOAD(in0, row + x);
+  }
+  return sum;
+}
+
+void main() {
+  int i = int(global_index());
+  if (i >= TOTAL) return;
+  int w = i % OUT_W;
+  int t = i / OUT_W;
+  int h = t % OUT_H;
+  t /= OUT_H;
+  int s = t % OUT_S;
+  int b = t / OUT_S;
+
+#if defined(KEEP_C)
+  int pixel = (b * OUT_H + h) * OUT_W + w;
+  int kw = pixel % KEPT_W;
+  pixel /= KEPT_W;
+  vec4 result = window_sum(pixel / KEPT_H, s, pixel % KEPT_H, kw) / float(COUNT);
+#else
+  vec4 result = vec4(0.0);
+  int first = ((b * OUT_H + h) * OUT_W + w) * OUT_C + s * 4;
+  int lanes = min(4, OUT_C - s * 4);
+  for (int k = 0; k < lanes; ++k) {
+    int element = first + k;
+    int kw = element % KEPT_W;
+    element /= KEPT_W;
+    int kh = element % KEPT_H;
+    int kb = element / KEPT_H;
+    vec4 sum = vec4(0.0);
+    for (int slice = 0; slice < IN_S; ++slice) sum += window_sum(kb, slice, kh, kw);
+    result[k] = dot(sum, vec4(1.0)) / float(COUNT);
+  }
+#endif
+  STORE(out0, i, zero_padded(result, s, OUT_C));
+}
