@@ -67,7 +67,9 @@ Status Check(const NodeView& node, const GraphContext& graph,
                          TypeName(node.input(1).type) + ", expected int32");
   }
   TFG_ASSIGN_OR_RETURN(ResizeFlags flags, FlagsOf(node));
-  if (flags.align_corners && flags.half_pixel_centers) {
+  // TFLite's bilinear kernel refuses this pair (the nearest one accepts it).
+  if (node.op() == abi::kTfLiteBuiltinResizeBilinear && flags.align_corners &&
+      flags.half_pixel_centers) {
     return Status::Error(
         "align_corners and half_pixel_centers together (TFLite rejects it)");
   }
