@@ -105,7 +105,9 @@ def test_softmax_and_l2_normalization(channels, fp16):
 def test_softmax_over_a_thousand_classes(fp16):
     shape = [1, 1001]
     model = single_op_model("SOFTMAX", [shape], {"beta": 1.0})
-    run_and_compare(model, [shape], fp16, low=-20, high=20)
+    # Far below zero: an unmasked zero-padded lane taken as the maximum would
+    # underflow every exp() (classes 1001 leave 3 padded lanes).
+    run_and_compare(model, [shape], fp16, low=-120, high=-90)
 
 
 RESIZE_FLAGS = [(False, False), (True, False), (False, True)]
