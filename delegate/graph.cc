@@ -180,6 +180,16 @@ ValueId GraphBuilder::NewConstantTensor(const Shape4& shape,
   return static_cast<ValueId>(values_.size() - 1);
 }
 
+ValueId GraphBuilder::NewView(ValueId base, const Shape4& shape) {
+  const ValueId root =
+      values_[base].storage_of >= 0 ? values_[base].storage_of : base;
+  Value value;
+  value.shape = shape;
+  value.storage_of = root;
+  values_.push_back(std::move(value));
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
 Status GraphBuilder::Alias(int tflite_index, ValueId value) {
   if (tensor_values_.count(tflite_index)) {
     return Status::Error("tensor " + std::to_string(tflite_index) +

@@ -29,6 +29,10 @@ struct Value {
   // kConstant: the data, already in the layout its kernel reads (vec4
   // packed, length a multiple of 4). Converted to fp16 at upload if needed.
   std::vector<float> constant_data;
+  // A view (e.g. RESHAPE that keeps the PHWC4 layout): this Value reads and
+  // writes the GPU buffer of `storage_of` under its own shape; -1 for a
+  // Value with its own buffer. Always the root, never another view.
+  ValueId storage_of = -1;
   // Size in vec4 for constants; shape.vec4_count() for tensors.
   long long vec4_count() const {
     return kind == Kind::kConstant
@@ -106,6 +110,10 @@ class GraphBuilder {
   // Replaces the Value of `tflite_index` by `value` (no dispatch needed: the
   // op is a view, e.g. RESHAPE that keeps the PHWC4 layout).
   Status Alias(int tflite_index, ValueId value);
+  // A Value with `shape` sharing the buffer of `base` (for Alias when the
+  // shapes differ but the PHWC4 memory is the same); the caller guarantees
+  // both shapes have the same vec4_count() and element placement.
+  ValueId NewView(ValueId base, const Shape4& shape);
 
   void AddDispatch(Dispatch dispatch) {
     dispatches_.push_back(std::move(dispatch));

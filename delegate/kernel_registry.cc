@@ -12,6 +12,12 @@ const KernelRegistry& KernelRegistry::Global() {
     RegisterMeanKernels(*r);
     RegisterSoftmaxKernels(*r);
     RegisterResizeKernels(*r);
+    RegisterConcatKernels(*r);
+    RegisterReshapeKernels(*r);
+    RegisterSliceKernels(*r);
+    RegisterPadKernels(*r);
+    RegisterTransposeKernels(*r);
+    RegisterLstmKernels(*r);
     return r;
   }();
   return *registry;

@@ -56,5 +56,11 @@ void RegisterPoolingKernels(KernelRegistry& registry);
 void RegisterMeanKernels(KernelRegistry& registry);
 void RegisterSoftmaxKernels(KernelRegistry& registry);
 void RegisterResizeKernels(KernelRegistry& registry);
+void RegisterConcatKernels(KernelRegistry& registry);
+void RegisterReshapeKernels(KernelRegistry& registry);
+void RegisterSliceKernels(KernelRegistry& registry);
+void RegisterPadKernels(KernelRegistry& registry);
+void RegisterTransposeKernels(KernelRegistry& registry);
+void RegisterLstmKernels(KernelRegistry& registry);
 
 }  // namespace tflite_gles

@@ -137,6 +137,7 @@ Status PartitionRuntime::Allocate() {
   gpu_bytes_ = 0;
   for (size_t i = 0; i < values_.size(); ++i) {
     const Value& value = values_[i];
+    if (value.storage_of >= 0) continue;  // a view: bound through its root
     size_t bytes;
     std::vector<uint16_t> halves;
     const void* initial = nullptr;
@@ -181,10 +182,16 @@ Status PartitionRuntime::Allocate() {
 Status PartitionRuntime::BindAndDispatch(const Step& step) {
   const Dispatch& d = step.dispatch;
   GLuint binding = 0;
-  for (ValueId id : d.outputs) {
+  // Views (Value::storage_of) use their root's buffer.
+  auto storage = [&](ValueId id) {
+    return values_[id].storage_of >= 0 ? values_[id].storage_of : id;
+  };
+  for (ValueId view : d.outputs) {
+    const ValueId id = storage(view);
     TFG_RETURN_IF_ERROR(buffers_[id].BindAsStorage(binding++, 0, buffers_[id].bytes()));
   }
-  for (ValueId id : d.inputs) {
+  for (ValueId view : d.inputs) {
+    const ValueId id = storage(view);
     if (device_.texture_buffer_reads) {
       TFG_RETURN_IF_ERROR(views_[id].Bind(binding++));
     } else {

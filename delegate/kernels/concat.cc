@@ -1,0 +1,90 @@
+// CONCATENATION along any axis (channels too, at any channel counts), with a
+// fused activation, 2..N inputs, constant inputs included:
+// shaders/concat.comp through EmitConcat.
+#include <string>
+
+#include "delegate/kernel_registry.h"
+#include "delegate/kernels/layout_common.h"
+
+namespace tflite_gles {
+namespace {
+
+using kernels::ActivationDefine;
+using kernels::CheckFloatTensors;
+using kernels::DimsOf;
+using kernels::Shape4Axis;
+using kernels::ShapeOf;
+
+Status Check(const NodeView& node, const GraphContext& graph,
+             const DeviceProfile&) {
+  if (node.version() > 4) {
+    return Status::Error("version " + std::to_string(node.version()) +
+                         " is newer than this kernel knows (<= 4)");
+  }
+  if (node.num_inputs() < 1 || node.num_outputs() != 1) {
+    return Status::Error("expected 1+ inputs and 1 output");
+  }
+  const auto* params = node.params<abi::ConcatenationParams>();
+  if (params == nullptr) return Status::Error("missing builtin parameters");
+  TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
+  TFG_RETURN_IF_ERROR(ActivationDefine(params->activation).status());
+  const int rank = node.output(0).dims->size;
+  TFG_ASSIGN_OR_RETURN(int axis4, Shape4Axis(rank, params->axis));
+  const kernels::Int4 out = DimsOf(ShapeOf(node.output(0)));
+  int total = 0;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (!node.has_input(i)) return Status::Error("an input is missing");
+    const abi::Tensor& input = node.input(i);
+    if (input.type != abi::kFloat32) {
+      return Status::Error("input " + std::to_string(i) + " is " +
+                           TypeName(input.type) + ", only float32 runs here");
+    }
+    if (input.dims->size != rank) {
+      return Status::Error("input " + std::to_string(i) + " has rank " +
+                           std::to_string(input.dims->size) + ", output " +
+                           std::to_string(rank));
+    }
+    auto shape = ShapeFromDims(input.dims);
+    if (!shape.ok()) return shape.status();
+    const kernels::Int4 dims = DimsOf(*shape);
+    for (int k = 0; k < 4; ++k) {
+      if (k != axis4 && dims[k] != out[k]) {
+        return Status::Error("input " + std::to_string(i) + " shape " +
+                             shape->ToString() + " does not fit output " +
+                             ShapeOf(node.output(0)).ToString());
+      }
+    }
+    total += dims[axis4];
+  }
+  if (total != out[axis4]) {
+    return Status::Error("inputs add up to " + std::to_string(total) +
+                         " along the axis, the output has " +
+                         std::to_string(out[axis4]));
+  }
+  return Status::Ok();
+}
+
+Status Build(const NodeView& node, GraphBuilder& builder) {
+  const auto* params = node.params<abi::ConcatenationParams>();
+  TFG_ASSIGN_OR_RETURN(int axis4,
+                       Shape4Axis(node.output(0).dims->size, params->axis));
+  TFG_ASSIGN_OR_RETURN(std::string activation,
+                       ActivationDefine(params->activation));
+  std::vector<ValueId> inputs;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    TFG_ASSIGN_OR_RETURN(ValueId input, builder.Input(node, i));
+    inputs.push_back(input);
+  }
+  TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, 0));
+  kernels::EmitConcat(builder, inputs, axis4, out, activation, node.Describe());
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterConcatKernels(KernelRegistry& registry) {
+  registry.AddBuiltin(abi::kTfLiteBuiltinConcatenation,
+                      {"concat", Check, Build});
+}
+
+}  // namespace tflite_gles

@@ -1,0 +1,261 @@
+// SLICE, STRIDED_SLICE, SPLIT and SPLIT_V: each output is an affine window
+// of the input (shaders/relayout.comp, MODE_AFFINE; whole vec4s move when
+// the channel window starts on a slice boundary).
+#include <algorithm>
+#include <string>
+
+#include "delegate/kernel_registry.h"
+#include "delegate/kernels/layout_common.h"
+
+namespace tflite_gles {
+namespace {
+
+using kernels::CheckArity;
+using kernels::CheckFloatTensors;
+using kernels::ConstantIntsOf;
+
+Status CheckVersion(const NodeView& node, int max_version) {
+  if (node.version() > max_version) {
+    return Status::Error("version " + std::to_string(node.version()) +
+                         " is newer than this kernel knows (<= " +
+                         std::to_string(max_version) + ")");
+  }
+  return Status::Ok();
+}
+
+// One output of a slicing op: where it starts in the input, its strides,
+// which input axes it drops.
+struct Window {
+  std::vector<int> begin, stride;
+  std::vector<bool> dropped;
+};
+
+Status CheckOperandLength(const std::vector<int64_t>& values, int rank,
+                          const char* what) {
+  if (static_cast<int>(values.size()) != rank) {
+    return Status::Error(std::string(what) + " has " +
+                         std::to_string(values.size()) +
+                         " entries for an input of rank " +
+                         std::to_string(rank));
+  }
+  return Status::Ok();
+}
+
+// The window's output dims must be the output tensor's: a disagreement
+// means we misread the op, so it stays on the CPU.
+Status CheckWindowDims(const std::vector<int>& counts, const Window& window,
+                       const abi::Tensor& output) {
+  std::vector<int> expected;
+  for (size_t j = 0; j < counts.size(); ++j) {
+    if (!window.dropped[j]) expected.push_back(counts[j]);
+  }
+  if (expected != DimsVector(output.dims)) {
+    return Status::Error("computed output dims do not match the output tensor");
+  }
+  return Status::Ok();
+}
+
+StatusOr<Window> SliceWindow(const NodeView& node, const GraphContext& graph) {
+  const std::vector<int> in = DimsVector(node.input(0).dims);
+  const int rank = static_cast<int>(in.size());
+  TFG_ASSIGN_OR_RETURN(auto begin, ConstantIntsOf(node, graph, 1, "begin"));
+  TFG_ASSIGN_OR_RETURN(auto size, ConstantIntsOf(node, graph, 2, "size"));
+  TFG_RETURN_IF_ERROR(CheckOperandLength(begin, rank, "begin"));
+  TFG_RETURN_IF_ERROR(CheckOperandLength(size, rank, "size"));
+  Window window{{}, std::vector<int>(rank, 1), std::vector<bool>(rank, false)};
+  std::vector<int> counts;
+  for (int j = 0; j < rank; ++j) {
+    const int64_t count = size[j] == -1 ? in[j] - begin[j] : size[j];
+    if (begin[j] < 0 || count < 0 || begin[j] + count > in[j]) {
+      return Status::Error("slice out of the input's bounds on axis " +
+                           std::to_string(j));
+    }
+    window.begin.push_back(static_cast<int>(begin[j]));
+    counts.push_back(static_cast<int>(count));
+  }
+  TFG_RETURN_IF_ERROR(CheckWindowDims(counts, window, node.output(0)));
+  return window;
+}
+
+StatusOr<Window> StridedSliceWindow(const NodeView& node,
+                                    const GraphContext& graph) {
+  const auto* params = node.params<abi::StridedSliceParams>();
+  if (params == nullptr) return Status::Error("missing builtin parameters");
+  if (params->ellipsis_mask != 0) {
+    return Status::Error("ellipsis_mask is not supported");
+  }
+  if (params->new_axis_mask != 0) {
+    return Status::Error("new_axis_mask is not supported");
+  }
+  if (node.version() >= 8 && params->offset) {
+    return Status::Error("offset=true (end relative to begin) is not supported");
+  }
+  const std::vector<int> in = DimsVector(node.input(0).dims);
+  const int rank = static_cast<int>(in.size());
+  TFG_ASSIGN_OR_RETURN(auto begin, ConstantIntsOf(node, graph, 1, "begin"));
+  TFG_ASSIGN_OR_RETURN(auto end, ConstantIntsOf(node, graph, 2, "end"));
+  TFG_ASSIGN_OR_RETURN(auto strides, ConstantIntsOf(node, graph, 3, "strides"));
+  TFG_RETURN_IF_ERROR(CheckOperandLength(begin, rank, "begin"));
+  TFG_RETURN_IF_ERROR(CheckOperandLength(end, rank, "end"));
+  TFG_RETURN_IF_ERROR(CheckOperandLength(strides, rank, "strides"));
+  Window window;
+  std::vector<int> counts;
+  for (int j = 0; j < rank; ++j) {
+    const int64_t dim = in[j];
+    const int64_t stride = strides[j];
+    const bool shrink = (params->shrink_axis_mask >> j) & 1;
+    if (stride == 0) return Status::Error("stride 0 on axis " + std::to_string(j));
+    if (shrink && stride < 0) {
+      return Status::Error("shrink_axis_mask with a negative stride");
+    }
+    // Python slicing: negative indices count from the end, then clamp into
+    // [0, dim] going forward or [-1, dim - 1] going backward.
+    auto clamp = [&](int64_t v) {
+      if (v < 0) v += dim;
+      return stride > 0 ? std::min(std::max<int64_t>(v, 0), dim)
+                        : std::min(std::max<int64_t>(v, -1), dim - 1);
+    };
+    int64_t first = (params->begin_mask >> j) & 1 ? (stride > 0 ? 0 : dim - 1)
+                                                   : clamp(begin[j]);
+    int64_t stop;
+    if (shrink) {
+      // The single element at begin (negative begin counts from the end).
+      first = begin[j] < 0 ? begin[j] + dim : begin[j];
+      if (first < 0 || first >= dim) {
+        return Status::Error("shrunk axis index out of range");
+      }
+      stop = first + 1;
+    } else if ((params->end_mask >> j) & 1) {
+      stop = stride > 0 ? dim : -1;
+    } else {
+      stop = clamp(end[j]);
+    }
+    const int64_t count =
+        stride > 0 ? std::max<int64_t>(0, (stop - first + stride - 1) / stride)
+                   : std::max<int64_t>(0, (first - stop - stride - 1) / -stride);
+    if (count == 0) return Status::Error("empty slice on axis " + std::to_string(j));
+    window.begin.push_back(static_cast<int>(first));
+    window.stride.push_back(static_cast<int>(stride));
+    window.dropped.push_back(shrink);
+    counts.push_back(static_cast<int>(count));
+  }
+  TFG_RETURN_IF_ERROR(CheckWindowDims(counts, window, node.output(0)));
+  return window;
+}
+
+Status CheckSlice(const NodeView& node, const GraphContext& graph,
+                  const DeviceProfile&) {
+  const bool strided = node.op() == abi::kTfLiteBuiltinStridedSlice;
+  TFG_RETURN_IF_ERROR(CheckVersion(node, strided ? 8 : 6));
+  TFG_RETURN_IF_ERROR(CheckArity(node, strided ? 4 : 3, strided ? 4 : 3, 1));
+  TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
+  return (strided ? StridedSliceWindow(node, graph) : SliceWindow(node, graph))
+      .status();
+}
+
+Status BuildWindow(const NodeView& node, GraphBuilder& builder, int input,
+                   int output, const Window& window) {
+  TFG_ASSIGN_OR_RETURN(ValueId in, builder.Input(node, input));
+  TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, output));
+  TFG_ASSIGN_OR_RETURN(
+      kernels::RelayoutSpec spec,
+      kernels::SliceSpec(node.input(input).dims->size, window.begin,
+                         window.stride, window.dropped));
+  kernels::EmitRelayout(builder, in, out, spec, node.Describe());
+  return Status::Ok();
+}
+
+Status BuildSlice(const NodeView& node, GraphBuilder& builder) {
+  const bool strided = node.op() == abi::kTfLiteBuiltinStridedSlice;
+  TFG_ASSIGN_OR_RETURN(Window window,
+                       strided ? StridedSliceWindow(node, builder.graph())
+                               : SliceWindow(node, builder.graph()));
+  return BuildWindow(node, builder, 0, 0, window);
+}
+
+// SPLIT: (axis, data); SPLIT_V: (data, size_splits, axis).
+int DataInput(const NodeView& node) {
+  return node.op() == abi::kTfLiteBuiltinSplit ? 1 : 0;
+}
+
+// The windows of every output of SPLIT / SPLIT_V, from the output dims
+// (SPLIT_V's size_splits may hold a -1 that TFLite resolved into them).
+StatusOr<std::vector<Window>> SplitWindows(const NodeView& node,
+                                           const GraphContext& graph) {
+  const bool split_v = node.op() == abi::kTfLiteBuiltinSplitV;
+  const int data = DataInput(node);
+  TFG_ASSIGN_OR_RETURN(auto axis_values,
+                       ConstantIntsOf(node, graph, split_v ? 2 : 0, "axis"));
+  if (axis_values.size() != 1) return Status::Error("axis is not a scalar");
+  const std::vector<int> in = DimsVector(node.input(data).dims);
+  const int rank = static_cast<int>(in.size());
+  int axis = static_cast<int>(axis_values[0]);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return Status::Error("axis out of range");
+  if (split_v) {
+    TFG_ASSIGN_OR_RETURN(auto sizes,
+                         ConstantIntsOf(node, graph, 1, "size_splits"));
+    if (static_cast<int>(sizes.size()) != node.num_outputs()) {
+      return Status::Error("size_splits does not have one entry per output");
+    }
+  }
+  std::vector<Window> windows;
+  int position = 0;
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    std::vector<int> out = DimsVector(node.output(o).dims);
+    if (static_cast<int>(out.size()) != rank) {
+      return Status::Error("output rank differs from the input's");
+    }
+    Window window{std::vector<int>(rank, 0), std::vector<int>(rank, 1),
+                  std::vector<bool>(rank, false)};
+    window.begin[axis] = position;
+    for (int j = 0; j < rank; ++j) {
+      if (j != axis && out[j] != in[j]) {
+        return Status::Error("output " + std::to_string(o) +
+                             " differs from the input off the split axis");
+      }
+    }
+    position += out[axis];
+    windows.push_back(window);
+  }
+  if (position != in[axis]) {
+    return Status::Error("outputs do not add up to the input along the axis");
+  }
+  return windows;
+}
+
+Status CheckSplit(const NodeView& node, const GraphContext& graph,
+                  const DeviceProfile&) {
+  const bool split_v = node.op() == abi::kTfLiteBuiltinSplitV;
+  TFG_RETURN_IF_ERROR(CheckVersion(node, split_v ? 3 : 4));
+  if (node.num_inputs() != (split_v ? 3 : 2) || node.num_outputs() < 1) {
+    return Status::Error(split_v ? "expected 3 inputs" : "expected 2 inputs");
+  }
+  TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
+  if (graph.IsConstant(node.input_index(DataInput(node)))) {
+    return Status::Error("constant data input (fold it offline)");
+  }
+  return SplitWindows(node, graph).status();
+}
+
+Status BuildSplit(const NodeView& node, GraphBuilder& builder) {
+  TFG_ASSIGN_OR_RETURN(std::vector<Window> windows,
+                       SplitWindows(node, builder.graph()));
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    TFG_RETURN_IF_ERROR(BuildWindow(node, builder, DataInput(node), o, windows[o]));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterSliceKernels(KernelRegistry& registry) {
+  registry.AddBuiltin(abi::kTfLiteBuiltinSlice, {"slice", CheckSlice, BuildSlice});
+  registry.AddBuiltin(abi::kTfLiteBuiltinStridedSlice,
+                      {"strided_slice", CheckSlice, BuildSlice});
+  registry.AddBuiltin(abi::kTfLiteBuiltinSplit, {"split", CheckSplit, BuildSplit});
+  registry.AddBuiltin(abi::kTfLiteBuiltinSplitV,
+                      {"split_v", CheckSplit, BuildSplit});
+}
+
+}  // namespace tflite_gles
