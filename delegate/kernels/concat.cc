@@ -35,7 +35,9 @@ Status Check(const NodeView& node, const GraphContext& graph,
   for (int i = 0; i < node.num_inputs(); ++i) {
     if (!node.has_input(i)) return Status::Error("an input is missing");
     const abi::Tensor& input = node.input(i);
-    if (input.type != abi::kFloat32) {
+    const bool folded_constant = graph.IsConstant(node.input_index(i)) &&
+                                 graph.ConstantFloats(node.input_index(i)).ok();
+    if (input.type != abi::kFloat32 && !folded_constant) {
       return Status::Error("input " + std::to_string(i) + " is " +
                            TypeName(input.type) + ", only float32 runs here");
     }

@@ -50,7 +50,6 @@ Status CheckReshape(const NodeView& node, const GraphContext& graph,
                     const DeviceProfile&) {
   TFG_RETURN_IF_ERROR(CheckVersion(node, 3));
   TFG_RETURN_IF_ERROR(CheckArity(node, 1, 2, 1));
-  TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   if (node.has_input(1)) {
     TFG_ASSIGN_OR_RETURN(
         std::vector<int64_t> shape,
@@ -70,6 +69,8 @@ Status CheckReshape(const NodeView& node, const GraphContext& graph,
     TFG_RETURN_IF_ERROR(
         CheckRequestedShape(shape, node.input(0), node.output(0)));
   }
+  // After the shape operand, so that a computed shape is named as such.
+  TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   if (ShapeOf(node.input(0)).elements() != ShapeOf(node.output(0)).elements()) {
     return Status::Error("input and output hold different element counts");
   }

@@ -1,0 +1,217 @@
+"""Layout/shape ops through the real LiteRT interpreter: CONCATENATION,
+RESHAPE, SQUEEZE, PAD, PADV2, MIRROR_PAD, SLICE, STRIDED_SLICE, SPLIT,
+SPLIT_V, TRANSPOSE, DEPTH_TO_SPACE, SPACE_TO_DEPTH and the basic LSTM cell.
+Each single-op model runs on the CPU and through the delegate, fully
+delegated; data movement must be bit-exact in fp32. Parameters the kernels
+decline leave the node on the CPU, with the reason logged and the right
+answer."""
+
+import numpy as np
+import pytest
+
+from gles_testing import (assert_close, assert_fully_delegated,
+                          random_inputs, run_cpu_and_gpu, single_op_model)
+
+CHANNELS = [1, 3, 4, 5, 8, 13]
+PRECISIONS = [False, True]
+
+
+def run_and_compare(model, shapes, fp16, seed=0, exact=True):
+    inputs = random_inputs(shapes, seed=seed)
+    cpu, gpu, stats = run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    if exact and not fp16:
+        assert len(gpu) == len(cpu)
+        for g, c in zip(gpu, cpu):
+            np.testing.assert_array_equal(g, c)
+    else:
+        assert_close(gpu, cpu, fp16)
+    return stats
+
+
+def assert_stays_on_cpu(model, shapes, capfd, reason):
+    """The node is declined with `reason` in the log, and the CPU answers."""
+    inputs = random_inputs(shapes, seed=5)
+    cpu, gpu, stats = run_cpu_and_gpu(model, inputs)
+    assert stats["nodes_delegated"] == 0, stats
+    log = capfd.readouterr().err
+    assert reason in log, log
+    assert_close(gpu, cpu)
+
+
+def i32(values):
+    return np.array(values, np.int32)
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("channels", CHANNELS)
+def test_concatenation_channels_and_other_axes(channels, fp16):
+    c = channels
+    # Channels 3 + c + 13 with a constant middle input. (The CPU kernel
+    # refuses fused activations on CONCATENATION, so only the C++ tests
+    # check those, against a naive reference.)
+    const = np.random.default_rng(c).uniform(-2, 2, [1, 4, 5, c]).astype(np.float32)
+    model = single_op_model("CONCATENATION", [[1, 4, 5, 3], [1, 4, 5, 13]],
+                            {"axis": -1},
+                            consts={1: const})
+    run_and_compare(model, [[1, 4, 5, 3], [1, 4, 5, 13]], fp16, seed=c)
+    for axis, shapes in [(0, [[1, 3, 5, c], [2, 3, 5, c]]),
+                         (1, [[2, 2, 5, c], [2, 1, 5, c], [2, 3, 5, c]]),
+                         (2, [[2, 3, 4, c], [2, 3, 1, c]]),
+                         (1, [[2, 3, c], [2, 5, c]])]:
+        model = single_op_model("CONCATENATION", shapes, {"axis": axis})
+        run_and_compare(model, shapes, fp16, seed=c + axis)
+
+
+def test_concatenation_of_many_inputs_on_channels():
+    shapes = [[1, 3, 2, k % 5 + 1] for k in range(11)]
+    model = single_op_model("CONCATENATION", shapes, {"axis": 3})
+    run_and_compare(model, shapes, False)
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("channels", CHANNELS)
+def test_reshape_and_squeeze(channels, fp16):
+    c = channels
+    cases = [  # input shape, new shape, shape as constant input?
+        ([2, 3, 4, c], [2, 12, c], True),      # a view: no dispatch
+        ([2, 3, 4, c], [2, 3, 4 * c], False),  # channels change: relayout
+        ([1, 6, c], [6, c], True),
+        ([2, 3 * c], [2, 3, c, 1], False),
+    ]
+    for shape, new_shape, as_input in cases:
+        if as_input:
+            model = single_op_model("RESHAPE", [shape], consts={1: i32(new_shape)})
+        else:
+            model = single_op_model("RESHAPE", [shape], {"new_shape": new_shape})
+        run_and_compare(model, [shape], fp16, seed=c)
+    model = single_op_model("SQUEEZE", [[1, 3, 1, c]], {"squeeze_dims": [0, 2]})
+    run_and_compare(model, [[1, 3, 1, c]], fp16, seed=c)
+    model = single_op_model("SQUEEZE", [[2, 3, c + 1, 1]], {})
+    run_and_compare(model, [[2, 3, c + 1, 1]], fp16, seed=c)
+
+
+def test_reshape_that_keeps_the_layout_runs_no_kernel():
+    shape = [2, 3, 4, 8]
+    model = single_op_model("RESHAPE", [shape], consts={1: i32([2, 12, 8])})
+    stats = run_and_compare(model, [shape], False)
+    # Only the upload and readback conversions: the reshape is a view.
+    assert stats["dispatches"] == 2, stats
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("channels", CHANNELS)
+def test_pad_padv2_mirror_pad(channels, fp16):
+    c = channels
+    shape = [2, 3, 5, c]
+    paddings = i32([[0, 1], [1, 2], [2, 0], [1, 2]])
+    run_and_compare(single_op_model("PAD", [shape], consts={1: paddings}),
+                    [shape], fp16, seed=c)
+    value = np.array(-1.25, np.float32)
+    run_and_compare(single_op_model("PADV2", [shape],
+                                    consts={1: paddings.astype(np.int64), 2: value}),
+                    [shape], fp16, seed=c)
+    cp = min(2, c - 1)
+    reflect = i32([[0, 0], [2, 1], [1, 4], [cp, min(1, c - 1)]])
+    run_and_compare(single_op_model("MIRROR_PAD", [shape], {"mode": "REFLECT"},
+                                    consts={1: reflect}), [shape], fp16, seed=c)
+    symmetric = i32([[1, 0], [3, 1], [5, 2], [1, c]])
+    run_and_compare(single_op_model("MIRROR_PAD", [shape], {"mode": "SYMMETRIC"},
+                                    consts={1: symmetric}), [shape], fp16, seed=c)
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("channels", CHANNELS)
+def test_slice_and_strided_slice(channels, fp16):
+    c = channels
+    shape = [2, 5, 7, c + 4]
+    for begin in ([1, 1, 2, 0], [0, 2, 0, 1], [0, 0, 3, 4]):
+        # The CPU kernel wants the output's rank preset: give its shape.
+        out = [2 - begin[0], 3, 7 - begin[2], c]
+        model = single_op_model("SLICE", [shape], output_shapes=[out],
+                                consts={1: i32(begin), 2: i32([-1, 3, -1, c])})
+        run_and_compare(model, [shape], fp16, seed=c)
+    cases = [  # begin, end, strides, options
+        ([1, 0, -6, 1], [2, 5, 7, 0], [1, 2, 3, 1], {"begin_mask": 9, "end_mask": 8}),
+        ([0, 4, 6, -1], [2, 0, 0, 0], [1, -1, -2, -1], {"end_mask": 10}),
+        ([0, -2, 1, 0], [2, 0, 5, 2], [1, 1, 1, 1], {"shrink_axis_mask": 2}),
+    ]
+    for begin, end, strides, options in cases:
+        model = single_op_model("STRIDED_SLICE", [shape], options,
+                                consts={1: i32(begin), 2: i32(end), 3: i32(strides)})
+        run_and_compare(model, [shape], fp16, seed=c)
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("channels", CHANNELS)
+def test_split_and_split_v(channels, fp16):
+    c = channels
+    shape = [2, 3, 6, c]
+    model = single_op_model("SPLIT", [shape], {"num_splits": 3},
+                            consts={0: np.array(2, np.int32)}, num_outputs=3)
+    run_and_compare(model, [shape], fp16, seed=c)
+    shape = [2, 3, c + 5]
+    model = single_op_model("SPLIT_V", [shape], {"num_splits": 3},
+                            consts={1: i32([c, 3, -1]), 2: np.array(-1, np.int32)},
+                            num_outputs=3)
+    run_and_compare(model, [shape], fp16, seed=c)
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("channels", CHANNELS)
+def test_transpose_depth_to_space_space_to_depth(channels, fp16):
+    c = channels
+    for shape, perm in [([2, 3, 5, c], [0, 2, 1, 3]), ([2, 3, 5, c], [0, 3, 1, 2]),
+                        ([2, 3, 5, c], [3, 2, 0, 1]), ([3, 5, c], [2, 0, 1]),
+                        ([5, c], [1, 0])]:
+        model = single_op_model("TRANSPOSE", [shape], consts={1: i32(perm)})
+        run_and_compare(model, [shape], fp16, seed=c)
+    deep = [2, 3, 2, 4 * c]
+    run_and_compare(single_op_model("DEPTH_TO_SPACE", [deep], {"block_size": 2}),
+                    [deep], fp16, seed=c)
+    wide = [2, 6, 4, c]
+    run_and_compare(single_op_model("SPACE_TO_DEPTH", [wide], {"block_size": 2}),
+                    [wide], fp16, seed=c)
+
+
+def lstm_model(batch, input_depth, depth, seed, kernel_type="BASIC"):
+    rng = np.random.default_rng(seed)
+    total = input_depth + depth
+    weights = rng.uniform(-0.5, 0.5, [4 * depth, total]).astype(np.float32)
+    biases = rng.uniform(-0.5, 0.5, [4 * depth]).astype(np.float32)
+    return single_op_model(
+        "LSTM", [[batch, input_depth], [batch, depth], [batch, depth]],
+        {"fused_activation_function": "TANH", "kernel_type": kernel_type},
+        consts={2: weights, 3: biases}, num_outputs=4, version=2)
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("batch,input_depth,depth", [(1, 3, 4), (2, 5, 13), (2, 8, 5)])
+def test_basic_lstm_cell(batch, input_depth, depth, fp16):
+    model = lstm_model(batch, input_depth, depth, seed=depth)
+    shapes = [[batch, input_depth], [batch, depth], [batch, depth]]
+    run_and_compare(model, shapes, fp16, seed=depth, exact=False)
+
+
+def test_declined_strided_slice_ellipsis_stays_on_cpu(capfd):
+    shape = [1, 4, 4, 3]
+    model = single_op_model("STRIDED_SLICE", [shape], {"ellipsis_mask": 1},
+                            consts={1: i32([0, 1]), 2: i32([0, 3]), 3: i32([1, 1])})
+    assert_stays_on_cpu(model, [shape], capfd, "ellipsis_mask is not supported")
+
+
+def test_declined_non_constant_pad_value_stays_on_cpu(capfd):
+    shape = [1, 3, 3, 2]
+    paddings = i32([[0, 0], [1, 1], [1, 1], [0, 0]])
+    model = single_op_model("PADV2", [shape, []], consts={1: paddings})
+    inputs = random_inputs([shape, []], seed=5)
+    cpu, gpu, stats = run_cpu_and_gpu(model, inputs)
+    assert stats["nodes_delegated"] == 0, stats
+    assert "the pad value (input 2) must be a constant tensor" in capfd.readouterr().err
+    assert_close(gpu, cpu)
+
+
+def test_declined_transpose_of_rank_5_stays_on_cpu(capfd):
+    shape = [1, 2, 3, 2, 2]
+    model = single_op_model("TRANSPOSE", [shape], consts={1: i32([0, 2, 1, 3, 4])})
+    assert_stays_on_cpu(model, [shape], capfd, "rank 5 > 4 is not supported")
