@@ -18,6 +18,10 @@ const KernelRegistry& KernelRegistry::Global() {
     RegisterPadKernels(*r);
     RegisterTransposeKernels(*r);
     RegisterLstmKernels(*r);
+    RegisterConvKernels(*r);
+    RegisterDepthwiseConvKernels(*r);
+    RegisterFullyConnectedKernels(*r);
+    RegisterTransposeConvKernels(*r);
     return r;
   }();
   return *registry;

@@ -62,5 +62,9 @@ void RegisterSliceKernels(KernelRegistry& registry);
 void RegisterPadKernels(KernelRegistry& registry);
 void RegisterTransposeKernels(KernelRegistry& registry);
 void RegisterLstmKernels(KernelRegistry& registry);
+void RegisterConvKernels(KernelRegistry& registry);
+void RegisterDepthwiseConvKernels(KernelRegistry& registry);
+void RegisterFullyConnectedKernels(KernelRegistry& registry);
+void RegisterTransposeConvKernels(KernelRegistry& registry);
 
 }  // namespace tflite_gles

@@ -1,0 +1,157 @@
+// CONV_2D (float, v1-v6): a specialised 1x1 kernel (stride 1, no padding:
+// a plain GEMM over the pixels) tried before the general kernel (any kernel
+// size, stride, dilation, SAME/VALID padding, gathered in place without an
+// im2col buffer). Both run shaders/conv2d.comp; see conv_common.h.
+#include <string>
+
+#include "delegate/kernel_registry.h"
+#include "delegate/kernels/common.h"
+#include "delegate/kernels/conv_common.h"
+
+namespace tflite_gles {
+namespace {
+
+using kernels::CheckArity;
+using kernels::CheckFloatTensors;
+using kernels::ShapeOf;
+
+constexpr int kMaxVersion = 6;  // 7+ add quantized-only variants
+
+Status CheckConv(const NodeView& node, const GraphContext& graph,
+                 const DeviceProfile& device) {
+  if (node.version() > kMaxVersion) {
+    return Status::Error("version " + std::to_string(node.version()) +
+                         " is newer than this kernel knows (<= " +
+                         std::to_string(kMaxVersion) + ")");
+  }
+  TFG_RETURN_IF_ERROR(CheckArity(node, 2, 3, 1));
+  TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
+  const auto* params = node.params<abi::ConvParams>();
+  if (params == nullptr) return Status::Error("missing builtin parameters");
+  if (!node.has_input(0)) return Status::Error("the input is missing");
+  if (node.input(0).dims->size != 4 || node.output(0).dims->size != 4) {
+    return Status::Error("input and output must be 4-D");
+  }
+  if (node.input(1).dims == nullptr || node.input(1).dims->size != 4) {
+    return Status::Error("filter must be 4-D (OHWI)");
+  }
+  const Shape4 in = ShapeOf(node.input(0));
+  const Shape4 out = ShapeOf(node.output(0));
+  const std::vector<int> filter = DimsVector(node.input(1).dims);
+  if (filter[3] != in.c) {
+    return Status::Error("filter has " + std::to_string(filter[3]) +
+                         " input channels for an input of " +
+                         std::to_string(in.c) +
+                         " (grouped convolution is not supported)");
+  }
+  if (filter[0] != out.c) {
+    return Status::Error("filter has " + std::to_string(filter[0]) +
+                         " output channels, the output " + std::to_string(out.c));
+  }
+  TFG_RETURN_IF_ERROR(kernels::CheckWeights(
+      node, graph, 1, 1LL * filter[0] * filter[1] * filter[2] * filter[3],
+      "filter"));
+  if (node.has_input(2)) {
+    TFG_RETURN_IF_ERROR(kernels::CheckWeights(node, graph, 2, out.c, "bias"));
+  }
+  if (params->stride_width < 1 || params->stride_height < 1 ||
+      params->dilation_width_factor < 1 || params->dilation_height_factor < 1) {
+    return Status::Error("strides and dilations must be >= 1");
+  }
+  if (params->padding != abi::kPaddingSame &&
+      params->padding != abi::kPaddingValid) {
+    return Status::Error("unknown padding " +
+                         std::to_string(static_cast<int>(params->padding)));
+  }
+  const int expected_h = kernels::ConvOutputSize(
+      params->padding, in.h, filter[1], params->stride_height,
+      params->dilation_height_factor);
+  const int expected_w = kernels::ConvOutputSize(
+      params->padding, in.w, filter[2], params->stride_width,
+      params->dilation_width_factor);
+  if (out.b != in.b || out.h != expected_h || out.w != expected_w) {
+    return Status::Error("output shape " + out.ToString() +
+                         " does not follow from the input and window");
+  }
+  return kernels::ActivationDefine(params->activation).status();
+}
+
+bool IsPointwise(const NodeView& node) {
+  const auto* params = node.params<abi::ConvParams>();
+  const std::vector<int> filter = DimsVector(node.input(1).dims);
+  return filter[1] == 1 && filter[2] == 1 && params->stride_width == 1 &&
+         params->stride_height == 1;
+}
+
+Status CheckPointwise(const NodeView& node, const GraphContext& graph,
+                      const DeviceProfile& device) {
+  TFG_RETURN_IF_ERROR(CheckConv(node, graph, device));
+  if (!IsPointwise(node)) {
+    const std::vector<int> filter = DimsVector(node.input(1).dims);
+    return Status::Error("kernel is " + std::to_string(filter[1]) + "x" +
+                         std::to_string(filter[2]) + " with stride " +
+                         std::to_string(node.params<abi::ConvParams>()->stride_height) +
+                         ", not 1x1 stride 1");
+  }
+  return Status::Ok();
+}
+
+// Build for both candidates: the 1x1 case reads the input as a GEMM.
+Status BuildConv(const NodeView& node, GraphBuilder& builder) {
+  const auto* params = node.params<abi::ConvParams>();
+  TFG_ASSIGN_OR_RETURN(ValueId in, builder.Input(node, 0));
+  TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, 0));
+  const Shape4 in_shape = builder.shape(in);
+  const Shape4 out_shape = builder.shape(out);
+  const std::vector<int> filter = DimsVector(node.input(1).dims);
+  TFG_ASSIGN_OR_RETURN(std::vector<float> weights,
+                       builder.graph().ConstantFloats(node.input_index(1)));
+  std::vector<float> bias;
+  if (node.has_input(2)) {
+    TFG_ASSIGN_OR_RETURN(bias, builder.graph().ConstantFloats(node.input_index(2)));
+  }
+  const int in_c = in_shape.c;
+  const int taps = filter[1] * filter[2];
+  kernels::WeightAt weight = [&](int oc, int tap, int ic) {
+    return weights[(static_cast<size_t>(oc) * taps + tap) * in_c + ic];
+  };
+  if (IsPointwise(node)) {
+    kernels::GemmInput gemm;
+    gemm.rows = 1LL * in_shape.b * in_shape.h * in_shape.w;
+    gemm.row_pixels = in_shape.h * in_shape.w;
+    gemm.depth_steps = in_shape.slices();
+    gemm.depth_stride = in_shape.h * in_shape.w;
+    kernels::WeightAt lane_weight = [&](int oc, int, int lane) {
+      return lane < in_c ? weight(oc, 0, lane) : 0.0f;
+    };
+    return kernels::AddConv2dDispatch(node, builder, in, out, {}, &gemm,
+                                      4 * gemm.depth_steps, lane_weight, bias,
+                                      params->activation);
+  }
+  kernels::ConvWindow window;
+  window.kernel_h = filter[1];
+  window.kernel_w = filter[2];
+  window.stride_h = params->stride_height;
+  window.stride_w = params->stride_width;
+  window.dilation_h = params->dilation_height_factor;
+  window.dilation_w = params->dilation_width_factor;
+  window.pad_top = kernels::ConvPaddingBefore(
+      params->padding, in_shape.h, window.kernel_h, window.stride_h,
+      window.dilation_h, out_shape.h);
+  window.pad_left = kernels::ConvPaddingBefore(
+      params->padding, in_shape.w, window.kernel_w, window.stride_w,
+      window.dilation_w, out_shape.w);
+  return kernels::AddConv2dDispatch(node, builder, in, out, window, nullptr,
+                                    in_c, weight, bias, params->activation);
+}
+
+}  // namespace
+
+void RegisterConvKernels(KernelRegistry& registry) {
+  registry.AddBuiltin(abi::kTfLiteBuiltinConv2d,
+                      {"conv_1x1", CheckPointwise, BuildConv});
+  registry.AddBuiltin(abi::kTfLiteBuiltinConv2d,
+                      {"conv_generic", CheckConv, BuildConv});
+}
+
+}  // namespace tflite_gles

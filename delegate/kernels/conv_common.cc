@@ -1,0 +1,217 @@
+#include "delegate/kernels/conv_common.h"
+
+#include <algorithm>
+
+#include "delegate/kernels/common.h"
+
+namespace tflite_gles::kernels {
+
+int ConvOutputSize(abi::Padding padding, int in, int kernel, int stride,
+                   int dilation) {
+  const int effective = (kernel - 1) * dilation + 1;
+  if (padding == abi::kPaddingSame) return (in + stride - 1) / stride;
+  return (in - effective + stride) / stride;
+}
+
+int ConvPaddingBefore(abi::Padding, int in, int kernel, int stride,
+                      int dilation, int out) {
+  // TFLite uses one formula for SAME and VALID; VALID's total is never > 0.
+  const int effective = (kernel - 1) * dilation + 1;
+  const int total = (out - 1) * stride + effective - in;
+  return std::max(total, 0) / 2;
+}
+
+namespace {
+// The candidate in [low, high] (searched from high down) that wastes the
+// fewest padded items when `count` items are cut into tiles of that size.
+int LeastWastefulTile(long long count, int high, int low) {
+  int best = high;
+  long long best_padded = (count + high - 1) / high * high;
+  for (int size = high - 1; size >= low; --size) {
+    const long long padded = (count + size - 1) / size * size;
+    if (padded < best_padded) {
+      best = size;
+      best_padded = padded;
+    }
+  }
+  return best;
+}
+}  // namespace
+
+// The one place tile shapes are chosen (numbers from
+// ../shared/research/llvmpipe.md and docs/perf/log.md):
+//  - Large maps (>= 128 output pixels per slice group): pixels on x, 4
+//    pixels x 4 output slices (16 accumulators, the measured optimum for
+//    pointwise layers), fewer slices when the output has fewer.
+//  - Small maps (7x7, 1x1, FC): output slices on x, up to 8 rows x 2 slices
+//    (7x2 on 7x7 measured 38 GFLOP/s vs 15 with pixels on x); few rows (FC)
+//    take more slices per invocation only while enough invocations remain
+//    to fill both cores' 8-lane vectors.
+GemmTile ChooseGemmTile(long long rows, int out_slices, int depth_steps) {
+  GemmTile tile;
+  if (rows >= 128) {
+    tile.rows = 4;
+    tile.slices = out_slices >= 4 ? 4 : out_slices >= 2 ? 2 : 1;
+    if (out_slices > 4 && out_slices % 4 != 0 && out_slices % 2 == 0) {
+      tile.slices = 2;
+    }
+    tile.slices_on_x = false;
+    return tile;
+  }
+  tile.slices_on_x = true;
+  tile.rows = rows >= 4 ? LeastWastefulTile(rows, 8, 4)
+                        : static_cast<int>(rows);
+  tile.slices = 1;
+  for (int slices : {4, 2}) {
+    if (tile.rows * slices <= 16 && out_slices / slices >= 128) {
+      tile.slices = slices;
+      break;
+    }
+  }
+  if (tile.slices == 1 && tile.rows >= 4 && out_slices >= 2) tile.slices = 2;
+  return tile;
+}
+
+// Depthwise blocks (same place, same sources): the 3x3 path reuses each
+// loaded input row segment across the block, so taller and wider blocks
+// amortize more loads (4x4 measured 11 GFLOP/s, 1x1 2.5) until the
+// accumulators spill; a row of a small map is taken whole when it fits 8
+// (7x7, 14x14: no wasted columns). Stride 2 doubles the footprint per
+// output, so blocks stay 2 rows high. Maps with >= 32 slices put slices on
+// x (28x28x256: 13 GFLOP/s vs 5 with blocks on x on 14x14). The gathering
+// path reuses nothing, so its block only amortizes index math.
+DepthwiseBlock ChooseDepthwiseBlock(const Shape4& out, int stride_h,
+                                    bool fast_3x3) {
+  DepthwiseBlock block;
+  block.slices_on_x = out.slices() >= 32;
+  if (!fast_3x3) {
+    block.width = out.w >= 4 ? 4 : out.w;
+    block.height = 1;
+    return block;
+  }
+  block.width = out.w >= 4 ? LeastWastefulTile(out.w, 8, 4) : out.w;
+  block.height = stride_h == 1 && block.width <= 4 ? 4 : 2;
+  if (out.h < block.height) block.height = out.h;
+  return block;
+}
+
+std::array<uint32_t, 3> LocalSize2d(uint32_t grid_x, uint32_t grid_y) {
+  uint32_t x = 8;
+  while (x < 64 && x < grid_x) x *= 2;
+  uint32_t y = 1;
+  while (x * y < 64 && y < grid_y) y *= 2;
+  return {x, y, 1};
+}
+
+std::vector<float> PackGemmWeights(int out_c, int taps, int in_lanes,
+                                   int tile_slices, const WeightAt& weight) {
+  const int out_slices = (out_c + 3) / 4;
+  const int groups = (out_slices + tile_slices - 1) / tile_slices;
+  const int depth = (in_lanes + 3) / 4;
+  std::vector<float> packed(
+      static_cast<size_t>(groups) * taps * depth * tile_slices * 16, 0.0f);
+  size_t i = 0;
+  for (int g = 0; g < groups; ++g)
+    for (int t = 0; t < taps; ++t)
+      for (int d = 0; d < depth; ++d)
+        for (int o = 0; o < tile_slices; ++o)
+          for (int k = 0; k < 4; ++k)
+            for (int lane = 0; lane < 4; ++lane, ++i) {
+              const int oc = (g * tile_slices + o) * 4 + lane;
+              const int ic = d * 4 + k;
+              if (oc < out_c && ic < in_lanes) packed[i] = weight(oc, t, ic);
+            }
+  return packed;
+}
+
+std::vector<float> PackBias(const std::vector<float>& bias, int out_c,
+                            int slices) {
+  std::vector<float> packed(static_cast<size_t>(slices) * 4, 0.0f);
+  for (int c = 0; c < out_c && c < static_cast<int>(bias.size()); ++c) {
+    packed[c] = bias[c];
+  }
+  return packed;
+}
+
+Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
+                         ValueId in, ValueId out, const ConvWindow& window,
+                         const GemmInput* gemm, int in_lanes,
+                         const WeightAt& weight, const std::vector<float>& bias,
+                         abi::FusedActivation activation) {
+  const Shape4 in_shape = builder.shape(in);
+  const Shape4 out_shape = builder.shape(out);
+  const int taps = gemm ? 1 : window.kernel_h * window.kernel_w;
+  const long long rows =
+      gemm ? gemm->rows : 1LL * out_shape.b * out_shape.h * out_shape.w;
+  const int depth_steps = gemm ? gemm->depth_steps : in_shape.slices();
+  const GemmTile tile = ChooseGemmTile(rows, out_shape.slices(), depth_steps);
+  const int groups = (out_shape.slices() + tile.slices - 1) / tile.slices;
+  const long long row_tiles = (rows + tile.rows - 1) / tile.rows;
+
+  Dispatch dispatch;
+  dispatch.shader = "conv2d";
+  dispatch.label = node.Describe();
+  auto& d = dispatch.defines;
+  TFG_ASSIGN_OR_RETURN(std::string act, ActivationDefine(activation));
+  if (!act.empty()) d[act] = "";
+  if (tile.slices_on_x) d["SLICES_ON_X"] = "";
+  d["TILE_ROWS"] = std::to_string(tile.rows);
+  d["TILE_SLICES"] = std::to_string(tile.slices);
+  d["ROWS"] = std::to_string(rows);
+  d["SLICE_GROUPS"] = std::to_string(groups);
+  d["IN_S"] = std::to_string(in_shape.slices());
+  d["IN_HW"] = std::to_string(in_shape.h * in_shape.w);
+  d["OUT_S"] = std::to_string(out_shape.slices());
+  d["OUT_C"] = std::to_string(out_shape.c);
+  d["OUT_HW"] = std::to_string(out_shape.h * out_shape.w);
+  if (gemm) {
+    d["ROW_PIXELS"] = std::to_string(gemm->row_pixels);
+    d["DEPTH_STEPS"] = std::to_string(gemm->depth_steps);
+    d["DEPTH_STRIDE"] = std::to_string(gemm->depth_stride);
+  } else {
+    d["GENERIC"] = "";
+    d["IN_H"] = std::to_string(in_shape.h);
+    d["IN_W"] = std::to_string(in_shape.w);
+    d["OUT_W"] = std::to_string(out_shape.w);
+    d["KERNEL_H"] = std::to_string(window.kernel_h);
+    d["KERNEL_W"] = std::to_string(window.kernel_w);
+    d["STRIDE_H"] = std::to_string(window.stride_h);
+    d["STRIDE_W"] = std::to_string(window.stride_w);
+    d["DILATION_H"] = std::to_string(window.dilation_h);
+    d["DILATION_W"] = std::to_string(window.dilation_w);
+    d["PAD_TOP"] = std::to_string(window.pad_top);
+    d["PAD_LEFT"] = std::to_string(window.pad_left);
+  }
+  const uint32_t gx = static_cast<uint32_t>(tile.slices_on_x ? groups : row_tiles);
+  const uint32_t gy = static_cast<uint32_t>(tile.slices_on_x ? row_tiles : groups);
+  dispatch.grid = {gx, gy, 1};
+  dispatch.local = LocalSize2d(gx, gy);
+  dispatch.flops = 2LL * rows * out_shape.c * in_lanes * taps;
+
+  ValueId weights = builder.NewConstant(
+      PackGemmWeights(out_shape.c, taps, in_lanes, tile.slices, weight));
+  ValueId packed_bias =
+      builder.NewConstant(PackBias(bias, out_shape.c, groups * tile.slices));
+  dispatch.outputs = {out};
+  dispatch.inputs = {in, weights, packed_bias};
+  builder.AddDispatch(std::move(dispatch));
+  return Status::Ok();
+}
+
+Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
+                    long long expected, const char* what) {
+  TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, i, what));
+  auto values = graph.ConstantFloats(node.input_index(i));
+  if (!values.ok()) {
+    return values.status().WithContext(std::string(what) + " (input " +
+                                       std::to_string(i) + ")");
+  }
+  if (static_cast<long long>(values->size()) != expected) {
+    return Status::Error(std::string(what) + " holds " +
+                         std::to_string(values->size()) + " values, expected " +
+                         std::to_string(expected));
+  }
+  return Status::Ok();
+}
+
+}  // namespace tflite_gles::kernels

@@ -1,0 +1,94 @@
+// Shared by the convolution family (conv.cc, depthwise_conv.cc,
+// fully_connected.cc, transpose_conv.cc): TFLite's padding rule, the tile
+// shapes chosen per layer shape, weight repacking, and the dispatch of
+// shaders/conv2d.comp.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "delegate/graph.h"
+#include "delegate/node_view.h"
+#include "delegate/tflite_builtin.h"
+
+namespace tflite_gles::kernels {
+
+// Output size TFLite computes for an input of `in` pixels.
+int ConvOutputSize(abi::Padding padding, int in, int kernel, int stride,
+                   int dilation);
+// Pixels of zero padding before the first input pixel (TFLite's rule: half
+// of the total, the odd one after).
+int ConvPaddingBefore(abi::Padding padding, int in, int kernel, int stride,
+                      int dilation, int out);
+
+// Register tile of one conv2d.comp invocation (see ChooseGemmTile).
+struct GemmTile {
+  int rows = 4;         // output pixels (or FC rows) per invocation
+  int slices = 2;       // output channel slices per invocation
+  bool slices_on_x = false;
+};
+GemmTile ChooseGemmTile(long long rows, int out_slices, int depth_steps);
+
+// Output block of one depthwise_conv2d.comp invocation.
+struct DepthwiseBlock {
+  int width = 4;
+  int height = 2;
+  bool slices_on_x = false;
+};
+DepthwiseBlock ChooseDepthwiseBlock(const Shape4& out, int stride_h,
+                                    bool fast_3x3);
+
+// The geometry of a convolution window. A 1x1, stride 1, unpadded window
+// (or an FC) is read as a plain GEMM.
+struct ConvWindow {
+  int kernel_h = 1, kernel_w = 1;
+  int stride_h = 1, stride_w = 1;
+  int dilation_h = 1, dilation_w = 1;
+  int pad_top = 0, pad_left = 0;
+};
+
+// A weight by output channel, kernel tap (ky * kernel_w + kx) and input
+// lane (the input channel; for a flattened FC the depth step * 4 + lane).
+using WeightAt = std::function<float(int out_channel, int tap, int lane)>;
+
+// Weights packed as conv2d.comp reads them: [group][tap][lane / 4]
+// [tile_slices][4 input lanes] vec4 of 4 output channels. Lanes and
+// channels beyond the real ones are zero.
+std::vector<float> PackGemmWeights(int out_c, int taps, int in_lanes,
+                                   int tile_slices, const WeightAt& weight);
+
+// One vec4 per output slice, padded with zeros to `slices` slices; `bias`
+// may be empty (no bias).
+std::vector<float> PackBias(const std::vector<float>& bias, int out_c,
+                            int slices);
+
+// How conv2d.comp reads the input (see the shader's header).
+struct GemmInput {
+  long long rows = 0;
+  int row_pixels = 1;
+  int depth_steps = 1;
+  int depth_stride = 1;
+};
+
+// Emits one conv2d.comp dispatch writing `out` from `in`, choosing the
+// tile. With `gemm` null the input is read through `window` (GENERIC) and
+// `in_lanes` is the input's channel count; with `gemm` set the window is
+// ignored and in_lanes = 4 * gemm->depth_steps.
+Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
+                         ValueId in, ValueId out, const ConvWindow& window,
+                         const GemmInput* gemm, int in_lanes,
+                         const WeightAt& weight, const std::vector<float>& bias,
+                         abi::FusedActivation activation);
+
+// Local size for a 2-D grid: x a multiple of 8 (llvmpipe vectorizes only
+// along x, 8 lanes at a time) and 64 invocations in all (real GPUs want
+// whole warps).
+std::array<uint32_t, 3> LocalSize2d(uint32_t grid_x, uint32_t grid_y);
+
+// Checks that input `i` holds float weights of `expected` elements.
+Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
+                    long long expected, const char* what);
+
+}  // namespace tflite_gles::kernels

@@ -1,0 +1,169 @@
+// DEPTHWISE_CONV_2D (float, v1-v2): any window, stride, dilation, depth
+// multiplier and SAME/VALID padding, with a fast path for 3x3 windows of
+// multiplier 1 that reuses each loaded input across an output block
+// (shaders/depthwise_conv2d.comp).
+#include <string>
+
+#include "delegate/kernel_registry.h"
+#include "delegate/kernels/common.h"
+#include "delegate/kernels/conv_common.h"
+
+namespace tflite_gles {
+namespace {
+
+using kernels::CheckArity;
+using kernels::CheckFloatTensors;
+using kernels::ShapeOf;
+
+constexpr int kMaxVersion = 2;  // 3+ are quantized variants
+
+Status CheckDepthwise(const NodeView& node, const GraphContext& graph,
+                      const DeviceProfile& device) {
+  if (node.version() > kMaxVersion) {
+    return Status::Error("version " + std::to_string(node.version()) +
+                         " is newer than this kernel knows (<= " +
+                         std::to_string(kMaxVersion) + ")");
+  }
+  TFG_RETURN_IF_ERROR(CheckArity(node, 2, 3, 1));
+  TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
+  const auto* params = node.params<abi::DepthwiseConvParams>();
+  if (params == nullptr) return Status::Error("missing builtin parameters");
+  if (!node.has_input(0)) return Status::Error("the input is missing");
+  if (node.input(0).dims->size != 4 || node.output(0).dims->size != 4) {
+    return Status::Error("input and output must be 4-D");
+  }
+  if (node.input(1).dims == nullptr || node.input(1).dims->size != 4 ||
+      node.input(1).dims->data[0] != 1) {
+    return Status::Error("filter must be 1xHxWxC");
+  }
+  const Shape4 in = ShapeOf(node.input(0));
+  const Shape4 out = ShapeOf(node.output(0));
+  const std::vector<int> filter = DimsVector(node.input(1).dims);
+  if (filter[3] != out.c || out.c % in.c != 0) {
+    return Status::Error("filter channels " + std::to_string(filter[3]) +
+                         " and output channels " + std::to_string(out.c) +
+                         " must be equal and a multiple of the input's " +
+                         std::to_string(in.c));
+  }
+  TFG_RETURN_IF_ERROR(kernels::CheckWeights(
+      node, graph, 1, 1LL * filter[1] * filter[2] * filter[3], "filter"));
+  if (node.has_input(2)) {
+    TFG_RETURN_IF_ERROR(kernels::CheckWeights(node, graph, 2, out.c, "bias"));
+  }
+  if (params->stride_width < 1 || params->stride_height < 1 ||
+      params->dilation_width_factor < 1 || params->dilation_height_factor < 1) {
+    return Status::Error("strides and dilations must be >= 1");
+  }
+  if (params->padding != abi::kPaddingSame &&
+      params->padding != abi::kPaddingValid) {
+    return Status::Error("unknown padding " +
+                         std::to_string(static_cast<int>(params->padding)));
+  }
+  const int expected_h = kernels::ConvOutputSize(
+      params->padding, in.h, filter[1], params->stride_height,
+      params->dilation_height_factor);
+  const int expected_w = kernels::ConvOutputSize(
+      params->padding, in.w, filter[2], params->stride_width,
+      params->dilation_width_factor);
+  if (out.b != in.b || out.h != expected_h || out.w != expected_w) {
+    return Status::Error("output shape " + out.ToString() +
+                         " does not follow from the input and window");
+  }
+  return kernels::ActivationDefine(params->activation).status();
+}
+
+Status BuildDepthwise(const NodeView& node, GraphBuilder& builder) {
+  const auto* params = node.params<abi::DepthwiseConvParams>();
+  TFG_ASSIGN_OR_RETURN(ValueId in, builder.Input(node, 0));
+  TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, 0));
+  const Shape4 in_shape = builder.shape(in);
+  const Shape4 out_shape = builder.shape(out);
+  const std::vector<int> filter = DimsVector(node.input(1).dims);
+  const int kernel_h = filter[1], kernel_w = filter[2];
+  const int multiplier = out_shape.c / in_shape.c;
+  TFG_ASSIGN_OR_RETURN(std::vector<float> weights,
+                       builder.graph().ConstantFloats(node.input_index(1)));
+  std::vector<float> bias;
+  if (node.has_input(2)) {
+    TFG_ASSIGN_OR_RETURN(bias, builder.graph().ConstantFloats(node.input_index(2)));
+  }
+
+  const bool fast = kernel_h == 3 && kernel_w == 3 && multiplier == 1 &&
+                    params->dilation_height_factor == 1 &&
+                    params->dilation_width_factor == 1;
+  const kernels::DepthwiseBlock block =
+      kernels::ChooseDepthwiseBlock(out_shape, params->stride_height, fast);
+  const int blocks_x = (out_shape.w + block.width - 1) / block.width;
+  const int blocks_y = (out_shape.h + block.height - 1) / block.height;
+  const int blocks = out_shape.b * blocks_x * blocks_y;
+
+  Dispatch dispatch;
+  dispatch.shader = "depthwise_conv2d";
+  dispatch.label = node.Describe();
+  auto& d = dispatch.defines;
+  TFG_ASSIGN_OR_RETURN(std::string act,
+                       kernels::ActivationDefine(params->activation));
+  if (!act.empty()) d[act] = "";
+  if (fast) d["FAST_3X3"] = "";
+  if (block.slices_on_x) d["SLICES_ON_X"] = "";
+  d["BLOCK_W"] = std::to_string(block.width);
+  d["BLOCK_H"] = std::to_string(block.height);
+  d["BLOCKS_X"] = std::to_string(blocks_x);
+  d["BLOCKS_Y"] = std::to_string(blocks_y);
+  d["BLOCKS"] = std::to_string(blocks);
+  d["OUT_S"] = std::to_string(out_shape.slices());
+  d["OUT_C"] = std::to_string(out_shape.c);
+  d["OUT_H"] = std::to_string(out_shape.h);
+  d["OUT_W"] = std::to_string(out_shape.w);
+  d["IN_S"] = std::to_string(in_shape.slices());
+  d["IN_H"] = std::to_string(in_shape.h);
+  d["IN_W"] = std::to_string(in_shape.w);
+  d["STRIDE_H"] = std::to_string(params->stride_height);
+  d["STRIDE_W"] = std::to_string(params->stride_width);
+  d["PAD_TOP"] = std::to_string(kernels::ConvPaddingBefore(
+      params->padding, in_shape.h, kernel_h, params->stride_height,
+      params->dilation_height_factor, out_shape.h));
+  d["PAD_LEFT"] = std::to_string(kernels::ConvPaddingBefore(
+      params->padding, in_shape.w, kernel_w, params->stride_width,
+      params->dilation_width_factor, out_shape.w));
+  if (!fast) {
+    d["KERNEL_H"] = std::to_string(kernel_h);
+    d["KERNEL_W"] = std::to_string(kernel_w);
+    d["DILATION_H"] = std::to_string(params->dilation_height_factor);
+    d["DILATION_W"] = std::to_string(params->dilation_width_factor);
+    d["MULTIPLIER"] = std::to_string(multiplier);
+  }
+  const uint32_t slices = static_cast<uint32_t>(out_shape.slices());
+  const uint32_t gx = block.slices_on_x ? slices : static_cast<uint32_t>(blocks);
+  const uint32_t gy = block.slices_on_x ? static_cast<uint32_t>(blocks) : slices;
+  dispatch.grid = {gx, gy, 1};
+  dispatch.local = kernels::LocalSize2d(gx, gy);
+  dispatch.flops = 2LL * out_shape.elements() * kernel_h * kernel_w;
+
+  // [out slice][tap] vec4: lane j of slice s holds channel 4s + j.
+  const int taps = kernel_h * kernel_w;
+  std::vector<float> packed(static_cast<size_t>(out_shape.slices()) * taps * 4,
+                            0.0f);
+  for (int c = 0; c < out_shape.c; ++c) {
+    for (int t = 0; t < taps; ++t) {
+      packed[(static_cast<size_t>(c / 4) * taps + t) * 4 + c % 4] =
+          weights[static_cast<size_t>(t) * out_shape.c + c];
+    }
+  }
+  ValueId packed_weights = builder.NewConstant(std::move(packed));
+  ValueId packed_bias = builder.NewConstant(
+      kernels::PackBias(bias, out_shape.c, out_shape.slices()));
+  dispatch.outputs = {out};
+  dispatch.inputs = {in, packed_weights, packed_bias};
+  builder.AddDispatch(std::move(dispatch));
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterDepthwiseConvKernels(KernelRegistry& registry) {
+  registry.AddBuiltin(abi::kTfLiteBuiltinDepthwiseConv2d,
+                      {"depthwise_conv", CheckDepthwise, BuildDepthwise});
+}
+
+}  // namespace tflite_gles

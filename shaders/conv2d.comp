@@ -1,0 +1,135 @@
+#version 310 es
+// Convolution as a register-tiled GEMM over PHWC4 tensors: CONV_2D (1x1 and
+// general) and FULLY_CONNECTED.
+//
+// The output is a matrix of ROWS rows (output pixels over all batches) by
+// OUT_S channel slices. Each invocation computes TILE_ROWS consecutive rows x
+// TILE_SLICES output slices in registers (8-16 vec4 accumulators: fewer
+// starve the FMA units of reuse, more spill; see
+// ../shared/research/llvmpipe.md), so each input vec4 it loads feeds
+// TILE_SLICES x 4 FMAs and each weight vec4 feeds TILE_ROWS of them.
+//
+// Two ways to read the input:
+//  - default (1x1 convolution, fully connected): row r reads the DEPTH_STEPS
+//    input vec4s at row_base + d * DEPTH_STRIDE, with row_base =
+//    (r / ROW_PIXELS) * IN_S * IN_HW + r % ROW_PIXELS. A 1x1 convolution or
+//    an FC over the last dimension has ROW_PIXELS = IN_HW, DEPTH_STEPS =
+//    IN_S, DEPTH_STRIDE = IN_HW; an FC over a whole flattened 4-D input has
+//    ROW_PIXELS = 1, DEPTH_STEPS = IN_S * IN_HW, DEPTH_STRIDE = 1.
+//  - GENERIC (any kernel size, stride, dilation, padding): row r is output
+//    pixel (b, y, x); for each kernel tap (ky, kx) and input slice it reads
+//    input pixel (y * STRIDE_H - PAD_TOP + ky * DILATION_H, x * ...), zero
+//    outside the input. No im2col buffer: the taps are gathered in place.
+//
+// Weights (binding 2) are packed by the kernel in exactly the order read:
+// [slice group][tap][depth step][TILE_SLICES][4] vec4, where vec4 k of
+// output slice o holds the weights of input lane k for that slice's 4 output
+// channels. Bias (binding 3): one vec4 per output slice, padded to whole
+// groups. Padded weights and bias are zero.
+//
+// SLICES_ON_X puts slice groups on x and row groups on y: small maps (7x7,
+// FC) have more independent slices than pixels, and llvmpipe vectorizes x.
+//
+// Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = packed bias.
+//
+// @axis - GENERIC
+// @axis - SLICES_ON_X
+// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
+// @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=2 ROWS=16
+// @const SLICE_GROUPS=1 IN_S=2 IN_HW=16 IN_H=4 IN_W=4 OUT_S=2 OUT_C=8
+// @const OUT_HW=16 OUT_W=4 ROW_PIXELS=16 DEPTH_STEPS=2 DEPTH_STRIDE=16
+// @const KERNEL_H=3 KERNEL_W=3 STRIDE_H=1 STRIDE_W=1 DILATION_H=1
+// @const DILATION_W=1 PAD_TOP=1 PAD_LEFT=1
+
+layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
+
+TENSOR_OUT(out0, 0, Out0);
+TENSOR_IN(in0, 1, In0);
+TENSOR_IN(weights, 2, Weights);
+TENSOR_IN(bias, 3, Bias);
+
+#define TILE (TILE_ROWS * TILE_SLICES)
+
+void main() {
+#if defined(SLICES_ON_X)
+  int group = int(gl_GlobalInvocationID.x);
+  int first_row = int(gl_GlobalInvocationID.y) * TILE_ROWS;
+#else
+  int group = int(gl_GlobalInvocationID.y);
+  int first_row = int(gl_GlobalInvocationID.x) * TILE_ROWS;
+#endif
+  if (group >= SLICE_GROUPS || first_row >= ROWS) return;
+
+  vec4 acc[TILE];
+  for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
+
+#if defined(GENERIC)
+  // Top-left input pixel of each row's window and its batch's base index.
+  int in_y0[TILE_ROWS];
+  int in_x0[TILE_ROWS];
+  int batch_base[TILE_ROWS];
+  for (int p = 0; p < TILE_ROWS; ++p) {
+    int r = min(first_row + p, ROWS - 1);
+    int q = r % OUT_HW;
+    batch_base[p] = (r / OUT_HW) * IN_S * IN_HW;
+    in_y0[p] = (q / OUT_W) * STRIDE_H - PAD_TOP;
+    in_x0[p] = (q % OUT_W) * STRIDE_W - PAD_LEFT;
+  }
+  int w_index = group * KERNEL_H * KERNEL_W * IN_S * TILE_SLICES * 4;
+  for (int tap = 0; tap < KERNEL_H * KERNEL_W; ++tap) {
+    int ky = tap / KERNEL_W;
+    int kx = tap - ky * KERNEL_W;
+    int base[TILE_ROWS];
+    bool inside[TILE_ROWS];
+    for (int p = 0; p < TILE_ROWS; ++p) {
+      int y = in_y0[p] + ky * DILATION_H;
+      int x = in_x0[p] + kx * DILATION_W;
+      inside[p] = y >= 0 && y < IN_H && x >= 0 && x < IN_W;
+      base[p] = inside[p] ? batch_base[p] + y * IN_W + x : 0;
+    }
+    for (int s = 0; s < IN_S; ++s) {
+      vec4 x[TILE_ROWS];
+      for (int p = 0; p < TILE_ROWS; ++p) {
+        x[p] = inside[p] ? LOAD(in0, base[p] + s * IN_HW) : vec4(0.0);
+      }
+#else
+  int base[TILE_ROWS];
+  for (int p = 0; p < TILE_ROWS; ++p) {
+    int r = min(first_row + p, ROWS - 1);
+    base[p] = (r / ROW_PIXELS) * IN_S * IN_HW + r % ROW_PIXELS;
+  }
+  int w_index = group * DEPTH_STEPS * TILE_SLICES * 4;
+  {
+    for (int s = 0; s < DEPTH_STEPS; ++s) {
+      vec4 x[TILE_ROWS];
+      for (int p = 0; p < TILE_ROWS; ++p) {
+        x[p] = LOAD(in0, base[p] + s * DEPTH_STRIDE);
+      }
+#endif
+      for (int o = 0; o < TILE_SLICES; ++o) {
+        vec4 w0 = LOAD(weights, w_index);
+        vec4 w1 = LOAD(weights, w_index + 1);
+        vec4 w2 = LOAD(weights, w_index + 2);
+        vec4 w3 = LOAD(weights, w_index + 3);
+        w_index += 4;
+        for (int p = 0; p < TILE_ROWS; ++p) {
+          acc[p * TILE_SLICES + o] +=
+              w0 * x[p].x + w1 * x[p].y + w2 * x[p].z + w3 * x[p].w;
+        }
+      }
+    }
+  }
+
+  for (int o = 0; o < TILE_SLICES; ++o) {
+    int slice = group * TILE_SLICES + o;
+    if (slice >= OUT_S) break;
+    vec4 b = LOAD(bias, slice);
+    for (int p = 0; p < TILE_ROWS; ++p) {
+      int r = first_row + p;
+      if (r >= ROWS) break;
+      int index = ((r / OUT_HW) * OUT_S + slice) * OUT_HW + r % OUT_HW;
+      STORE(out0, index,
+            zero_padded(activate(acc[p * TILE_SLICES + o] + b), slice, OUT_C));
+    }
+  }
+}

@@ -1,0 +1,132 @@
+#version 310 es
+// DEPTHWISE_CONV_2D over PHWC4 tensors. Each invocation computes a block of
+// BLOCK_W x BLOCK_H output pixels of one channel slice, keeping the block in
+// registers.
+//
+// FAST_3X3 (3x3 window, dilation 1, depth multiplier 1): the invocation
+// walks the input rows its block's windows cover, loads each row segment
+// once and feeds every output of the block that reads it, so a loaded vec4
+// serves up to 9 FMAs instead of 1 (llvmpipe pays per load, not per FMA;
+// ../shared/research/llvmpipe.md). The 9 weights stay in registers.
+// Otherwise (any window, dilation, multiplier) each output gathers its taps;
+// with MULTIPLIER > 1 output channel c reads input channel c / MULTIPLIER,
+// so each lane comes from its own input vec4.
+//
+// SLICES_ON_X puts slices on x and blocks on y: small maps have more slices
+// than blocks, and llvmpipe vectorizes x.
+//
+// Weights (binding 2): [out slice][tap] vec4. Bias (binding 3): [out slice]
+// vec4. Bindings: 0 = output, 1 = input.
+//
+// @axis - FAST_3X3
+// @axis - SLICES_ON_X
+// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
+// @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 BLOCK_W=4 BLOCK_H=2 BLOCKS_X=2
+// @const BLOCKS_Y=2 BLOCKS=4 OUT_S=2 OUT_C=8 OUT_H=4 OUT_W=8 IN_S=2
+// @const IN_H=4 IN_W=8 KERNEL_H=3 KERNEL_W=3 STRIDE_H=1 STRIDE_W=1
+// @const DILATION_H=1 DILATION_W=1 PAD_TOP=1 PAD_LEFT=1 MULTIPLIER=1
+
+layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
+
+TENSOR_OUT(out0, 0, Out0);
+TENSOR_IN(in0, 1, In0);
+TENSOR_IN(weights, 2, Weights);
+TENSOR_IN(bias, 3, Bias);
+
+#define BLOCK (BLOCK_W * BLOCK_H)
+#define IN_HW (IN_H * IN_W)
+
+#if !defined(FAST_3X3)
+// The input vec4 output slice `slice` reads at input pixel `pixel` of batch
+// `b` (each lane from its own channel when the multiplier is > 1).
+vec4 fetch(int b, int slice, int pixel) {
+#if MULTIPLIER == 1
+  return LOAD(in0, (b * IN_S + slice) * IN_HW + pixel);
+#else
+  vec4 v;
+  for (int lane = 0; lane < 4; ++lane) {
+    int c = min(slice * 4 + lane, OUT_C - 1) / MULTIPLIER;
+    v[lane] = LOAD(in0, (b * IN_S + c / 4) * IN_HW + pixel)[c % 4];
+  }
+  return v;
+#endif
+}
+#endif
+
+void main() {
+#if defined(SLICES_ON_X)
+  int slice = int(gl_GlobalInvocationID.x);
+  int block = int(gl_GlobalInvocationID.y);
+#else
+  int block = int(gl_GlobalInvocationID.x);
+  int slice = int(gl_GlobalInvocationID.y);
+#endif
+  if (slice >= OUT_S || block >= BLOCKS) return;
+  int b = block / (BLOCKS_X * BLOCKS_Y);
+  int by = (block / BLOCKS_X) % BLOCKS_Y;
+  int bx = block % BLOCKS_X;
+  int y0 = by * BLOCK_H * STRIDE_H - PAD_TOP;  // input row of output row 0
+  int x0 = bx * BLOCK_W * STRIDE_W - PAD_LEFT;
+
+  vec4 acc[BLOCK];
+  vec4 bias_value = LOAD(bias, slice);
+  for (int i = 0; i < BLOCK; ++i) acc[i] = bias_value;
+
+#if defined(FAST_3X3)
+#define FOOT_W ((BLOCK_W - 1) * STRIDE_W + 3)
+#define FOOT_H ((BLOCK_H - 1) * STRIDE_H + 3)
+  vec4 w[9];
+  for (int t = 0; t < 9; ++t) w[t] = LOAD(weights, slice * 9 + t);
+  int plane = (b * IN_S + slice) * IN_HW;
+  bool column_inside[FOOT_W];
+  for (int c = 0; c < FOOT_W; ++c) {
+    column_inside[c] = x0 + c >= 0 && x0 + c < IN_W;
+  }
+  for (int r = 0; r < FOOT_H; ++r) {
+    int y = y0 + r;
+    bool row_inside = y >= 0 && y < IN_H;
+    vec4 x[FOOT_W];
+    for (int c = 0; c < FOOT_W; ++c) {
+      bool inside = row_inside && column_inside[c];
+      x[c] = inside ? LOAD(in0, inside ? plane + y * IN_W + x0 + c : 0)
+                    : vec4(0.0);
+    }
+    for (int oy = 0; oy < BLOCK_H; ++oy) {
+      int ky = r - oy * STRIDE_H;
+      if (ky < 0 || ky > 2) continue;
+      for (int ox = 0; ox < BLOCK_W; ++ox) {
+        for (int kx = 0; kx < 3; ++kx) {
+          acc[oy * BLOCK_W + ox] += x[ox * STRIDE_W + kx] * w[ky * 3 + kx];
+        }
+      }
+    }
+  }
+#else
+  for (int tap = 0; tap < KERNEL_H * KERNEL_W; ++tap) {
+    int ky = tap / KERNEL_W;
+    int kx = tap - ky * KERNEL_W;
+    vec4 w = LOAD(weights, slice * KERNEL_H * KERNEL_W + tap);
+    for (int oy = 0; oy < BLOCK_H; ++oy) {
+      int y = y0 + oy * STRIDE_H + ky * DILATION_H;
+      for (int ox = 0; ox < BLOCK_W; ++ox) {
+        int x = x0 + ox * STRIDE_W + kx * DILATION_W;
+        bool inside = y >= 0 && y < IN_H && x >= 0 && x < IN_W;
+        vec4 v = inside ? fetch(b, slice, inside ? y * IN_W + x : 0)
+                        : vec4(0.0);
+        acc[oy * BLOCK_W + ox] += v * w;
+      }
+    }
+  }
+#endif
+
+  for (int oy = 0; oy < BLOCK_H; ++oy) {
+    int y = by * BLOCK_H + oy;
+    if (y >= OUT_H) break;
+    for (int ox = 0; ox < BLOCK_W; ++ox) {
+      int x = bx * BLOCK_W + ox;
+      if (x >= OUT_W) break;
+      STORE(out0, ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x,
+            zero_padded(activate(acc[oy * BLOCK_W + ox]), slice, OUT_C));
+    }
+  }
+}

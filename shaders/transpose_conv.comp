@@ -1,0 +1,101 @@
+#version 310 es
+// Transposed convolution (TRANSPOSE_CONV, MediaPipe's
+// Convolution2DTransposeBias) over PHWC4 tensors, as a gather: output pixel
+// (y, x) sums input pixel (iy, ix) times tap (ky, kx) wherever
+// iy * STRIDE_H - PAD_TOP + ky == y (same along x). No scatter, no atomics.
+//
+// Each invocation computes TILE_ROWS output pixels of one row that share
+// their x phase (x = phase + STRIDE_W * n), so every tap is valid or invalid
+// for all of them at once and their inputs are consecutive, times
+// TILE_SLICES output slices, in registers (as in conv2d.comp). Pixel groups
+// are numbered over (batch, row, phase, group): ROW_GROUPS per output row.
+//
+// Weights (binding 2): [slice group][tap][input slice][TILE_SLICES][4] vec4
+// like conv2d.comp; bias (binding 3): one vec4 per output slice.
+// Bindings: 0 = output, 1 = input.
+//
+// @axis - SLICES_ON_X
+// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
+// @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=1
+// @const PIXEL_GROUPS=8 SLICE_GROUPS=1 GROUPS_PER_PHASE=1 IN_S=1 IN_H=2
+// @const IN_W=2 OUT_S=1 OUT_C=1 OUT_H=4 OUT_W=4 KERNEL_H=2 KERNEL_W=2
+// @const STRIDE_H=2 STRIDE_W=2 PAD_TOP=0 PAD_LEFT=0
+
+layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
+
+TENSOR_OUT(out0, 0, Out0);
+TENSOR_IN(in0, 1, In0);
+TENSOR_IN(weights, 2, Weights);
+TENSOR_IN(bias, 3, Bias);
+
+#define TILE (TILE_ROWS * TILE_SLICES)
+#define ROW_GROUPS (STRIDE_W * GROUPS_PER_PHASE)
+
+void main() {
+#if defined(SLICES_ON_X)
+  int group = int(gl_GlobalInvocationID.x);
+  int pixel_group = int(gl_GlobalInvocationID.y);
+#else
+  int group = int(gl_GlobalInvocationID.y);
+  int pixel_group = int(gl_GlobalInvocationID.x);
+#endif
+  if (group >= SLICE_GROUPS || pixel_group >= PIXEL_GROUPS) return;
+  int row = pixel_group / ROW_GROUPS;  // batch * OUT_H + y
+  int b = row / OUT_H;
+  int y = row % OUT_H;
+  int phase = (pixel_group % ROW_GROUPS) / GROUPS_PER_PHASE;
+  int first_n = (pixel_group % GROUPS_PER_PHASE) * TILE_ROWS;
+
+  vec4 acc[TILE];
+  for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
+
+  for (int ky = 0; ky < KERNEL_H; ++ky) {
+    // Offsets keep the operands of / and % non-negative.
+    int ty = y + PAD_TOP - ky + STRIDE_H * KERNEL_H;
+    int iy = ty / STRIDE_H - KERNEL_H;
+    if (ty % STRIDE_H != 0 || iy < 0 || iy >= IN_H) continue;
+    for (int kx = 0; kx < KERNEL_W; ++kx) {
+      int tx = phase + PAD_LEFT - kx + STRIDE_W * KERNEL_W;
+      if (tx % STRIDE_W != 0) continue;
+      int ix0 = tx / STRIDE_W - KERNEL_W + first_n;
+      int base[TILE_ROWS];
+      bool inside[TILE_ROWS];
+      for (int p = 0; p < TILE_ROWS; ++p) {
+        inside[p] = ix0 + p >= 0 && ix0 + p < IN_W;
+        base[p] = inside[p] ? (b * IN_S * IN_H + iy) * IN_W + ix0 + p : 0;
+      }
+      int w_index = ((group * KERNEL_H + ky) * KERNEL_W + kx) * IN_S *
+                    TILE_SLICES * 4;
+      for (int s = 0; s < IN_S; ++s) {
+        vec4 x[TILE_ROWS];
+        for (int p = 0; p < TILE_ROWS; ++p) {
+          x[p] = inside[p] ? LOAD(in0, base[p] + s * IN_H * IN_W) : vec4(0.0);
+        }
+        for (int o = 0; o < TILE_SLICES; ++o) {
+          vec4 w0 = LOAD(weights, w_index);
+          vec4 w1 = LOAD(weights, w_index + 1);
+          vec4 w2 = LOAD(weights, w_index + 2);
+          vec4 w3 = LOAD(weights, w_index + 3);
+          w_index += 4;
+          for (int p = 0; p < TILE_ROWS; ++p) {
+            acc[p * TILE_SLICES + o] +=
+                w0 * x[p].x + w1 * x[p].y + w2 * x[p].z + w3 * x[p].w;
+          }
+        }
+      }
+    }
+  }
+
+  for (int o = 0; o < TILE_SLICES; ++o) {
+    int slice = group * TILE_SLICES + o;
+    if (slice >= OUT_S) break;
+    vec4 bias_value = LOAD(bias, slice);
+    for (int p = 0; p < TILE_ROWS; ++p) {
+      int x = phase + STRIDE_W * (first_n + p);
+      if (x >= OUT_W) break;
+      STORE(out0, ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x,
+            zero_padded(activate(acc[p * TILE_SLICES + o] + bias_value), slice,
+                        OUT_C));
+    }
+  }
+}
