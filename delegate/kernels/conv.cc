@@ -73,7 +73,7 @@ Status CheckConv(const NodeView& node, const GraphContext& graph,
     return Status::Error("output shape " + out.ToString() +
                          " does not follow from the input and window");
   }
-  return kernels::ActivationDefine(params->activation).status();
+  return kernels::CheckConvActivation(params->activation);
 }
 
 bool IsPointwise(const NodeView& node) {

@@ -198,6 +198,25 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   return Status::Ok();
 }
 
+Status CheckConvActivation(abi::FusedActivation activation) {
+  switch (activation) {
+    case abi::kActNone:
+    case abi::kActRelu:
+    case abi::kActRelu6:
+    case abi::kActReluN1To1:
+      return Status::Ok();
+    case abi::kActTanh:
+    case abi::kActSigmoid:
+      return Status::Error(
+          "fused TANH/SIGMOID: TFLite's CPU kernels ignore it (they only "
+          "clamp for the ReLU family), so GPU results would disagree");
+    default:
+      return Status::Error("fused activation " +
+                           std::to_string(static_cast<int>(activation)) +
+                           " is not supported");
+  }
+}
+
 Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                     long long expected, const char* what) {
   TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, i, what));

@@ -87,6 +87,12 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
 // whole warps).
 std::array<uint32_t, 3> LocalSize2d(uint32_t grid_x, uint32_t grid_y);
 
+// The fused activations the convolution family runs: the ReLU family and
+// none. TFLite's CPU kernels of these ops apply a fused activation only as a
+// clamp, so they ignore TANH and SIGMOID; the GPU would disagree with them,
+// so such nodes stay on the CPU.
+Status CheckConvActivation(abi::FusedActivation activation);
+
 // Checks that input `i` holds float weights of `expected` elements.
 Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                     long long expected, const char* what);

@@ -69,7 +69,7 @@ Status CheckDepthwise(const NodeView& node, const GraphContext& graph,
     return Status::Error("output shape " + out.ToString() +
                          " does not follow from the input and window");
   }
-  return kernels::ActivationDefine(params->activation).status();
+  return kernels::CheckConvActivation(params->activation);
 }
 
 Status BuildDepthwise(const NodeView& node, GraphBuilder& builder) {

@@ -83,7 +83,7 @@ Status CheckFullyConnected(const NodeView& node, const GraphContext& graph,
                          " (only the last dimension or a whole 4-D batch "
                          "can be flattened)");
   }
-  return kernels::ActivationDefine(params->activation).status();
+  return kernels::CheckConvActivation(params->activation);
 }
 
 Status BuildFullyConnected(const NodeView& node, GraphBuilder& builder) {

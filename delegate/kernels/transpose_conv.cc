@@ -154,7 +154,7 @@ Status CheckTransposeConv(const NodeView& node, const GraphContext& graph,
     return Status::Error("output shape " + out.ToString() +
                          " does not follow from the input and window");
   }
-  return kernels::ActivationDefine(spec.activation).status();
+  return kernels::CheckConvActivation(spec.activation);
 }
 
 Status BuildTransposeConv(const NodeView& node, GraphBuilder& builder) {

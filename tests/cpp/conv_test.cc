@@ -172,10 +172,9 @@ TEST(Conv2d, GeneralWindowsStridesDilationsAndPadding) {
   }
 }
 
-TEST(Conv2d, EachFusedActivation) {
+TEST(Conv2d, EachReluFamilyActivation) {
   for (abi::FusedActivation act :
-       {abi::kActRelu, abi::kActRelu6, abi::kActReluN1To1, abi::kActTanh,
-        abi::kActSigmoid}) {
+       {abi::kActRelu, abi::kActRelu6, abi::kActReluN1To1}) {
     RunConvCase({1, 5, 4, 5, 6, 3, 3, 1, 1, 1, 1, true, act, true}, false,
                 false, 30);
   }
@@ -209,11 +208,27 @@ TEST(DepthwiseConv2d, MultipliersDilationsAndOtherWindows) {
   }
 }
 
-TEST(DepthwiseConv2d, EachFusedActivation) {
-  for (abi::FusedActivation act : {abi::kActReluN1To1, abi::kActTanh,
-                                   abi::kActSigmoid}) {
+TEST(DepthwiseConv2d, EachReluFamilyActivation) {
+  for (abi::FusedActivation act : {abi::kActRelu, abi::kActRelu6,
+                                   abi::kActReluN1To1}) {
     RunConvCase({1, 5, 6, 5, 5, 3, 3, 1, 1, 1, 1, true, act, true}, true,
                 false, 60);
+  }
+}
+
+TEST(Conv2dSupport, DeclinesFusedTanhAndSigmoidWhichTheCpuIgnores) {
+  for (abi::FusedActivation act : {abi::kActTanh, abi::kActSigmoid}) {
+    OpTester tester(abi::kTfLiteBuiltinConv2d);
+    tester.AddInput({1, 4, 4, 4}, RandomData(64, 1));
+    tester.AddConstInput({4, 1, 1, 4}, RandomData(16, 2));
+    tester.AddConstInput({4}, RandomData(4, 3));
+    tester.AddOutput({1, 4, 4, 4});
+    tester.SetParams(abi::ConvParams{abi::kPaddingSame, 1, 1, act, 1, 1,
+                                     abi::kNoType});
+    Status status = tester.Check();
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("ignore"), std::string::npos)
+        << status.message();
   }
 }
 

@@ -1,0 +1,227 @@
+"""CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and TRANSPOSE_CONV through the
+real LiteRT interpreter: each single-op model runs on the CPU kernels and
+through the delegate, fully delegated, and the answers agree. Nodes the
+delegate declines stay on the CPU, say why in the log, and still answer
+right.
+
+MediaPipe's Convolution2DTransposeBias is tested in tests/cpp/conv_test.cc
+against a naive reference: the CPU interpreter has no kernel for it.
+"""
+
+import numpy as np
+import pytest
+
+from gles_testing import (ModelBuilder, assert_close, assert_fully_delegated,
+                          random_inputs, run_cpu_and_gpu)
+
+PRECISIONS = [False, True]
+
+
+def conv_model(op, in_shape, filter_shape, options, bias=True, version=1, seed=0):
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    x = b.add_input(in_shape)
+    w = b.add_const(rng.uniform(-0.5, 0.5, filter_shape).astype(np.float32))
+    out_c = filter_shape[0] if op == "CONV_2D" else filter_shape[3]
+    bias_index = b.add_const(rng.uniform(-1, 1, [out_c]).astype(np.float32)) if bias else -1
+    o = b.add_tensor(output_shape(op, in_shape, filter_shape, options))
+    b.add_op(op, [x, w, bias_index], [o], options, version=version)
+    return b.build()
+
+
+def output_shape(op, in_shape, filter_shape, options):
+    """TFLite's output size rule (SAME: ceil(in / s); VALID: from the window)."""
+    n, h, w, _ = in_shape
+    kh, kw = filter_shape[1], filter_shape[2]
+    dh, dw = options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1)
+    sh, sw = options["stride_h"], options["stride_w"]
+
+    def size(i, k, s, d):
+        return -(-i // s) if options["padding"] == "SAME" else (i - (k - 1) * d - 1) // s + 1
+
+    out_c = filter_shape[0] if op == "CONV_2D" else filter_shape[3]
+    return [n, size(h, kh, sh, dh), size(w, kw, sw, dw), out_c]
+
+
+def window(padding="SAME", stride=1, dilation=1, activation="NONE"):
+    return {"padding": padding, "stride_h": stride, "stride_w": stride,
+            "dilation_h_factor": dilation, "dilation_w_factor": dilation,
+            "fused_activation_function": activation}
+
+
+# (input shape, filter OHWI, options): channels 1/3/4/5/8/13, odd sizes,
+# size 1, batch 2, strides, dilation, padding, the ReLU-family activations.
+CONV_CASES = [
+    ([1, 7, 5, 1], [4, 1, 1, 1], window()),
+    ([2, 12, 12, 13], [8, 1, 1, 13], window(activation="RELU_N1_TO_1")),
+    ([2, 6, 5, 3], [5, 3, 3, 3], window(activation="RELU")),
+    ([1, 9, 7, 4], [8, 3, 3, 4], window(stride=2, activation="RELU6")),
+    ([1, 11, 9, 5], [13, 3, 3, 5], window("VALID", stride=2)),
+    ([1, 9, 10, 8], [4, 3, 3, 8], window(dilation=2)),
+    ([1, 1, 1, 8], [3, 3, 3, 8], window()),
+]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape,options", CONV_CASES)
+def test_conv2d(in_shape, filter_shape, options, fp16):
+    version = 2 if options["dilation_h_factor"] > 1 else 1
+    model = conv_model("CONV_2D", in_shape, filter_shape, options, version=version)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=1),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+
+
+DEPTHWISE_CASES = [
+    ([1, 9, 11, 1], 1, 3, window()),
+    ([2, 7, 6, 3], 1, 3, window(activation="RELU6")),
+    ([1, 10, 9, 4], 1, 3, window(stride=2)),
+    ([1, 13, 12, 5], 1, 3, window("VALID", stride=2)),
+    ([1, 6, 7, 3], 2, 3, window(activation="RELU")),
+    ([1, 9, 8, 8], 1, 3, window(dilation=2)),
+    ([1, 8, 9, 13], 1, 5, window()),
+    ([1, 1, 1, 13], 1, 3, window()),
+]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,multiplier,kernel,options", DEPTHWISE_CASES)
+def test_depthwise_conv2d(in_shape, multiplier, kernel, options, fp16):
+    out_c = in_shape[3] * multiplier
+    options = dict(options, depth_multiplier=multiplier)
+    version = 2 if options["dilation_h_factor"] > 1 else 1
+    model = conv_model("DEPTHWISE_CONV_2D", in_shape, [1, kernel, kernel, out_c],
+                       options, version=version)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=2),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+
+
+# (input shape, outputs, keep_num_dims, bias)
+FC_CASES = [
+    ([2, 13], 5, False, True),
+    ([1, 1024], 1001, False, True),
+    ([2, 3, 3, 5], 7, False, True),   # each batch flattened
+    ([1, 4, 2, 3], 6, True, True),    # keep_num_dims
+    ([3, 8], 4, False, False),        # no bias (-1)
+]
+
+
+def fc_model(in_shape, outputs, keep_num_dims, bias, activation="NONE", weights=None):
+    rng = np.random.default_rng(3)
+    depth = in_shape[-1] if keep_num_dims or len(in_shape) == 2 else int(np.prod(in_shape[1:]))
+    rows = int(np.prod(in_shape)) // depth
+    b = ModelBuilder()
+    x = b.add_input(in_shape)
+    w = weights(b) if weights else b.add_const(
+        rng.uniform(-0.5, 0.5, [outputs, depth]).astype(np.float32))
+    bias_index = b.add_const(rng.uniform(-1, 1, [outputs]).astype(np.float32)) if bias else -1
+    out_shape = in_shape[:-1] + [outputs] if keep_num_dims else [rows, outputs]
+    o = b.add_tensor(out_shape)
+    b.add_op("FULLY_CONNECTED", [x, w, bias_index], [o],
+             {"fused_activation_function": activation, "keep_num_dims": keep_num_dims},
+             version=5 if keep_num_dims else 1)
+    return b.build()
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,outputs,keep_num_dims,bias", FC_CASES)
+def test_fully_connected(in_shape, outputs, keep_num_dims, bias, fp16):
+    model = fc_model(in_shape, outputs, keep_num_dims, bias, activation="RELU6")
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=4),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+
+
+# (input shape, filter OHWI, stride, padding, bias)
+TRANSPOSE_CASES = [
+    ([1, 4, 5, 3], [5, 3, 3, 3], 2, "SAME", True),
+    ([2, 3, 3, 8], [4, 2, 2, 8], 2, "VALID", False),
+    ([1, 5, 4, 13], [1, 3, 3, 13], 1, "SAME", True),
+]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape,stride,padding,bias", TRANSPOSE_CASES)
+def test_transpose_conv(in_shape, filter_shape, stride, padding, bias, fp16):
+    rng = np.random.default_rng(5)
+    n, h, w, _ = in_shape
+    out_c, kh, kw, _ = filter_shape
+    if padding == "SAME":
+        out_shape = [n, h * stride, w * stride, out_c]
+    else:
+        out_shape = [n, (h - 1) * stride + kh, (w - 1) * stride + kw, out_c]
+    b = ModelBuilder()
+    shape = b.add_const(np.array(out_shape, np.int32))
+    weights = b.add_const(rng.uniform(-0.5, 0.5, filter_shape).astype(np.float32))
+    x = b.add_input(in_shape)
+    inputs = [shape, weights, x]
+    if bias:
+        inputs.append(b.add_const(rng.uniform(-1, 1, [out_c]).astype(np.float32)))
+    o = b.add_tensor(out_shape)
+    b.add_op("TRANSPOSE_CONV", inputs, [o],
+             {"padding": padding, "stride_h": stride, "stride_w": stride},
+             version=3 if bias else 1)
+    cpu, gpu, stats = run_cpu_and_gpu(b.build(), random_inputs([in_shape], seed=6),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+
+
+def assert_declined(stats, capfd, op, reason):
+    """The node stayed on the CPU and the log says which op and why."""
+    assert stats["nodes_delegated"] == 0, stats
+    log = capfd.readouterr().err
+    assert op in log and reason in log, log
+
+
+def test_conv2d_with_a_non_constant_filter_stays_on_the_cpu(capfd):
+    b = ModelBuilder()
+    x = b.add_input([1, 5, 5, 4])
+    w = b.add_input([3, 3, 3, 4])
+    bias = b.add_const(np.ones([3], np.float32))
+    o = b.add_tensor([1, 5, 5, 3])
+    b.add_op("CONV_2D", [x, w, bias], [o], window())
+    inputs = random_inputs([[1, 5, 5, 4], [3, 3, 3, 4]], seed=7)
+    cpu, gpu, stats = run_cpu_and_gpu(b.build(), inputs)
+    assert_declined(stats, capfd, "CONV_2D", "filter (input 1) must be a constant")
+    assert_close(gpu, cpu)
+
+
+def test_depthwise_with_a_non_constant_filter_stays_on_the_cpu(capfd):
+    b = ModelBuilder()
+    x = b.add_input([1, 6, 6, 4])
+    w = b.add_input([1, 3, 3, 4])
+    bias = b.add_const(np.ones([4], np.float32))
+    o = b.add_tensor([1, 6, 6, 4])
+    b.add_op("DEPTHWISE_CONV_2D", [x, w, bias], [o], dict(window(), depth_multiplier=1))
+    inputs = random_inputs([[1, 6, 6, 4], [1, 3, 3, 4]], seed=8)
+    cpu, gpu, stats = run_cpu_and_gpu(b.build(), inputs)
+    assert_declined(stats, capfd, "DEPTHWISE_CONV_2D", "must be a constant")
+    assert_close(gpu, cpu)
+
+
+def test_fully_connected_with_int8_weights_stays_on_the_cpu(capfd):
+    """Hybrid (int8-weight) FC: the CPU dequantizes on the fly; we decline."""
+    rng = np.random.default_rng(9)
+
+    def int8_weights(builder):
+        return builder.add_const(rng.integers(-100, 100, [4, 16]).astype(np.int8),
+                                 quant=(0.01, 0))
+
+    model = fc_model([2, 16], 4, False, True, weights=int8_weights)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([[2, 16]], seed=10))
+    assert_declined(stats, capfd, "FULLY_CONNECTED", "quantized weights")
+    assert_close(gpu, cpu)
+
+
+def test_conv2d_with_fused_tanh_stays_on_the_cpu(capfd):
+    """TFLite's CPU conv ignores a fused TANH (it only clamps for the ReLU
+    family); the delegate declines rather than disagree with it."""
+    model = conv_model("CONV_2D", [1, 5, 4, 5], [6, 3, 3, 5], window(activation="TANH"))
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([[1, 5, 4, 5]], seed=11))
+    assert_declined(stats, capfd, "CONV_2D", "fused TANH/SIGMOID")
+    assert_close(gpu, cpu)
