@@ -78,6 +78,17 @@ TFLITE_GLES_EXPORT int TfLiteGlesDelegateGetStats(const TfLiteDelegate* delegate
   return 0;
 }
 
+TFLITE_GLES_EXPORT int TfLiteGlesDelegateGetProfile(
+    const TfLiteDelegate* delegate, TfLiteGlesDispatchProfile* entries,
+    int capacity) {
+  if (!IsOurs(delegate) || capacity < 0 ||
+      (capacity > 0 && entries == nullptr)) {
+    return -1;
+  }
+  return Unwrap(const_cast<TfLiteDelegate*>(delegate))
+      ->FillProfile(entries, capacity);
+}
+
 TFLITE_GLES_EXPORT const char* TfLiteGlesDelegateLastError(
     const TfLiteDelegate* delegate) {
   if (!IsOurs(delegate)) return "not a tflite-gles delegate";

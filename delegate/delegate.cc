@@ -20,6 +20,7 @@ std::atomic<long> g_live_delegates{0};
 // One delegated partition: what Registration::init returns as user_data.
 struct Partition {
   GlesDelegate* owner = nullptr;
+  int id = 0;  // creation order, for the profile
   std::unique_ptr<PartitionRuntime> runtime;
   std::string build_error;  // why the partition cannot run, if it cannot
 };
@@ -54,6 +55,7 @@ struct DelegateCallbacks {
     GlesDelegate* self = GlesDelegate::FromAbi(params->delegate);
     auto* partition = new Partition();
     partition->owner = self;
+    partition->id = self->partitions_created_++;
     Status status = BuildPartition(self, context, params, partition);
     if (!status.ok()) partition->build_error = status.message();
     return partition;
@@ -98,6 +100,7 @@ struct DelegateCallbacks {
       partition->owner->gpu_bytes_ -= partition->runtime->gpu_bytes();
       partition->owner->dispatches_ -= partition->runtime->dispatch_count();
     }
+    partition->owner->profiles_.erase(partition->id);
     delete partition;
   }
 
@@ -133,6 +136,9 @@ struct DelegateCallbacks {
     if (!status.ok()) {
       self->Report(context, "tflite-gles: Invoke failed: " + status.message());
       return abi::kError;
+    }
+    if (self->options_.enable_profiling) {
+      self->profiles_[partition->id] = partition->runtime->timings();
     }
     ++self->invokes_;
     return abi::kOk;
@@ -331,6 +337,27 @@ void GlesDelegate::FillStats(TfLiteGlesDelegateStats* stats) const {
     std::snprintf(stats->egl_display, sizeof(stats->egl_display), "%s",
                   env_->display_description().c_str());
   }
+}
+
+int GlesDelegate::FillProfile(TfLiteGlesDispatchProfile* entries,
+                              int capacity) const {
+  int count = 0;
+  for (const auto& [partition, timings] : profiles_) {
+    for (const DispatchTiming& timing : timings) {
+      if (count < capacity) {
+        TfLiteGlesDispatchProfile& entry = entries[count];
+        std::memset(&entry, 0, sizeof(entry));
+        std::snprintf(entry.label, sizeof(entry.label), "%s", timing.label.c_str());
+        std::snprintf(entry.shader, sizeof(entry.shader), "%s", timing.shader.c_str());
+        entry.milliseconds = timing.milliseconds;
+        entry.flops = timing.flops;
+        entry.partition = partition;
+        entry.gpu_timer = timing.gpu_timer ? 1 : 0;
+      }
+      ++count;
+    }
+  }
+  return count;
 }
 
 }  // namespace tflite_gles

@@ -2,7 +2,9 @@
 // node subsets and runs each subset as one delegate kernel.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "delegate/graph.h"
@@ -26,6 +28,9 @@ class GlesDelegate {
   void FillStats(TfLiteGlesDelegateStats* stats) const;
   // Delegates alive in the process (leak checks).
   static long LiveCount();
+  // Copies up to `capacity` entries of the last profile; returns how many
+  // it holds.
+  int FillProfile(TfLiteGlesDispatchProfile* entries, int capacity) const;
   const std::string& last_error() const { return last_error_; }
 
  private:
@@ -50,6 +55,10 @@ class GlesDelegate {
   int dispatches_ = 0;
   long long gpu_bytes_ = 0;
   long long invokes_ = 0;
+  // Timings of the last profiled invoke of each live partition, keyed by
+  // the order partitions were created in (TFLite runs them in that order).
+  std::map<int, std::vector<DispatchTiming>> profiles_;
+  int partitions_created_ = 0;
   std::string last_error_;
 };
 

@@ -3,6 +3,7 @@
 #include <GLES3/gl32.h>
 
 #include <chrono>
+#include <cstdio>
 
 #include "delegate/half.h"
 #include "egl/gl_call.h"
@@ -206,6 +207,59 @@ Status PartitionRuntime::BindAndDispatch(const Step& step) {
   return Status::Ok();
 }
 
+Status PartitionRuntime::DispatchProfiled() {
+  if (!timer_tried_) {
+    timer_tried_ = true;
+    // Mesa llvmpipe offers GL_EXT_disjoint_timer_query but answers 1 ns
+    // for every compute dispatch (it runs them inside glDispatchCompute, on
+    // the CPU, outside what its queries measure), so it keeps the
+    // synchronous mode, which is exact there.
+    if (device_.gpu->has_timer_query && !device_.gpu->IsLlvmpipe()) {
+      auto timer = gl::GpuTimer::Create(static_cast<int>(steps_.size()));
+      if (timer.ok()) {
+        timer_ = std::move(*timer);
+      } else {
+        std::fprintf(stderr,
+                     "WARNING: tflite-gles: profiling with glFinish instead of "
+                     "GPU timer queries: %s\n",
+                     timer.status().message().c_str());
+      }
+    }
+  }
+  if (timer_.size() > 0) {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      TFG_RETURN_IF_ERROR(timer_.Begin(static_cast<int>(i)));
+      TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i]));
+      TFG_RETURN_IF_ERROR(timer_.End());
+    }
+    auto milliseconds = timer_.ReadMilliseconds(static_cast<int>(steps_.size()));
+    if (!milliseconds.ok()) {
+      // The outputs are fine; only this invoke's times are lost.
+      std::fprintf(stderr, "WARNING: tflite-gles: %s\n",
+                   milliseconds.status().message().c_str());
+      return Status::Ok();
+    }
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Dispatch& d = steps_[i].dispatch;
+      timings_.push_back({d.label, d.shader, (*milliseconds)[i], d.flops, true});
+    }
+    return Status::Ok();
+  }
+  // Synchronous profiling: finish before and after each dispatch (on
+  // llvmpipe a dispatch runs inside the call anyway).
+  for (const Step& step : steps_) {
+    TFG_GL(glFinish());
+    auto start = std::chrono::steady_clock::now();
+    TFG_RETURN_IF_ERROR(BindAndDispatch(step));
+    TFG_GL(glFinish());
+    std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
+    timings_.push_back({step.dispatch.label, step.dispatch.shader,
+                        elapsed.count(), step.dispatch.flops, false});
+  }
+  return Status::Ok();
+}
+
 Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   TFG_RETURN_IF_ERROR(Allocate());
   for (const Transfer& upload : uploads_) {
@@ -217,20 +271,10 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     TFG_RETURN_IF_ERROR(buffers_[upload.staging].Upload(0, upload.bytes, tensor.data));
   }
   timings_.clear();
-  for (const Step& step : steps_) {
-    if (!profile) {
-      TFG_RETURN_IF_ERROR(BindAndDispatch(step));
-      continue;
-    }
-    // Synchronous profiling: finish before and after each dispatch.
-    TFG_GL(glFinish());
-    auto start = std::chrono::steady_clock::now();
-    TFG_RETURN_IF_ERROR(BindAndDispatch(step));
-    TFG_GL(glFinish());
-    std::chrono::duration<double, std::milli> elapsed =
-        std::chrono::steady_clock::now() - start;
-    timings_.push_back({step.dispatch.label, step.dispatch.shader,
-                        elapsed.count(), step.dispatch.flops});
+  if (profile) {
+    TFG_RETURN_IF_ERROR(DispatchProfiled());
+  } else {
+    for (const Step& step : steps_) TFG_RETURN_IF_ERROR(BindAndDispatch(step));
   }
   TFG_GL(glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT));
   for (const Transfer& download : downloads_) {

@@ -11,6 +11,7 @@
 #include "delegate/graph.h"
 #include "delegate/tflite_abi.h"
 #include "egl/gl_objects.h"
+#include "egl/gpu_timer.h"
 #include "egl/shader_source.h"
 
 namespace tflite_gles {
@@ -32,6 +33,9 @@ struct DispatchTiming {
   std::string shader;
   double milliseconds = 0;
   long long flops = 0;
+  // true: measured by a GPU timer query; false: CPU wall time between
+  // glFinish calls (the only way on drivers without timer queries).
+  bool gpu_timer = false;
 };
 
 class PartitionRuntime {
@@ -67,6 +71,9 @@ class PartitionRuntime {
   PartitionRuntime() = default;
   Status AddStep(Dispatch dispatch, ProgramCache& programs);
   Status BindAndDispatch(const Step& step);
+  // Runs every step and records timings_ (GPU timer queries if the driver
+  // has them, else glFinish around each dispatch).
+  Status DispatchProfiled();
 
   DeviceProfile device_;
   std::vector<Value> values_;
@@ -79,6 +86,8 @@ class PartitionRuntime {
   bool allocated_ = false;
   long long gpu_bytes_ = 0;
   std::vector<DispatchTiming> timings_;
+  gl::GpuTimer timer_;        // empty where timer queries are unavailable
+  bool timer_tried_ = false;  // created lazily on the first profiled run
 };
 
 }  // namespace tflite_gles

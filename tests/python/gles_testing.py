@@ -45,6 +45,19 @@ class Stats(ctypes.Structure):
     ]
 
 
+class DispatchProfile(ctypes.Structure):
+    """TfLiteGlesDispatchProfile from delegate/include/tflite_gles/delegate.h."""
+
+    _fields_ = [
+        ("label", ctypes.c_char * 128),
+        ("shader", ctypes.c_char * 64),
+        ("milliseconds", ctypes.c_double),
+        ("flops", ctypes.c_int64),
+        ("partition", ctypes.c_int32),
+        ("gpu_timer", ctypes.c_int32),
+    ]
+
+
 _lib = None
 
 
@@ -56,6 +69,9 @@ def library() -> ctypes.CDLL:
         _lib.TfLiteGlesDelegateGetStats.restype = ctypes.c_int
         _lib.TfLiteGlesDelegateLastError.argtypes = [ctypes.c_void_p]
         _lib.TfLiteGlesDelegateLastError.restype = ctypes.c_char_p
+        _lib.TfLiteGlesDelegateGetProfile.argtypes = [
+            ctypes.c_void_p, ctypes.POINTER(DispatchProfile), ctypes.c_int]
+        _lib.TfLiteGlesDelegateGetProfile.restype = ctypes.c_int
     return _lib
 
 
@@ -71,6 +87,19 @@ def stats(delegate) -> dict:
     assert rc == 0, "TfLiteGlesDelegateGetStats refused the delegate"
     return {name: (getattr(s, name).decode() if isinstance(getattr(s, name), bytes)
                    else getattr(s, name)) for name, _ in Stats._fields_}
+
+
+def profile(delegate) -> list[dict]:
+    """Per-dispatch timings of the last invoke (needs enable_profiling)."""
+    pointer = delegate._get_native_delegate_pointer()
+    count = library().TfLiteGlesDelegateGetProfile(pointer, None, 0)
+    assert count >= 0, "TfLiteGlesDelegateGetProfile refused the delegate"
+    entries = (DispatchProfile * max(count, 1))()
+    filled = library().TfLiteGlesDelegateGetProfile(pointer, entries, count)
+    assert filled == count, f"profile changed size: {filled} != {count}"
+    return [{"label": e.label.decode(), "shader": e.shader.decode(),
+             "ms": e.milliseconds, "flops": e.flops, "partition": e.partition,
+             "gpu_timer": bool(e.gpu_timer)} for e in entries[:count]]
 
 
 def interpreter(model: bytes | str, delegate=None, num_threads: int = 1) -> Interpreter:

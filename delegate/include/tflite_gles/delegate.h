@@ -113,6 +113,28 @@ void TfLiteGlesDelegateDelete(struct TfLiteDelegate* delegate);
 int TfLiteGlesDelegateGetStats(const struct TfLiteDelegate* delegate,
                                TfLiteGlesDelegateStats* stats);
 
+/* One compute dispatch of a profiled invoke. */
+typedef struct TfLiteGlesDispatchProfile {
+  char label[128];     /* the node it runs, e.g. "ADD (node 3)", or a layout
+                          conversion; truncated to fit */
+  char shader[64];     /* shader file in shaders/, without ".comp" */
+  double milliseconds; /* time of this dispatch */
+  int64_t flops;       /* arithmetic it does (0 for data movement) */
+  int32_t partition;   /* which delegated partition, in creation order */
+  int32_t gpu_timer;   /* 1: GPU timer query (GL_EXT_disjoint_timer_query);
+                          0: CPU wall time between glFinish calls */
+} TfLiteGlesDispatchProfile;
+
+/* Per-dispatch times of the last invoke of each partition, in execution
+ * order; needs the option enable_profiling (otherwise there are none).
+ * Copies at most `capacity` entries into `entries` (which may be NULL when
+ * `capacity` is 0) and returns how many the profile holds, so a first call
+ * with capacity 0 sizes the array. Returns -1 if `delegate` is not ours or
+ * `capacity` is negative. */
+int TfLiteGlesDelegateGetProfile(const struct TfLiteDelegate* delegate,
+                                 TfLiteGlesDispatchProfile* entries,
+                                 int capacity);
+
 /* The last error the delegate reported ("" if none). Valid until the next
  * call into the delegate. */
 const char* TfLiteGlesDelegateLastError(const struct TfLiteDelegate* delegate);
