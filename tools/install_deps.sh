@@ -19,6 +19,7 @@ PIP_PACKAGES=(
   flatbuffers==25.12.19
   pytest==9.2.0
   pillow==13.0.0
+  matplotlib==3.11.2
 )
 
 SUDO=""

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Benchmarks tflite-gles side by side with LiteRT, in one run.
+
+For every model: tflite-gles fp32 and fp16, LiteRT CPU (XNNPACK, the default
+op resolver) with 1 thread and with all cores, and LiteRT's own GPU
+accelerator (CompiledModel, WebGPU over Vulkan). Each (model, backend) runs in
+a fresh process (bench/bench_worker.py): cold init = interpreter/delegate
+creation (ModifyGraphWithDelegate) + first invoke, then warm latency over N
+invokes, input upload and output readback included. Writes a Markdown table,
+JSON and a PNG chart into docs/perf/.
+
+    python3 bench/run_bench.py --model ../shared/models/deeplabv3_257_mv_gpu.tflite
+    python3 bench/run_bench.py --all          # every shared model + MobileNet v1 1.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+import bench_report  # noqa: E402
+from bench_worker import RESULT_PREFIX  # noqa: E402
+
+SHARED_MODELS = REPO.parent / "shared" / "models"
+LIB = Path(os.environ.get("TFLITE_GLES_LIB", REPO / "build" / "libtflite_gles.so"))
+
+
+def backends(all_threads: int) -> list[dict]:
+    """The columns of the comparison, in table order."""
+    return [
+        {"key": "gles_fp32", "backend": "gles_fp32", "threads": all_threads,
+         "label": "tflite-gles fp32"},
+        {"key": "gles_fp16", "backend": "gles_fp16", "threads": all_threads,
+         "label": "tflite-gles fp16"},
+        {"key": "cpu_1t", "backend": "cpu", "threads": 1,
+         "label": "LiteRT CPU XNNPACK 1 thread"},
+        {"key": "cpu_all", "backend": "cpu", "threads": all_threads,
+         "label": f"LiteRT CPU XNNPACK {all_threads} threads"},
+        {"key": "litert_gpu", "backend": "litert_gpu", "threads": 1,
+         "label": "LiteRT GPU (WebGPU/Vulkan)"},
+    ]
+
+
+def mobilenet_standin(cache_dir: Path) -> Path:
+    """MobileNet v1 1.0 224 float stand-in: tools/build_standins.py's if it
+    offers one, else bench/mobilenet_v1.py's."""
+    path = cache_dir / "mobilenet_v1_1.0_224_standin.tflite"
+    if path.exists():
+        return path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    shared_builder = REPO / "tools" / "build_standins.py"
+    if shared_builder.exists():
+        produced = subprocess.run(
+            [sys.executable, str(shared_builder), "--only", "mobilenet_v1",
+             "--out", str(cache_dir)], capture_output=True, text=True)
+        found = sorted(cache_dir.glob("mobilenet_v1*1.0*224*.tflite"))
+        if produced.returncode == 0 and found:
+            return found[0]
+    sys.path.insert(0, str(REPO / "bench"))
+    import mobilenet_v1
+    path.write_bytes(mobilenet_v1.build(alpha=1.0, size=224, seed=0))
+    return path
+
+
+def shader_cache_state(disabled: bool) -> str:
+    """Which on-disk shader caches the workers may find, in words."""
+    if disabled:
+        return ("disabled for this run (MESA_SHADER_CACHE_DISABLE=true, "
+                "__GL_SHADER_DISK_CACHE=0): cold init includes every shader compile")
+    home = Path.home()
+    mesa = Path(os.environ.get("MESA_SHADER_CACHE_DIR",
+                               Path(os.environ.get("XDG_CACHE_HOME", home / ".cache"))
+                               / "mesa_shader_cache"))
+    nvidia = Path(os.environ.get("__GL_SHADER_DISK_CACHE_PATH", home / ".nv" / "GLCache"))
+    parts = []
+    for name, path in (("Mesa", mesa), ("NVIDIA", nvidia)):
+        if path.exists():
+            files = [p for p in path.rglob("*") if p.is_file()]
+            size = sum(p.stat().st_size for p in files)
+            parts.append(f"{name} cache {path} present ({len(files)} files, "
+                         f"{size / 1e6:.1f} MB) before the run")
+    if not parts:
+        parts.append("no Mesa or NVIDIA on-disk shader cache present before the run")
+    return ("enabled (driver defaults); " + "; ".join(parts) +
+            ". tflite-gles keeps no program cache of its own yet "
+            "(serialization_dir is parsed but unused); LiteRT GPU runs with default options")
+
+
+def reasons_from_stderr(stderr: str, limit: int = 4) -> list[str]:
+    """The error/warning lines a runtime logged, deduplicated and short."""
+    found = []
+    for line in stderr.splitlines():
+        line = line.strip()
+        if (not line or line.startswith("INFO") or "tflite-gles:" in line
+                or "before InitGoogle" in line):
+            continue
+        if re.search(r"error|warning|failed|not supported|no adapters", line, re.I):
+            line = re.sub(r"^[EWI]\d{4} [\d:.]+\s+\d+\s+", "", line)[:200]
+            if line not in found:
+                found.append(line)
+    found = found[-limit:]
+    if any("No adapters found" in line for line in found):
+        found.insert(0, "Dawn (WebGPU) found no Vulkan adapter it accepts, so LiteRT's GPU "
+                        "accelerator cannot start (on Mesa lavapipe: Dawn requires "
+                        "shaderUniform*ArrayDynamicIndexing, which lavapipe does not offer). "
+                        "Logged:")
+    return found
+
+
+def declined_ops(stderr: str) -> list[str]:
+    """"OP (N nodes)" for every op tflite-gles left on the CPU."""
+    pattern = r"WARNING: tflite-gles: (.+?) cannot be handled by this delegate \((\d+) node"
+    return [f"{op} x{count}" for op, count in re.findall(pattern, stderr)]
+
+
+def run_worker(model: Path, spec: dict, args, work: Path) -> dict:
+    outputs = work / f"{model.stem}.{spec['key']}.npz"
+    command = [sys.executable, str(REPO / "bench" / "bench_worker.py"),
+               "--backend", spec["backend"], "--model", str(model),
+               "--threads", str(spec["threads"]), "--iterations", str(args.iterations),
+               "--warmup", str(args.warmup), "--max-seconds", str(args.max_seconds),
+               "--outputs", str(outputs)]
+    env = dict(os.environ, TFLITE_GLES_LIB=str(LIB))
+    if args.no_disk_cache:
+        env.update(MESA_SHADER_CACHE_DISABLE="true", __GL_SHADER_DISK_CACHE="0")
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env,
+                              timeout=args.timeout)
+        stdout, stderr = done.stdout, done.stderr
+    except subprocess.TimeoutExpired as expired:
+        stdout = expired.stdout.decode() if isinstance(expired.stdout, bytes) else ""
+        stderr = expired.stderr.decode() if isinstance(expired.stderr, bytes) else ""
+        stderr += f"\nerror: timed out after {args.timeout} s"
+    result = {"backend": spec["backend"], "threads": spec["threads"]}
+    for line in stdout.splitlines():
+        if line.startswith(RESULT_PREFIX):
+            result = json.loads(line[len(RESULT_PREFIX):])
+    result.update(key=spec["key"], label=spec["label"])
+    if "times_ms" not in result:
+        result["ok"] = False
+        result["error"] = result.get("error", "the worker printed no result")
+        result["reasons"] = reasons_from_stderr(stderr)
+        return result
+    result["ok"] = True
+    times = np.array(result.pop("times_ms"))
+    result.update(n=len(times), median_ms=float(np.median(times)),
+                  min_ms=float(times.min()), p90_ms=float(np.percentile(times, 90)),
+                  mean_ms=float(times.mean()))
+    if spec["backend"].startswith("gles"):
+        result["declined"] = declined_ops(stderr)
+    result["outputs_file"] = str(outputs)
+    return result
+
+
+def relative_error(a: np.ndarray, b: np.ndarray) -> float:
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        return float("nan")
+    norm = np.linalg.norm(b)
+    return float(np.linalg.norm(a - b) / (norm if norm > 0 else 1.0))
+
+
+def compare_outputs(results: list[dict]) -> None:
+    """Max relative L2 error of every backend's outputs against LiteRT CPU 1 thread."""
+    reference = next((r for r in results if r["key"] == "cpu_1t" and r["ok"]), None)
+    if reference is None:
+        return
+    with np.load(reference["outputs_file"]) as ref:
+        ref_outputs = [ref[k] for k in ref.files]
+    for result in results:
+        if result["ok"]:
+            with np.load(result["outputs_file"]) as mine:
+                errors = [relative_error(mine[k], r) for k, r in zip(mine.files, ref_outputs)]
+            result["rel_error_vs_cpu"] = max(errors) if errors else float("nan")
+        result.pop("outputs_file", None)
+
+
+def machine_description() -> dict:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        from importlib.metadata import version
+        litert = version("ai-edge-litert")
+    except Exception:  # noqa: BLE001
+        litert = "unknown"
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": sys.version.split()[0],
+            "ai_edge_litert": litert, "hostname_kind": os.uname().machine,
+            "kernel": os.uname().release}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", action="append", default=[], help=".tflite (repeatable)")
+    parser.add_argument("--all", action="store_true",
+                        help="every model in ../shared/models plus MobileNet v1 1.0 stand-in")
+    parser.add_argument("--backends", default="gles_fp32,gles_fp16,cpu_1t,cpu_all,litert_gpu")
+    parser.add_argument("--iterations", type=int, default=30, help="warm invokes timed")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed invokes before them")
+    parser.add_argument("--max-seconds", type=float, default=15.0,
+                        help="stop timing a backend after this long (at least 5 invokes)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="per worker process")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="'all cores' thread count")
+    parser.add_argument("--no-disk-cache", action="store_true",
+                        help="disable the drivers' on-disk shader caches (fully cold init)")
+    parser.add_argument("--out-dir", default=str(REPO / "docs" / "perf"))
+    parser.add_argument("--name", help="output file stem (default: bench-<renderer>)")
+    args = parser.parse_args()
+
+    if not LIB.exists():
+        parser.error(f"{LIB} is missing: build first (bash tools/build.sh)")
+    models = [Path(m) for m in args.model]
+    if args.all:
+        models += sorted(SHARED_MODELS.glob("*.tflite"))
+        models.append(mobilenet_standin(REPO / "build" / "bench_models"))
+    if not models:
+        parser.error("give --model PATH or --all")
+    wanted = args.backends.split(",")
+    specs = [s for s in backends(args.threads) if s["key"] in wanted]
+    cache_note = shader_cache_state(args.no_disk_cache)
+
+    report = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+              "machine": machine_description(), "shader_cache": cache_note,
+              "iterations": args.iterations, "warmup": args.warmup, "models": []}
+    with tempfile.TemporaryDirectory(prefix="tflite_gles_bench_") as tmp:
+        for model in models:
+            print(f"== {model.name}", file=sys.stderr, flush=True)
+            results = []
+            for spec in specs:
+                result = run_worker(model, spec, args, Path(tmp))
+                status = (f"{result['median_ms']:.2f} ms" if result["ok"]
+                          else f"FAILED: {result['error'][:80]}")
+                print(f"   {spec['label']:32s} {status}", file=sys.stderr, flush=True)
+                results.append(result)
+            compare_outputs(results)
+            report["models"].append({"model": model.name, "path": str(model),
+                                     "results": results})
+    renderer = next((r["stats"]["renderer"] for m in report["models"] for r in m["results"]
+                     if r.get("stats")), "unknown renderer")
+    gl_version = next((r["stats"]["gl_version"] for m in report["models"]
+                       for r in m["results"] if r.get("stats")), "")
+    report["machine"].update(renderer=renderer, gl_version=gl_version)
+    name = args.name or "bench-" + bench_report.slug(renderer)
+    written = bench_report.write_all(report, Path(args.out_dir), name)
+    print(bench_report.summary_table(report))
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
