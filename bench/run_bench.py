@@ -11,6 +11,7 @@ JSON and a PNG chart into docs/perf/.
 
     python3 bench/run_bench.py --model ../shared/models/deeplabv3_257_mv_gpu.tflite
     python3 bench/run_bench.py --all          # every shared model + MobileNet v1 1.0
+    python3 bench/run_bench.py --standin mobilenet_ssd_v2_300   # a stand-in only
 """
 
 from __future__ import annotations
@@ -53,25 +54,11 @@ def backends(all_threads: int) -> list[dict]:
     ]
 
 
-def mobilenet_standin(cache_dir: Path) -> Path:
-    """MobileNet v1 1.0 224 float stand-in: tools/build_standins.py's if it
-    offers one, else bench/mobilenet_v1.py's."""
-    path = cache_dir / "mobilenet_v1_1.0_224_standin.tflite"
-    if path.exists():
-        return path
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    shared_builder = REPO / "tools" / "build_standins.py"
-    if shared_builder.exists():
-        produced = subprocess.run(
-            [sys.executable, str(shared_builder), "--only", "mobilenet_v1",
-             "--out", str(cache_dir)], capture_output=True, text=True)
-        found = sorted(cache_dir.glob("mobilenet_v1*1.0*224*.tflite"))
-        if produced.returncode == 0 and found:
-            return found[0]
-    sys.path.insert(0, str(REPO / "bench"))
-    import mobilenet_v1
-    path.write_bytes(mobilenet_v1.build(alpha=1.0, size=224, seed=0))
-    return path
+def standins(names: list[str], folder: Path) -> list[Path]:
+    """Architecture-exact stand-ins (seeded weights) from tools/build_standins.py."""
+    sys.path.insert(0, str(REPO / "tools"))
+    import build_standins
+    return list(build_standins.build(folder, names).values())
 
 
 def shader_cache_state(disabled: bool) -> str:
@@ -211,7 +198,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", action="append", default=[], help=".tflite (repeatable)")
     parser.add_argument("--all", action="store_true",
-                        help="every model in ../shared/models plus MobileNet v1 1.0 stand-in")
+                        help="every model in ../shared/models plus the --standin ones")
+    parser.add_argument("--standin", action="append", default=None,
+                        help="stand-in of tools/build_standins.py (repeatable; with --all "
+                             "default mobilenet_v1_1.0_224)")
     parser.add_argument("--backends", default="gles_fp32,gles_fp16,cpu_1t,cpu_all,litert_gpu")
     parser.add_argument("--iterations", type=int, default=30, help="warm invokes timed")
     parser.add_argument("--warmup", type=int, default=3, help="untimed invokes before them")
@@ -231,7 +221,10 @@ def main() -> int:
     models = [Path(m) for m in args.model]
     if args.all:
         models += sorted(SHARED_MODELS.glob("*.tflite"))
-        models.append(mobilenet_standin(REPO / "build" / "bench_models"))
+        if args.standin is None:
+            args.standin = ["mobilenet_v1_1.0_224"]
+    if args.standin:
+        models += standins(args.standin, REPO / "build" / "models")
     if not models:
         parser.error("give --model PATH or --all")
     wanted = args.backends.split(",")
