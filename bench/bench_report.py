@@ -88,6 +88,15 @@ def summary_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _load_line(report: dict) -> str:
+    load = report.get("load_average")
+    if not load:
+        return "- load average: not recorded"
+    return (f"- 1-minute load average at start / end: {load['start']:.2f} / {load['end']:.2f} "
+            f"(on {report['machine']['cores']} cores; more than about 1 means other jobs "
+            "shared them and the timings are noisy)")
+
+
 def markdown(report: dict, chart_name: str) -> str:
     m = report["machine"]
     out = [f"# Benchmark: tflite-gles vs LiteRT on {m['renderer']}", "",
@@ -95,6 +104,7 @@ def markdown(report: dict, chart_name: str) -> str:
            f"- machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}",
            f"- GL renderer: {m['renderer']}; {m.get('gl_version', '')}",
            f"- ai-edge-litert {m['ai_edge_litert']}, Python {m['python']}",
+           _load_line(report),
            f"- on-disk shader caches: {report['shader_cache']}",
            f"- warm latency: median, min and p90 of up to {report['iterations']} invokes "
            f"after {report['warmup']} untimed ones; each invoke includes input upload "

@@ -91,7 +91,7 @@ def reasons_from_stderr(stderr: str, limit: int = 4) -> list[str]:
     for line in stderr.splitlines():
         line = line.strip()
         if (not line or line.startswith("INFO") or "tflite-gles:" in line
-                or "before InitGoogle" in line):
+                or "before InitGoogle" in line or "XDG_RUNTIME_DIR" in line):
             continue
         if re.search(r"error|warning|failed|not supported|no adapters", line, re.I):
             line = re.sub(r"^[EWI]\d{4} [\d:.]+\s+\d+\s+", "", line)[:200]
@@ -102,7 +102,7 @@ def reasons_from_stderr(stderr: str, limit: int = 4) -> list[str]:
         found.insert(0, "Dawn (WebGPU) found no Vulkan adapter it accepts, so LiteRT's GPU "
                         "accelerator cannot start (on Mesa lavapipe: Dawn requires "
                         "shaderUniform*ArrayDynamicIndexing, which lavapipe does not offer). "
-                        "Logged:")
+                        "Its log says:")
     return found
 
 
@@ -214,8 +214,17 @@ def main() -> int:
                         help="disable the drivers' on-disk shader caches (fully cold init)")
     parser.add_argument("--out-dir", default=str(REPO / "docs" / "perf"))
     parser.add_argument("--name", help="output file stem (default: bench-<renderer>)")
+    parser.add_argument("--render", metavar="JSON",
+                        help="only re-render an earlier run's JSON (e.g. one made on "
+                             "the GPU machine) as Markdown + PNG into --out-dir")
     args = parser.parse_args()
 
+    if args.render:
+        report = json.loads(Path(args.render).read_text())
+        for path in bench_report.write_all(report, Path(args.out_dir),
+                                           args.name or Path(args.render).stem):
+            print(f"wrote {path}")
+        return 0
     if not LIB.exists():
         parser.error(f"{LIB} is missing: build first (bash tools/build.sh)")
     models = [Path(m) for m in args.model]
@@ -230,6 +239,7 @@ def main() -> int:
     wanted = args.backends.split(",")
     specs = [s for s in backends(args.threads) if s["key"] in wanted]
     cache_note = shader_cache_state(args.no_disk_cache)
+    load_at_start = os.getloadavg()[0]  # other jobs on the box: the noise
 
     report = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "machine": machine_description(), "shader_cache": cache_note,
@@ -245,13 +255,18 @@ def main() -> int:
                 print(f"   {spec['label']:32s} {status}", file=sys.stderr, flush=True)
                 results.append(result)
             compare_outputs(results)
-            report["models"].append({"model": model.name, "path": str(model),
+            try:
+                shown = os.path.relpath(model, REPO)
+            except ValueError:
+                shown = str(model)
+            report["models"].append({"model": model.name, "path": shown,
                                      "results": results})
     renderer = next((r["stats"]["renderer"] for m in report["models"] for r in m["results"]
                      if r.get("stats")), "unknown renderer")
     gl_version = next((r["stats"]["gl_version"] for m in report["models"]
                        for r in m["results"] if r.get("stats")), "")
     report["machine"].update(renderer=renderer, gl_version=gl_version)
+    report["load_average"] = {"start": load_at_start, "end": os.getloadavg()[0]}
     name = args.name or "bench-" + bench_report.slug(renderer)
     written = bench_report.write_all(report, Path(args.out_dir), name)
     print(bench_report.summary_table(report))
