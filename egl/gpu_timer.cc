@@ -39,11 +39,12 @@ const TimerQueryApi& Api() {
   return api;
 }
 
-bool HasTimerQueryExtension() {
+StatusOr<bool> HasTimerQueryExtension() {
   GLint count = 0;
-  glGetIntegerv(GL_NUM_EXTENSIONS, &count);
+  TFG_GL(glGetIntegerv(GL_NUM_EXTENSIONS, &count));
   for (GLint i = 0; i < count; ++i) {
-    const GLubyte* name = glGetStringi(GL_EXTENSIONS, static_cast<GLuint>(i));
+    const GLubyte* name = nullptr;
+    TFG_GL(name = glGetStringi(GL_EXTENSIONS, static_cast<GLuint>(i)));
     if (name != nullptr &&
         std::string(reinterpret_cast<const char*>(name)) ==
             "GL_EXT_disjoint_timer_query") {
@@ -57,10 +58,10 @@ bool HasTimerQueryExtension() {
 
 StatusOr<GpuTimer> GpuTimer::Create(int count) {
   if (count <= 0) return Status::Error("a GPU timer needs at least one query");
-  ClearGlErrors();
   // eglGetProcAddress may return non-null stubs for functions the context
   // does not offer, so the extension string decides, not the pointers.
-  if (!HasTimerQueryExtension()) {
+  TFG_ASSIGN_OR_RETURN(bool has_extension, HasTimerQueryExtension());
+  if (!has_extension) {
     return Status::Error("the GL context has no GL_EXT_disjoint_timer_query");
   }
   const TimerQueryApi& api = Api();
