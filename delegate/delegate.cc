@@ -272,8 +272,14 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     int count = 0;
     if (context->PreviewDelegatePartitioning(context, AsIntArray(storage),
                                              &previews, &count) != abi::kOk) {
-      Report(context, "tflite-gles: PreviewDelegatePartitioning failed");
-      return abi::kDelegateError;
+      // The runtime cannot partition this graph: it stays on the CPU, which
+      // is always correct, rather than failing the whole interpreter.
+      std::fprintf(stderr,
+                   "WARNING: tflite-gles: the runtime could not partition the "
+                   "graph (PreviewDelegatePartitioning failed); it runs on the "
+                   "CPU\n");
+      graph_.reset();
+      return abi::kOk;
     }
     std::vector<const abi::DelegateParams*> order;
     for (int p = 0; p < count; ++p) order.push_back(&previews[p]);

@@ -1,5 +1,6 @@
 #include "delegate/kernel_registry.h"
 
+#include "delegate/node_checks.h"
 #include "delegate/tflite_builtin.h"
 
 namespace tflite_gles {
@@ -53,6 +54,7 @@ StatusOr<const KernelCandidate*> KernelRegistry::Find(
   if (candidates == nullptr) {
     return Status::Error("no GPU kernel for this op");
   }
+  TFG_RETURN_IF_ERROR(CheckNodeForDevice(node, graph, device));
   std::string reasons;
   for (const KernelCandidate& candidate : *candidates) {
     Status status = candidate.check(node, graph, device);

@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+#include "delegate/node_checks.h"
+#include "delegate/tflite_builtin.h"
 #include "egl/egl_environment.h"
 #include "egl/gl_objects.h"
 #include "gpu_test_util.h"
@@ -88,6 +90,84 @@ TEST_F(GlFailureTest, TheTestHookRefusesBuffersAboveItsLimit) {
   EXPECT_TRUE(Contains(large.status().message(), "GL_OUT_OF_MEMORY"));
   auto after = gl::Buffer::Create(1 << 20, nullptr);
   EXPECT_TRUE(after.ok()) << "the limit outlived the variable";
+}
+
+// A node made only of TFLite's structs, for checks that never touch data:
+// shapes far beyond memory can be described without allocating them.
+class ShapeOnlyNode {
+ public:
+  // One tensor per entry of `shapes`; the node reads `inputs` and writes
+  // `outputs` (indices into `shapes`, which may repeat).
+  ShapeOnlyNode(const std::vector<std::vector<int>>& shapes,
+                const std::vector<int>& inputs, const std::vector<int>& outputs) {
+    for (const auto& dims : shapes) {
+      std::vector<int> storage = {static_cast<int>(dims.size())};
+      storage.insert(storage.end(), dims.begin(), dims.end());
+      dims_.push_back(storage);
+    }
+    tensors_.resize(shapes.size());
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      tensors_[i].type = abi::kFloat32;
+      tensors_[i].allocation_type = abi::kArenaRw;
+      tensors_[i].dims = reinterpret_cast<abi::IntArray*>(dims_[i].data());
+    }
+    inputs_ = {static_cast<int>(inputs.size())};
+    inputs_.insert(inputs_.end(), inputs.begin(), inputs.end());
+    outputs_ = {static_cast<int>(outputs.size())};
+    outputs_.insert(outputs_.end(), outputs.begin(), outputs.end());
+    node_.inputs = reinterpret_cast<abi::IntArray*>(inputs_.data());
+    node_.outputs = reinterpret_cast<abi::IntArray*>(outputs_.data());
+    registration_.builtin_code = abi::kTfLiteBuiltinRelu;
+    registration_.version = 1;
+    context_.tensors = tensors_.data();
+    context_.tensors_size = tensors_.size();
+    context_.GetExecutionPlan = [](abi::Context*, abi::IntArray**) {
+      return abi::kError;  // no graph around this node: nothing to fold
+    };
+  }
+
+  Status Check(bool fp16) {
+    const egl::GlEnvironment& env = TestEnvironment();
+    DeviceProfile device;
+    device.gpu = &env.info();
+    device.fp16 = fp16;
+    device.texture_buffer_reads = env.info().has_texture_buffer;
+    GraphContext graph(&context_);
+    NodeView view(&context_, 0, &node_, &registration_);
+    return CheckNodeForDevice(view, graph, device);
+  }
+
+ private:
+  std::vector<std::vector<int>> dims_;
+  std::vector<abi::Tensor> tensors_;
+  std::vector<int> inputs_, outputs_;
+  abi::Node node_{};
+  abi::Registration registration_{};
+  abi::Context context_{};
+};
+
+TEST(DeviceLimits, ATensorLargerThanTheStorageLimitIsDeclined) {
+  const egl::GpuInfo& gpu = TestEnvironment().info();
+  ASSERT_GT(gpu.max_ssbo_bytes, 0);
+  // 1 x 1024 x 1024 x C floats, C just past GL_MAX_SHADER_STORAGE_BLOCK_SIZE.
+  const int channels =
+      static_cast<int>(gpu.max_ssbo_bytes / (1024LL * 1024 * 4) + 4);
+  const std::vector<int> too_big = {1, 1024, 1024, channels};
+  for (bool fp16 : {false, true}) {
+    Status status = ShapeOnlyNode({too_big, too_big}, {0}, {1}).Check(fp16);
+    ASSERT_FALSE(status.ok()) << "a tensor beyond the device limits was accepted";
+    EXPECT_TRUE(Contains(status.message(), "GL_MAX_SHADER_STORAGE_BLOCK_SIZE") ||
+                Contains(status.message(), "GL_MAX_TEXTURE_BUFFER_SIZE"))
+        << status.message();
+  }
+  const std::vector<int> fits = {1, 64, 64, 8};
+  EXPECT_TRUE(ShapeOnlyNode({fits, fits}, {0}, {1}).Check(false).ok());
+}
+
+TEST(DeviceLimits, AnInPlaceNodeIsDeclined) {
+  Status status = ShapeOnlyNode({{1, 4, 4, 8}}, {0}, {0}).Check(false);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(Contains(status.message(), "in-place")) << status.message();
 }
 
 // An EGL context the "application" owns: made directly with EGL on the

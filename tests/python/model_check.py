@@ -1,0 +1,172 @@
+"""Runs one model on the CPU and through the delegate and classifies what
+happened, for the hostile-model tests and the mutation fuzzer.
+
+Acceptable outcomes:
+  agree     the delegate ran some nodes and every output matches the CPU;
+  declined  the delegate ran no node (its support check said why) and the
+            outputs match the CPU;
+  rejected  the runtime refused the model without the delegate too (at
+            load, allocate or invoke).
+Anything else is a failure: a delegated run that answers differently, an
+error only with the delegate, or a model the delegate accepted although the
+CPU refuses it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import traceback
+
+import numpy as np
+
+from gles_testing import interpreter, make_delegate, relative_error, stats
+
+ACCEPTABLE = ("agree", "declined", "rejected")
+
+
+def random_value(shape, dtype, rng) -> np.ndarray:
+    """Random input data without zeros (zeros hide sign and scale bugs)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        a = rng.uniform(-3, 3, size=shape).astype(dtype)
+        a[np.abs(a) < 1e-3] = 1e-3
+        return a
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    info = np.iinfo(dtype)
+    low, high = max(info.min, -20), min(info.max, 20)
+    a = rng.integers(low, high + 1, size=shape).astype(dtype)
+    a[a == 0] = 1
+    return a
+
+
+class _CapturedStderr:
+    """Collects what native code writes to fd 2 (the delegate's WARNING lines)."""
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile(mode="w+b")
+        self._saved = os.dup(2)
+        os.dup2(self._file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        self._file.seek(0)
+        self.text = self._file.read().decode(errors="replace")
+        self._file.close()
+
+
+def compare_outputs(gpu_outputs, cpu_outputs, tolerance: float) -> str:
+    """"" if they agree, else why not. NaN and Inf must sit where the CPU has
+    them (a NaN parameter gives NaN on both paths); the finite rest must be
+    within `tolerance` relative L2 error; integers must be equal."""
+    if len(gpu_outputs) != len(cpu_outputs):
+        return f"{len(gpu_outputs)} outputs, the CPU gives {len(cpu_outputs)}"
+    for i, (gpu, cpu) in enumerate(zip(gpu_outputs, cpu_outputs)):
+        if gpu.shape != cpu.shape or gpu.dtype != cpu.dtype:
+            return f"output {i}: {gpu.dtype}{gpu.shape} vs the CPU's {cpu.dtype}{cpu.shape}"
+        if not np.issubdtype(cpu.dtype, np.floating):
+            if not np.array_equal(gpu, cpu):
+                return f"output {i}: {np.sum(gpu != cpu)} integer elements differ"
+            continue
+        if not np.array_equal(np.isnan(gpu), np.isnan(cpu)):
+            return f"output {i}: NaN where the CPU has none, or the reverse"
+        finite = np.isfinite(cpu)
+        if not np.array_equal(gpu[~finite & ~np.isnan(cpu)], cpu[~finite & ~np.isnan(cpu)]) \
+                or not np.array_equal(finite, np.isfinite(gpu)):
+            return f"output {i}: infinities differ from the CPU's"
+        error = relative_error(gpu[finite], cpu[finite])
+        if not error <= tolerance:
+            return f"output {i}: relative error {error:.3g} > {tolerance:.3g}"
+    return ""
+
+
+def _stage_run(model: bytes, delegate, seed: int):
+    """(stage reached or failed, outputs, error text)."""
+    try:
+        interp = interpreter(model, delegate)
+    except Exception as error:  # noqa: BLE001 - the runtime's own error types vary
+        return "load", None, str(error)
+    try:
+        interp.allocate_tensors()
+    except Exception as error:  # noqa: BLE001
+        return "allocate", None, str(error)
+    rng = np.random.default_rng(seed)
+    try:
+        for detail in interp.get_input_details():
+            interp.set_tensor(detail["index"],
+                              random_value(detail["shape"], detail["dtype"], rng))
+        interp.invoke()
+        outputs = [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
+    except Exception as error:  # noqa: BLE001
+        return "invoke", None, str(error)
+    return "ok", outputs, ""
+
+
+def check_model(model: bytes, seed: int = 0, options: dict | None = None,
+                tolerance: float = 1e-5) -> dict:
+    """Runs `model` both ways; returns {"outcome", "detail", "delegated"}."""
+    cpu_stage, cpu_outputs, cpu_error = _stage_run(model, None, seed)
+    options = {"log_level": "warning", **(options or {})}
+    with _CapturedStderr() as captured:
+        try:
+            delegate = make_delegate(options)
+        except ValueError as error:
+            return {"outcome": "delegate_create_failed", "detail": str(error), "delegated": 0}
+        gpu_stage, gpu_outputs, gpu_error = _stage_run(model, delegate, seed)
+        delegated = stats(delegate)["nodes_delegated"] if gpu_stage != "load" else 0
+    warnings = " | ".join(line for line in captured.text.splitlines() if "WARNING" in line)
+    if cpu_stage != "ok":
+        # The stage may differ: with a delegate, the runtime prepares the
+        # graph inside the Interpreter constructor (ModifyGraphWithDelegate).
+        if gpu_stage != "ok":
+            return {"outcome": "rejected",
+                    "detail": f"CPU at {cpu_stage}, delegate run at {gpu_stage}: "
+                              f"{cpu_error[:300]}", "delegated": delegated}
+        return {"outcome": "disagree_on_rejection",
+                "detail": f"CPU failed at {cpu_stage} ({cpu_error[:300]}), delegate run "
+                          f"reached {gpu_stage} ({gpu_error[:300]})", "delegated": delegated}
+    if gpu_stage != "ok":
+        return {"outcome": "delegate_error",
+                "detail": f"{gpu_stage}: {gpu_error[:600]}", "delegated": delegated}
+    mismatch = compare_outputs(gpu_outputs, cpu_outputs, tolerance)
+    if mismatch:
+        return {"outcome": "wrong_answer", "detail": mismatch, "delegated": delegated}
+    if delegated == 0:
+        return {"outcome": "declined", "detail": warnings[:600], "delegated": 0}
+    return {"outcome": "agree", "detail": warnings[:600], "delegated": delegated}
+
+
+def run_cases_and_print(cases) -> None:
+    """Child-process driver: cases is [(name, model_bytes_factory)]; prints one
+    JSON line per case, with a START line first so that a crash names it."""
+    for name, factory in cases:
+        print(json.dumps({"start": name}), flush=True)
+        try:
+            result = check_model(factory())
+        except Exception:  # noqa: BLE001 - a builder bug is a failure, reported
+            result = {"outcome": "harness_error", "detail": traceback.format_exc()[-800:],
+                      "delegated": 0}
+        result["case"] = name
+        print(json.dumps(result), flush=True)
+
+
+def parse_results(stdout: str) -> tuple[dict, str | None]:
+    """{case: result} from run_cases_and_print output, and the case that was
+    started but never finished (a crash), if any."""
+    results, started = {}, None
+    for line in stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        record = json.loads(line)
+        if "start" in record:
+            started = record["start"]
+        else:
+            results[record["case"]] = record
+            started = None
+    return results, started

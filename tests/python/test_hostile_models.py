@@ -1,0 +1,239 @@
+"""Hostile and odd models through the real runtime, with and without the
+delegate: every case must be declined with a reason (and run on the CPU),
+rejected exactly as TFLite rejects it without the delegate, or delegated and
+right. All cases run in one child process (a crash names the case, a hang
+times out); each case's outcome is then checked here."""
+
+import numpy as np
+import pytest
+
+from gles_testing import ModelBuilder
+from isolation import run_isolated
+from model_check import parse_results
+
+SHAPE = [1, 4, 5, 3]
+
+
+def unary(op, in_shape, dtype=np.float32, version=1, out_shape=None):
+    b = ModelBuilder()
+    x = b.add_input(in_shape, dtype)
+    o = b.add_tensor(out_shape or in_shape, dtype)
+    b.add_op(op, [x], [o], version=version)
+    return b
+
+
+def binary(op, shape_a, shape_b, dtype=np.float32, options=None, version=1, const_b=None):
+    b = ModelBuilder()
+    x = b.add_input(shape_a, dtype)
+    y = b.add_const(const_b) if const_b is not None else b.add_input(shape_b, dtype)
+    try:
+        out = list(np.broadcast_shapes(tuple(shape_a), tuple(shape_b)))
+    except ValueError:  # incompatible on purpose; TFLite must refuse it
+        out = list(shape_a)
+    o = b.add_tensor(out, dtype)
+    b.add_op(op, [x, y], [o], options or {"fused_activation_function": "NONE"},
+             version=version)
+    return b
+
+
+def dynamic_signature():
+    b = unary("RELU", SHAPE)
+    b._tensors[0].shapeSignature = [1, -1, -1, 3]
+    b._tensors[1].shapeSignature = [1, -1, -1, 3]
+    return b.build()
+
+
+def graph_input_is_also_output():
+    b = ModelBuilder()
+    x = b.add_input(SHAPE)
+    o = b.add_tensor(SHAPE)
+    b.add_op("RELU", [x], [o])
+    b.set_outputs([o, x])
+    return b.build()
+
+
+def same_tensor_twice():
+    b = ModelBuilder()
+    x = b.add_input(SHAPE)
+    o = b.add_tensor(SHAPE)
+    b.add_op("MUL", [x, x], [o], {"fused_activation_function": "NONE"})
+    return b.build()
+
+
+def op_writes_its_own_input():
+    b = ModelBuilder()
+    x = b.add_input(SHAPE)
+    b.add_op("RELU", [x], [x])
+    b.set_outputs([x])
+    return b.build()
+
+
+def constant_without_data():
+    """A 'constant' operand whose buffer is empty: TFLite treats it as a
+    tensor nobody writes."""
+    b = ModelBuilder()
+    x = b.add_input(SHAPE)
+    c = b._new_tensor([3], np.float32, "empty_const", "const", buffer=0)
+    o = b.add_tensor(SHAPE)
+    b.add_op("ADD", [x, c], [o], {"fused_activation_function": "NONE"})
+    return b.build()
+
+
+def constant_with_short_data():
+    b = binary("ADD", SHAPE, [3], const_b=np.array([1.5, -2.5, 0.5], np.float32))
+    b._tensors[1].shape = [7]  # declares 7 values, holds 3
+    return b.build()
+
+
+def missing_builtin_options():
+    b = binary("ADD", SHAPE, SHAPE)
+    b._operators[0].builtinOptions = None
+    b._operators[0].builtinOptionsType = 0
+    return b.build()
+
+
+def input_index_out_of_range():
+    b = binary("ADD", SHAPE, SHAPE)
+    b._operators[0].inputs = [0, 57]
+    return b.build()
+
+
+def conv(stride=1, dilation=1, padding="SAME", in_shape=(1, 6, 6, 3), filter_shape=(4, 3, 3, 3)):
+    rng = np.random.default_rng(1)
+    b = ModelBuilder()
+    x = b.add_input(list(in_shape))
+    w = b.add_const(rng.uniform(-1, 1, filter_shape).astype(np.float32))
+    bias = b.add_const(rng.uniform(-1, 1, filter_shape[0]).astype(np.float32))
+    o = b.add_tensor([1, 6, 6, filter_shape[0]])
+    b.add_op("CONV_2D", [x, w, bias], [o],
+             {"padding": padding, "stride_w": stride, "stride_h": stride,
+              "dilation_w_factor": dilation, "dilation_h_factor": dilation})
+    return b.build()
+
+
+def pool(op, stride=1, size=2):
+    b = ModelBuilder()
+    x = b.add_input([1, 6, 6, 3])
+    o = b.add_tensor([1, 3, 3, 3])
+    b.add_op(op, [x], [o], {"padding": "VALID", "stride_w": stride, "stride_h": stride,
+                            "filter_width": size, "filter_height": size})
+    return b.build()
+
+
+def concatenation(axis):
+    b = ModelBuilder()
+    x = b.add_input(SHAPE)
+    y = b.add_input(SHAPE)
+    o = b.add_tensor([1, 4, 5, 6])
+    b.add_op("CONCATENATION", [x, y], [o], {"axis": axis})
+    return b.build()
+
+
+def softmax(beta):
+    b = ModelBuilder()
+    x = b.add_input([1, 10])
+    o = b.add_tensor([1, 10])
+    b.add_op("SOFTMAX", [x], [o], {"beta": beta})
+    return b.build()
+
+
+def reshape_to(new_shape):
+    b = ModelBuilder()
+    x = b.add_input(SHAPE)
+    s = b.add_const(np.array(new_shape, np.int32))
+    o = b.add_tensor([abs(d) for d in new_shape])
+    b.add_op("RESHAPE", [x, s], [o])
+    return b.build()
+
+
+OK_OR_DECLINED = {"agree", "declined"}
+DECLINED = {"declined"}
+DECLINED_OR_REJECTED = {"declined", "rejected"}
+REJECTED = {"rejected"}
+ANY_ACCEPTABLE = {"agree", "declined", "rejected"}
+
+# name -> (model factory, acceptable outcomes)
+CASES = {
+    "rank5_add": (lambda: binary("ADD", [1, 2, 2, 2, 3], [1, 2, 2, 2, 3]).build(), DECLINED),
+    "rank6_mul": (lambda: binary("MUL", [1, 1, 2, 2, 2, 3], [1, 1, 2, 2, 2, 3]).build(),
+                  DECLINED_OR_REJECTED),
+    "rank0_relu": (lambda: unary("RELU", []).build(), OK_OR_DECLINED),
+    "rank0_add": (lambda: binary("ADD", [], []).build(), OK_OR_DECLINED),
+    "rank1_logistic": (lambda: unary("LOGISTIC", [7]).build(), OK_OR_DECLINED),
+    "zero_batch_relu": (lambda: unary("RELU", [0, 4, 5, 3]).build(), DECLINED),
+    "zero_channels_add": (lambda: binary("ADD", [1, 4, 5, 0], [1, 4, 5, 0]).build(),
+                          DECLINED_OR_REJECTED),
+    "int32_add": (lambda: binary("ADD", SHAPE, SHAPE, np.int32).build(), DECLINED),
+    "int32_mul": (lambda: binary("MUL", SHAPE, SHAPE, np.int32).build(), DECLINED),
+    "int64_sub": (lambda: binary("SUB", SHAPE, SHAPE, np.int64).build(), DECLINED_OR_REJECTED),
+    "float16_relu": (lambda: unary("RELU", SHAPE, np.float16).build(), DECLINED_OR_REJECTED),
+    "int8_relu_without_quantization": (lambda: unary("RELU", SHAPE, np.int8).build(),
+                                       DECLINED_OR_REJECTED),
+    "dynamic_shape_signature": (dynamic_signature, DECLINED),
+    "graph_input_is_also_output": (graph_input_is_also_output, OK_OR_DECLINED),
+    "same_tensor_twice": (same_tensor_twice, OK_OR_DECLINED),
+    "op_writes_its_own_input": (op_writes_its_own_input, ANY_ACCEPTABLE),
+    "constant_without_data": (constant_without_data, ANY_ACCEPTABLE),
+    "constant_with_short_data": (constant_with_short_data, DECLINED_OR_REJECTED),
+    "missing_builtin_options": (missing_builtin_options, ANY_ACCEPTABLE),
+    "input_index_out_of_range": (input_index_out_of_range, REJECTED),
+    "broadcast_mismatch": (lambda: binary("ADD", [1, 2, 3, 4], [1, 2, 3, 5]).build(),
+                           REJECTED),
+    "fused_activation_out_of_range": (
+        # TFLite's parser maps an unknown activation to none, on both paths.
+        lambda: binary("ADD", SHAPE, SHAPE, options={"fused_activation_function": 99}).build(),
+        ANY_ACCEPTABLE),
+    "fused_activation_sign_bit": (
+        lambda: binary("MUL", SHAPE, SHAPE, options={"fused_activation_function": 5}).build(),
+        ANY_ACCEPTABLE),
+    "add_version_next": (lambda: binary("ADD", SHAPE, SHAPE, version=6).build(),
+                         DECLINED_OR_REJECTED),
+    "relu_version_99": (lambda: unary("RELU", SHAPE, version=99).build(), REJECTED),
+    "mul_version_0": (lambda: binary("MUL", SHAPE, SHAPE, version=0).build(), ANY_ACCEPTABLE),
+    "conv_stride_0": (lambda: conv(stride=0), DECLINED_OR_REJECTED),
+    "conv_dilation_0": (lambda: conv(dilation=0), DECLINED_OR_REJECTED),
+    "conv_stride_huge": (lambda: conv(stride=1 << 30), ANY_ACCEPTABLE),
+    "conv_filter_larger_than_input": (
+        lambda: conv(padding="VALID", filter_shape=(4, 9, 9, 3)), DECLINED_OR_REJECTED),
+    "conv_channel_mismatch": (lambda: conv(filter_shape=(4, 3, 3, 5)), REJECTED),
+    "max_pool_stride_0": (lambda: pool("MAX_POOL_2D", stride=0), DECLINED_OR_REJECTED),
+    "average_pool_size_0": (lambda: pool("AVERAGE_POOL_2D", size=0), ANY_ACCEPTABLE),
+    "concatenation_axis_out_of_range": (lambda: concatenation(7), DECLINED_OR_REJECTED),
+    "concatenation_axis_negative": (lambda: concatenation(-1), OK_OR_DECLINED),
+    "concatenation_axis_very_negative": (lambda: concatenation(-9), DECLINED_OR_REJECTED),
+    "softmax_beta_zero": (lambda: softmax(0.0), OK_OR_DECLINED),
+    "softmax_beta_nan": (lambda: softmax(float("nan")), ANY_ACCEPTABLE),
+    "reshape_to_wrong_count": (lambda: reshape_to([1, 7, 7]), DECLINED_OR_REJECTED),
+    "reshape_with_two_wildcards": (lambda: reshape_to([1, -1, -1]), DECLINED_OR_REJECTED),
+}
+
+CHILD = """
+from test_hostile_models import CASES
+from model_check import run_cases_and_print
+run_cases_and_print([(name, factory) for name, (factory, _) in CASES.items()])
+"""
+
+
+@pytest.fixture(scope="module")
+def results():
+    result = run_isolated(CHILD, timeout=240)
+    parsed, crashed_in = parse_results(result.stdout)
+    assert crashed_in is None, f"the child died in case {crashed_in}:\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = {}
+    for record in parsed.values():
+        counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
+    print(f"\nhostile models: {len(parsed)} cases, outcomes {counts}")
+    return parsed
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_hostile_model_is_declined_rejected_or_right(name, results):
+    assert name in results, f"case {name} did not report"
+    record = results[name]
+    assert record["outcome"] in CASES[name][1], record
+    if record["outcome"] == "declined" and record["delegated"] == 0:
+        # Declined on the support check: the warning names the op and why
+        # (no warning when the runtime itself had nothing to delegate).
+        assert "cannot be handled by this delegate" in record["detail"] or \
+            record["detail"] == "", record
