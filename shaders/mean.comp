@@ -12,11 +12,13 @@
 //   KEEP_C:   channels are kept: a vec4 is one pixel's slice, reduced as one.
 //   REDUCE_C: each lane is its own output element, summed over all input
 //             slices (padded lanes hold zeros, so they add nothing).
-// REDUCE_H / REDUCE_W loop over that whole input axis.
+// REDUCE_H / REDUCE_W loop over that whole input axis. ACT_* (global
+// average pooling through this shader) clamps the mean.
 //
 // @axis KEEP_C REDUCE_C
 // @axis - REDUCE_H
 // @axis - REDUCE_W
+// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64
 // @const IN_H=4 IN_W=4 IN_S=2 OUT_H=1 OUT_W=1 OUT_S=2 OUT_C=8
 // @const KEPT_H=1 KEPT_W=1 COUNT=16
@@ -82,5 +84,5 @@ void main() {
     result[k] = dot(sum, vec4(1.0)) / float(COUNT);
   }
 #endif
-  STORE(out0, i, zero_padded(result, s, OUT_C));
+  STORE(out0, i, zero_padded(activate(result), s, OUT_C));
 }

@@ -40,4 +40,11 @@ Dispatch ElementwiseDispatch(const std::string& shader, const Shape4& shape,
 // "1.5" style literal for a float, exact enough to round-trip (GLSL float).
 std::string FloatLiteral(float value);
 
+// Loop iterations one invocation may run, counting every pass through every
+// loop (nested ones included). Mesa llvmpipe silently stops all loops of an
+// invocation after 65535 of them in total (gallivm's loop limiter), so a
+// kernel whose loops could run longer must split its work or decline. The
+// margin covers small helper loops the estimate leaves out.
+constexpr long long kMaxLoopIterationsPerInvocation = 60000;
+
 }  // namespace tflite_gles::kernels

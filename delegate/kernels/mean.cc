@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "delegate/kernels/mean.h"
+
 #include "delegate/kernel_registry.h"
 #include "delegate/kernels/common.h"
 
@@ -65,6 +67,64 @@ StatusOr<Reduction> ReductionOf(const NodeView& node, const GraphContext& graph)
   return reduction;
 }
 
+// One dispatch of shaders/mean.comp: reduces `in` over the flagged axes and
+// divides by `count` (1 for a partial sum).
+struct MeanPass {
+  Shape4 in;
+  bool reduce_h = false, reduce_w = false, reduce_c = false;
+  long long count = 1;
+};
+
+// Loop iterations one invocation of `pass` runs (see
+// kMaxLoopIterationsPerInvocation): the y loop, the x loop inside it, and
+// for channel reductions the slice loop inside the lane loop.
+long long LoopIterations(const MeanPass& pass) {
+  const long long rows = pass.reduce_h ? pass.in.h : 1;
+  const long long columns = pass.reduce_w ? pass.in.w : 1;
+  const long long window = rows * (columns + 1);
+  return pass.reduce_c ? 4 * (pass.in.slices() * (window + 1) + 1) : window;
+}
+
+// Above this many iterations per invocation a mean over H and W first sums
+// each row in a pass of its own: the work then spreads over H times more
+// invocations (2 cores and 8-lane vectors want many), and no invocation
+// comes near llvmpipe's loop limit.
+constexpr long long kSplitRowsAbove = 1024;
+
+StatusOr<std::vector<MeanPass>> PlanPasses(const Shape4& in,
+                                           const std::set<Dim>& dims) {
+  MeanPass whole;
+  whole.in = in;
+  whole.reduce_h = dims.count(kHeight) > 0;
+  whole.reduce_w = dims.count(kWidth) > 0;
+  whole.reduce_c = dims.count(kChannels) > 0;
+  if (whole.reduce_h) whole.count *= in.h;
+  if (whole.reduce_w) whole.count *= in.w;
+  if (whole.reduce_c) whole.count *= in.c;
+  std::vector<MeanPass> passes;
+  if (whole.reduce_h && whole.reduce_w && in.h > 1 &&
+      LoopIterations(whole) > kSplitRowsAbove) {
+    MeanPass rows;  // row sums: (b, h, 1, c)
+    rows.in = in;
+    rows.reduce_w = true;
+    passes.push_back(rows);
+    whole.in.w = 1;
+    whole.reduce_w = false;
+  }
+  passes.push_back(whole);
+  for (const MeanPass& pass : passes) {
+    if (LoopIterations(pass) > kernels::kMaxLoopIterationsPerInvocation) {
+      return Status::Error(
+          "a mean over " + std::to_string(whole.count) + " elements of " +
+          in.ToString() + " needs " + std::to_string(LoopIterations(pass)) +
+          " loop iterations in one invocation, over the limit of " +
+          std::to_string(kernels::kMaxLoopIterationsPerInvocation) +
+          " (llvmpipe stops longer loops silently)");
+    }
+  }
+  return passes;
+}
+
 Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile& device) {
   if (node.version() > 3) {
@@ -91,6 +151,46 @@ Status Check(const NodeView& node, const GraphContext& graph,
     return Status::Error("output shape " + ShapeOf(node.output(0)).ToString() +
                          " does not match the reduced input");
   }
+  return PlanPasses(ShapeOf(node.input(0)), reduction.dims).status();
+}
+
+// Emits `passes`, the last one writing `out` with the fused activation
+// `activation` ("" for none).
+Status EmitPasses(const std::string& label, const std::vector<MeanPass>& passes,
+                  ValueId in, ValueId out, const std::string& activation,
+                  GraphBuilder& builder) {
+  for (size_t i = 0; i < passes.size(); ++i) {
+    const MeanPass& pass = passes[i];
+    const bool last = i + 1 == passes.size();
+    // A partial pass keeps every dimension but the reduced width.
+    const ValueId target =
+        last ? out : builder.NewTemporary({pass.in.b, pass.in.h, 1, pass.in.c});
+    const Shape4 out_shape = builder.shape(target);
+    Dispatch dispatch =
+        kernels::ElementwiseDispatch("mean", out_shape, builder.device());
+    dispatch.label = label;
+    auto& defines = dispatch.defines;
+    defines[pass.reduce_c ? "REDUCE_C" : "KEEP_C"] = "";
+    if (pass.reduce_h) defines["REDUCE_H"] = "";
+    if (pass.reduce_w) defines["REDUCE_W"] = "";
+    if (last && !activation.empty()) defines[activation] = "";
+    defines["TOTAL"] = std::to_string(out_shape.vec4_count());
+    defines["IN_H"] = std::to_string(pass.in.h);
+    defines["IN_W"] = std::to_string(pass.in.w);
+    defines["IN_S"] = std::to_string(pass.in.slices());
+    defines["OUT_H"] = std::to_string(out_shape.h);
+    defines["OUT_W"] = std::to_string(out_shape.w);
+    defines["OUT_S"] = std::to_string(out_shape.slices());
+    defines["OUT_C"] = std::to_string(out_shape.c);
+    defines["KEPT_H"] = std::to_string(pass.reduce_h ? 1 : pass.in.h);
+    defines["KEPT_W"] = std::to_string(pass.reduce_w ? 1 : pass.in.w);
+    defines["COUNT"] = std::to_string(pass.count);
+    dispatch.outputs = {target};
+    dispatch.inputs = {in};
+    dispatch.flops = pass.in.elements();
+    builder.AddDispatch(std::move(dispatch));
+    in = target;
+  }
   return Status::Ok();
 }
 
@@ -98,42 +198,27 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
   TFG_ASSIGN_OR_RETURN(Reduction reduction, ReductionOf(node, builder.graph()));
   TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, 0));
   TFG_ASSIGN_OR_RETURN(ValueId in, builder.Input(node, 0));
-  const Shape4 out_shape = builder.shape(out);
-  const Shape4 in_shape = builder.shape(in);
-  const bool reduce_h = reduction.dims.count(kHeight) > 0;
-  const bool reduce_w = reduction.dims.count(kWidth) > 0;
-  const bool reduce_c = reduction.dims.count(kChannels) > 0;
-  long long count = 1;
-  if (reduce_h) count *= in_shape.h;
-  if (reduce_w) count *= in_shape.w;
-  if (reduce_c) count *= in_shape.c;
-
-  Dispatch dispatch =
-      kernels::ElementwiseDispatch("mean", out_shape, builder.device());
-  dispatch.label = node.Describe();
-  auto& defines = dispatch.defines;
-  defines[reduce_c ? "REDUCE_C" : "KEEP_C"] = "";
-  if (reduce_h) defines["REDUCE_H"] = "";
-  if (reduce_w) defines["REDUCE_W"] = "";
-  defines["TOTAL"] = std::to_string(out_shape.vec4_count());
-  defines["IN_H"] = std::to_string(in_shape.h);
-  defines["IN_W"] = std::to_string(in_shape.w);
-  defines["IN_S"] = std::to_string(in_shape.slices());
-  defines["OUT_H"] = std::to_string(out_shape.h);
-  defines["OUT_W"] = std::to_string(out_shape.w);
-  defines["OUT_S"] = std::to_string(out_shape.slices());
-  defines["OUT_C"] = std::to_string(out_shape.c);
-  defines["KEPT_H"] = std::to_string(reduce_h ? 1 : in_shape.h);
-  defines["KEPT_W"] = std::to_string(reduce_w ? 1 : in_shape.w);
-  defines["COUNT"] = std::to_string(count);
-  dispatch.outputs = {out};
-  dispatch.inputs = {in};
-  dispatch.flops = in_shape.elements();
-  builder.AddDispatch(std::move(dispatch));
-  return Status::Ok();
+  TFG_ASSIGN_OR_RETURN(std::vector<MeanPass> passes,
+                       PlanPasses(builder.shape(in), reduction.dims));
+  return EmitPasses(node.Describe(), passes, in, out, "", builder);
 }
 
 }  // namespace
+
+namespace kernels {
+
+Status CheckSpatialMean(const Shape4& in) {
+  return PlanPasses(in, {kHeight, kWidth}).status();
+}
+
+Status BuildSpatialMean(const std::string& label, ValueId in, ValueId out,
+                        const std::string& activation, GraphBuilder& builder) {
+  TFG_ASSIGN_OR_RETURN(std::vector<MeanPass> passes,
+                       PlanPasses(builder.shape(in), {kHeight, kWidth}));
+  return EmitPasses(label, passes, in, out, activation, builder);
+}
+
+}  // namespace kernels
 
 void RegisterMeanKernels(KernelRegistry& registry) {
   registry.AddBuiltin(abi::kTfLiteBuiltinMean, {"mean", Check, Build});

@@ -13,6 +13,7 @@
 
 #include "delegate/kernel_registry.h"
 #include "delegate/kernels/common.h"
+#include "delegate/kernels/mean.h"
 
 namespace tflite_gles {
 namespace {
@@ -77,6 +78,20 @@ AxisGeometry PoolAxis(abi::Padding padding, int in, int filter, int stride) {
 int UnpoolPadding(int in, int out, int filter, int stride) {
   const int total = (in - 1) * stride + filter - out;
   return total > 0 ? total / 2 : 0;
+}
+
+// An average pool with one window covering the whole unpadded map is a
+// mean over H and W: that kernel splits big maps over more invocations
+// (and keeps them under llvmpipe's loop limit).
+bool IsGlobalAverage(PoolKind kind, const abi::PoolParams& params,
+                     const Shape4& in) {
+  if (kind != PoolKind::kAverage) return false;
+  const AxisGeometry y = PoolAxis(params.padding, in.h, params.filter_height,
+                                  params.stride_height);
+  const AxisGeometry x = PoolAxis(params.padding, in.w, params.filter_width,
+                                  params.stride_width);
+  return y.out == 1 && x.out == 1 && y.pad == 0 && x.pad == 0 &&
+         params.filter_height >= in.h && params.filter_width >= in.w;
 }
 
 Status CheckParams(const abi::PoolParams& params, PoolKind kind) {
@@ -163,6 +178,23 @@ Status Check(const NodeView& node, const GraphContext& graph,
                            " is not the pooled shape " + expected.ToString());
     }
   }
+  if (IsGlobalAverage(kind, params, in)) return kernels::CheckSpatialMean(in);
+  // The window loop: rows, and the columns inside each row.
+  const long long iterations =
+      kind == PoolKind::kUnpool
+          ? 1LL * ((params.filter_height + params.stride_height - 1) /
+                   params.stride_height) *
+                (((params.filter_width + params.stride_width - 1) /
+                  params.stride_width) + 1)
+          : 1LL * params.filter_height * (params.filter_width + 1);
+  if (iterations > kernels::kMaxLoopIterationsPerInvocation) {
+    return Status::Error("a " + std::to_string(params.filter_height) + "x" +
+                         std::to_string(params.filter_width) +
+                         " window needs " + std::to_string(iterations) +
+                         " loop iterations in one invocation, over the limit of " +
+                         std::to_string(kernels::kMaxLoopIterationsPerInvocation) +
+                         " (llvmpipe stops longer loops silently)");
+  }
   // fp16 holds integers exactly only up to 2048: larger argmax indices
   // would come back as a neighbouring position.
   if (device.fp16 && (kind == PoolKind::kMaxArgmax || kind == PoolKind::kUnpool) &&
@@ -182,6 +214,11 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
   const Shape4 out_shape = builder.shape(out);
   const Shape4 in_shape = builder.shape(in);
 
+  if (IsGlobalAverage(kind, params, in_shape)) {
+    TFG_ASSIGN_OR_RETURN(std::string act,
+                         kernels::ActivationDefine(params.activation));
+    return kernels::BuildSpatialMean(node.Describe(), in, out, act, builder);
+  }
   Dispatch dispatch = kernels::ElementwiseDispatch(
       kind == PoolKind::kUnpool ? "max_unpooling" : "pooling", out_shape,
       builder.device());

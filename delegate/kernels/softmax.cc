@@ -36,6 +36,15 @@ Status Check(const NodeView& node, const GraphContext& graph,
   if (node.input(0).dims->size < 1) {
     return Status::Error("a scalar has no axis to normalize");
   }
+  // Softmax walks a pixel's slices three times, L2 twice, in one invocation.
+  const long long iterations = (softmax ? 3LL : 2LL) * ShapeOf(node.input(0)).slices();
+  if (iterations > kernels::kMaxLoopIterationsPerInvocation) {
+    return Status::Error(std::to_string(ShapeOf(node.input(0)).c) +
+                         " channels need " + std::to_string(iterations) +
+                         " loop iterations in one invocation, over the limit of " +
+                         std::to_string(kernels::kMaxLoopIterationsPerInvocation) +
+                         " (llvmpipe stops longer loops silently)");
+  }
   if (softmax) {
     const auto* params = node.params<abi::SoftmaxParams>();
     if (params == nullptr) return Status::Error("missing builtin parameters");

@@ -240,6 +240,32 @@ TEST(PoolSupport, SpatialSizeOneAndBatchOne) {
   EXPECT_LE(MaxRelativeError(tester.output(), expected.values), kFp32Tolerance);
 }
 
+// A 300x257 window is past llvmpipe's 65535 loop iterations per
+// invocation: global average pooling goes through the split mean kernel,
+// a max pool that large is declined with the reason.
+TEST(PoolSupport, GlobalPoolingOfAMapPastTheLoopLimit) {
+  const std::vector<int> dims = {2, 300, 257, 5};
+  const auto input = RandomData(Count(dims), 9, -1.0f, 1.0f);
+  const PoolSpec spec{300, 257, 1, 1, false, abi::kActRelu};
+  const Pooled expected = PoolReference(true, dims, input, spec);
+  OpTester average(abi::kTfLiteBuiltinAveragePool2d);
+  average.AddInput(dims, input);
+  average.AddOutput(expected.dims);
+  average.SetParams(ToParams(spec));
+  Status status = average.Run();
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_LE(MaxRelativeError(average.output(), expected.values), kFp32Tolerance);
+
+  OpTester max(abi::kTfLiteBuiltinMaxPool2d);
+  max.AddInput(dims, input);
+  max.AddOutput(expected.dims);
+  max.SetParams(ToParams(spec));
+  status = max.Check();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("loop iterations"), std::string::npos)
+      << status.message();
+}
+
 TEST(PoolSupport, DeclinesActivationsTheCpuPoolDoesNotApply) {
   OpTester tester(abi::kTfLiteBuiltinMaxPool2d);
   tester.AddInput({1, 4, 4, 2}, RandomData(32, 1));

@@ -293,6 +293,28 @@ TEST(ReduceSupport, MeanOverBatchOfOneIsJustARankChange) {
   EXPECT_LE(MaxRelativeError(tester.output(), expected), kFp32Tolerance);
 }
 
+// llvmpipe stops an invocation's loops after 65535 iterations in all: a
+// 300x257 map is past that, so the kernel must split it (row sums first).
+TEST(ReduceSupport, MeanOfAMapPastTheLoopLimit) {
+  const std::vector<int> dims = {1, 300, 257, 5};
+  const auto input = RandomData(Count(dims), 8, 0.5f, 2.5f);
+  for (const auto& [axes, keep_dims] :
+       {std::pair<std::vector<int>, bool>{{1, 2}, true}, {{1, 2, 3}, false}}) {
+    std::vector<int> out_dims;
+    const auto expected = MeanReference(
+        dims, input, std::set<int>(axes.begin(), axes.end()), keep_dims, &out_dims);
+    OpTester tester(abi::kTfLiteBuiltinMean);
+    tester.AddInput(dims, input);
+    tester.AddConstIntInput({static_cast<int>(axes.size())}, axes);
+    tester.AddOutput(out_dims);
+    tester.SetParams(abi::ReducerParams{keep_dims});
+    Status status = tester.Run();
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_LE(MaxRelativeError(tester.output(), expected), kFp32Tolerance)
+        << "axes " << axes.size();
+  }
+}
+
 TEST(ReduceSupport, ResizeFromASinglePixel) {
   const std::vector<int> dims = {1, 1, 1, 5};
   const auto input = RandomData(5, 4);

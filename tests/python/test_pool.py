@@ -56,11 +56,26 @@ def test_pooling(op, channels, fp16):
 @pytest.mark.parametrize("fp16", PRECISIONS)
 @pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
 def test_global_pooling_of_a_large_map(op, fp16):
-    shape = [1, 17, 23, 40]
+    # DeepLab's 33x33 global average pool: row sums first, then their mean.
+    shape = [1, 33, 33, 40]
     model = single_op_model(op, [shape], {
-        "padding": "VALID", "filter_height": 17, "filter_width": 23,
+        "padding": "VALID", "filter_height": 33, "filter_width": 33,
         "stride_h": 1, "stride_w": 1})
     run_and_compare(model, [shape], fp16)
+
+
+def test_mean_and_average_pool_past_the_loop_limit():
+    """llvmpipe stops an invocation's loops after 65535 iterations in all;
+    these maps (the style-transfer model's instance norms) are larger."""
+    shape = [1, 384, 384, 3]
+    model = single_op_model("MEAN", [shape], {"keep_dims": True},
+                            consts={1: np.array([1, 2], np.int32)})
+    run_and_compare(model, [shape], False, low=0, high=1)
+    shape = [1, 300, 257, 5]
+    model = single_op_model("AVERAGE_POOL_2D", [shape], {
+        "padding": "VALID", "filter_height": 300, "filter_width": 257,
+        "stride_h": 1, "stride_w": 1})
+    run_and_compare(model, [shape], False, low=0, high=1)
 
 
 MEAN_CASES = [  # input shape (channels appended), axes, keep_dims
