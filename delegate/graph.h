@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "delegate/node_view.h"
@@ -115,6 +116,17 @@ class GraphBuilder {
   // both shapes have the same vec4_count() and element placement.
   ValueId NewView(ValueId base, const Shape4& shape);
 
+  // After each run, also write `value` into TFLite tensor `tflite_index` if
+  // that tensor is a partition input: for ops whose CPU kernel updates an
+  // input in place (the basic LSTM copies its new state into its state
+  // inputs), so that the next Invoke sees the same tensors either way.
+  void AddWriteBack(ValueId value, int tflite_index) {
+    write_backs_.push_back({value, tflite_index});
+  }
+  const std::vector<std::pair<ValueId, int>>& write_backs() const {
+    return write_backs_;
+  }
+
   void AddDispatch(Dispatch dispatch) {
     dispatches_.push_back(std::move(dispatch));
   }
@@ -138,6 +150,7 @@ class GraphBuilder {
   std::vector<Value> values_;
   std::vector<Dispatch> dispatches_;
   std::map<int, ValueId> tensor_values_;
+  std::vector<std::pair<ValueId, int>> write_backs_;
 };
 
 // Packs BHWC floats into PHWC4 order ([b][slice][h][w][4]), zero-padding the

@@ -2,6 +2,7 @@
 
 #include <GLES3/gl32.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -64,6 +65,15 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   for (int index : outputs) {
     TFG_RETURN_IF_ERROR(builder.MarkOutput(index));
     TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
+    ValueId staging = builder.NewTemporary(builder.shape(value));
+    post.push_back(convert(value, staging, /*to_phwc4=*/false));
+    runtime->downloads_.push_back(
+        {index, staging,
+         static_cast<size_t>(builder.shape(value).elements()) * sizeof(float)});
+  }
+  for (const auto& [value, index] : builder.write_backs()) {
+    // Only partition inputs: their TFLite buffers are the caller's to read.
+    if (std::find(inputs.begin(), inputs.end(), index) == inputs.end()) continue;
     ValueId staging = builder.NewTemporary(builder.shape(value));
     post.push_back(convert(value, staging, /*to_phwc4=*/false));
     runtime->downloads_.push_back(

@@ -136,6 +136,11 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
   cell.inputs = {activation_temp, prev_state};
   cell.flops = 20LL * state_shape.elements();
   builder.AddDispatch(std::move(cell));
+  // The CPU kernel copies the new activation and state into its
+  // prev_activation / prev_state inputs after each run (they are its
+  // recurrent state); do the same.
+  builder.AddWriteBack(activation, node.input_index(kPrevActivation));
+  builder.AddWriteBack(state, node.input_index(kPrevState));
   return Status::Ok();
 }
 

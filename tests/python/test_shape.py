@@ -9,8 +9,9 @@ answer."""
 import numpy as np
 import pytest
 
-from gles_testing import (assert_close, assert_fully_delegated,
-                          random_inputs, run_cpu_and_gpu, single_op_model)
+from gles_testing import (ModelBuilder, assert_close, assert_fully_delegated,
+                          interpreter, make_delegate, random_inputs,
+                          run_cpu_and_gpu, single_op_model, stats)
 
 CHANNELS = [1, 3, 4, 5, 8, 13]
 PRECISIONS = [False, True]
@@ -215,3 +216,61 @@ def test_declined_transpose_of_rank_5_stays_on_cpu(capfd):
     shape = [1, 2, 3, 2, 2]
     model = single_op_model("TRANSPOSE", [shape], consts={1: i32([0, 2, 1, 3, 4])})
     assert_stays_on_cpu(model, [shape], capfd, "rank 5 > 4 is not supported")
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+def test_views_and_relayouts_in_a_chain(fp16):
+    """Reshape views feed other kernels, are partition outputs, and are views
+    of intermediates; concat, pad, slice and a relayout reshape follow."""
+    b = ModelBuilder()
+
+    def op(name, inputs, shape, options=None):
+        out = b.add_tensor(shape)
+        b.add_op(name, inputs, [out], options)
+        return out
+
+    x = b.add_input([2, 3, 4, 8])
+    y = b.add_input([2, 12, 8])
+    flat = op("RESHAPE", [x, b.add_const(i32([2, 12, 8]))], [2, 12, 8])  # view
+    summed = op("ADD", [flat, y], [2, 12, 8], {"fused_activation_function": "NONE"})
+    back = op("RESHAPE", [summed, b.add_const(i32([2, 3, 4, 8]))], [2, 3, 4, 8])  # view
+    joined = op("CONCATENATION",
+                [back, b.add_const(np.full([2, 3, 4, 3], 0.5, np.float32))],
+                [2, 3, 4, 11], {"axis": 3})
+    padded = op("PAD", [joined, b.add_const(i32([[0, 0], [1, 0], [0, 0], [0, 0]]))],
+                [2, 4, 4, 11])
+    sliced = op("STRIDED_SLICE", [padded, b.add_const(i32([0, 1, 0, 0])),
+                                  b.add_const(i32([2, 4, 4, 11])),
+                                  b.add_const(i32([1, 1, 1, 1]))], [2, 3, 4, 11])
+    deep = op("RESHAPE", [sliced, b.add_const(i32([2, 3, 44]))], [2, 3, 44])  # relayout
+    b.set_outputs([flat, deep])
+    stats = run_and_compare(b.build(), [[2, 3, 4, 8], [2, 12, 8]], fp16, exact=False)
+    assert stats["nodes_total"] == 7, stats
+
+
+def test_basic_lstm_updates_its_state_inputs_like_the_cpu():
+    """The CPU kernel copies its new activation and state into the
+    prev_activation / prev_state inputs; a second Invoke then continues the
+    sequence. The delegate must behave the same."""
+    model = lstm_model(2, 5, 6, seed=3)
+    shapes = [[2, 5], [2, 6], [2, 6]]
+    results = []
+    for delegate in (None, make_delegate()):
+        interp = interpreter(model, delegate)
+        interp.allocate_tensors()
+        details = interp.get_input_details()
+        for detail, value in zip(details, random_inputs(shapes, seed=4)):
+            interp.set_tensor(detail["index"], value)
+        interp.invoke()
+        state_inputs = [interp.get_tensor(d["index"]).copy() for d in details[1:]]
+        interp.set_tensor(details[0]["index"], random_inputs([[2, 5]], seed=9)[0])
+        interp.invoke()  # continues from the written-back state
+        outputs = [interp.get_tensor(d["index"]).copy()
+                   for d in interp.get_output_details()]
+        results.append((state_inputs, outputs))
+        if delegate is not None:
+            assert_fully_delegated(stats(delegate))
+        del interp
+    (cpu_states, cpu_outputs), (gpu_states, gpu_outputs) = results
+    assert_close(gpu_states, cpu_states)
+    assert_close(gpu_outputs, cpu_outputs)
