@@ -17,9 +17,10 @@ CHANNELS = [1, 3, 4, 5, 8, 13]
 PRECISIONS = [False, True]
 
 
-def run_and_compare(model, shapes, fp16, seed=0, exact=True):
+def run_and_compare(model, shapes, fp16, seed=0, exact=True, storage="auto"):
     inputs = random_inputs(shapes, seed=seed)
-    cpu, gpu, stats = run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
+    cpu, gpu, stats = run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16,
+                                                      "storage": storage})
     assert_fully_delegated(stats)
     if exact and not fp16:
         assert len(gpu) == len(cpu)
@@ -218,8 +219,9 @@ def test_declined_transpose_of_rank_5_stays_on_cpu(capfd):
     assert_stays_on_cpu(model, [shape], capfd, "rank 5 > 4 is not supported")
 
 
+@pytest.mark.parametrize("storage", ["ssbo", "texture_buffer"])
 @pytest.mark.parametrize("fp16", PRECISIONS)
-def test_views_and_relayouts_in_a_chain(fp16):
+def test_views_and_relayouts_in_a_chain(fp16, storage):
     """Reshape views feed other kernels, are partition outputs, and are views
     of intermediates; concat, pad, slice and a relayout reshape follow."""
     b = ModelBuilder()
@@ -244,7 +246,8 @@ def test_views_and_relayouts_in_a_chain(fp16):
                                   b.add_const(i32([1, 1, 1, 1]))], [2, 3, 4, 11])
     deep = op("RESHAPE", [sliced, b.add_const(i32([2, 3, 44]))], [2, 3, 44])  # relayout
     b.set_outputs([flat, deep])
-    stats = run_and_compare(b.build(), [[2, 3, 4, 8], [2, 12, 8]], fp16, exact=False)
+    stats = run_and_compare(b.build(), [[2, 3, 4, 8], [2, 12, 8]], fp16, exact=False,
+                            storage=storage)
     assert stats["nodes_total"] == 7, stats
 
 
@@ -274,3 +277,24 @@ def test_basic_lstm_updates_its_state_inputs_like_the_cpu():
     (cpu_states, cpu_outputs), (gpu_states, gpu_outputs) = results
     assert_close(gpu_states, cpu_states)
     assert_close(gpu_outputs, cpu_outputs)
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+def test_every_shader_variant_family_with_ssbo_reads(fp16):
+    """The SSBO read path (devices without texture buffers) of each shader:
+    concat by lanes, mirror padding, the block ops, flat relayout, LSTM."""
+    cases = [
+        (single_op_model("CONCATENATION", [[1, 3, 4, 3], [1, 3, 4, 6]], {"axis": 3}),
+         [[1, 3, 4, 3], [1, 3, 4, 6]]),
+        (single_op_model("MIRROR_PAD", [[1, 3, 4, 5]], {"mode": "SYMMETRIC"},
+                         consts={1: i32([[0, 0], [1, 2], [2, 1], [1, 1]])}), [[1, 3, 4, 5]]),
+        (single_op_model("DEPTH_TO_SPACE", [[1, 2, 3, 12]], {"block_size": 2}),
+         [[1, 2, 3, 12]]),
+        (single_op_model("SPACE_TO_DEPTH", [[1, 4, 6, 3]], {"block_size": 2}),
+         [[1, 4, 6, 3]]),
+        (single_op_model("RESHAPE", [[2, 3, 5]], consts={1: i32([2, 15])}), [[2, 3, 5]]),
+    ]
+    for model, shapes in cases:
+        run_and_compare(model, shapes, fp16, storage="ssbo")
+    run_and_compare(lstm_model(2, 3, 5, seed=1), [[2, 3], [2, 5], [2, 5]], fp16,
+                    exact=False, storage="ssbo")
