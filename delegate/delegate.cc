@@ -23,7 +23,33 @@ struct Partition {
   int id = 0;  // creation order, for the profile
   std::unique_ptr<PartitionRuntime> runtime;
   std::string build_error;  // why the partition cannot run, if it cannot
+  // Shapes of the partition's inputs when it was built: the GPU program is
+  // specialised for them.
+  std::vector<std::pair<int, std::vector<int>>> input_dims;
 };
+
+// OK while every input still has the shape the partition was built for.
+Status CheckInputShapesUnchanged(const abi::Context* context,
+                                 const Partition& partition) {
+  for (const auto& [index, dims] : partition.input_dims) {
+    const abi::Tensor& tensor = context->tensors[index];
+    std::vector<int> now = DimsVector(tensor.dims);
+    if (now != dims) {
+      auto text = [](const std::vector<int>& d) {
+        std::string out;
+        for (int v : d) out += (out.empty() ? "" : "x") + std::to_string(v);
+        return out;
+      };
+      return Status::Error(
+          "input '" + std::string(tensor.name ? tensor.name : "?") +
+          "' was resized from " + text(dims) + " to " + text(now) +
+          " after the delegate was applied; the GPU program is built for the "
+          "model's shapes. Resize before applying the delegate, or create it "
+          "with reapply_on_resize=true to have it re-applied on every resize");
+    }
+  }
+  return Status::Ok();
+}
 
 std::vector<int> ToVector(const abi::IntArray* array) {
   return array ? std::vector<int>(array->data, array->data + array->size)
@@ -57,7 +83,11 @@ struct DelegateCallbacks {
     partition->owner = self;
     partition->id = self->partitions_created_++;
     Status status = BuildPartition(self, context, params, partition);
-    if (!status.ok()) partition->build_error = status.message();
+    if (!status.ok()) {
+      partition->build_error = status.message();
+      // Delegate::Prepare reports it, so that TFLite restores the CPU plan.
+      if (self->init_error_.empty()) self->init_error_ = status.message();
+    }
     return partition;
   }
 
@@ -81,7 +111,11 @@ struct DelegateCallbacks {
     }
     std::vector<int> inputs;
     for (int index : ToVector(params->input_tensors)) {
-      if (index >= 0 && !self->graph_->IsConstant(index)) inputs.push_back(index);
+      if (index >= 0 && !self->graph_->IsConstant(index)) {
+        inputs.push_back(index);
+        partition->input_dims.emplace_back(index,
+                                           DimsVector(context->tensors[index].dims));
+      }
     }
     TFG_ASSIGN_OR_RETURN(
         partition->runtime,
@@ -89,6 +123,12 @@ struct DelegateCallbacks {
                                  ToVector(params->output_tensors),
                                  self->device_, *self->programs_));
     self->dispatches_ += partition->runtime->dispatch_count();
+    // Allocate now, inside ModifyGraphWithDelegate: a failure here makes the
+    // delegate's Prepare fail and TFLite restore the CPU plan, instead of a
+    // later AllocateTensors failing with no way back.
+    TFG_RETURN_IF_ERROR(partition->runtime->Allocate().WithContext(
+        "allocating the GPU partition"));
+    self->gpu_bytes_ += partition->runtime->gpu_bytes();
     return Status::Ok();
   }
 
@@ -112,12 +152,8 @@ struct DelegateCallbacks {
                                 partition->build_error);
       return abi::kError;
     }
-    Status status = self->env_->EnsureCurrent();
-    if (status.ok()) {
-      const long long before = partition->runtime->gpu_bytes();
-      status = partition->runtime->Allocate();
-      self->gpu_bytes_ += partition->runtime->gpu_bytes() - before;
-    }
+    Status status = CheckInputShapesUnchanged(context, *partition);
+    if (status.ok()) status = self->env_->EnsureCurrent();
     if (!status.ok()) {
       self->Report(context, "tflite-gles: preparing the GPU partition failed: " +
                                 status.message());
@@ -148,7 +184,10 @@ struct DelegateCallbacks {
 GlesDelegate::GlesDelegate(Options options) : options_(std::move(options)) {
   delegate_.data_ = this;
   delegate_.Prepare = DelegateCallbacks::Prepare;
-  delegate_.flags = abi::kDelegateFlagsNone;
+  // See Options::reapply_on_resize for what the flag trades.
+  delegate_.flags = options_.reapply_on_resize
+                        ? abi::kDelegateFlagsNone
+                        : abi::kDelegateFlagsAllowDynamicTensors;
   ++g_live_delegates;
 }
 
@@ -311,8 +350,13 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     registration.custom_name = "TfLiteGlesDelegate";
     registration.version = 1;
     std::vector<int> storage = MakeIntArray(chosen);
+    init_error_.clear();
     result = context->ReplaceNodeSubsetsWithDelegateKernels(
         context, registration, AsIntArray(storage), &delegate_);
+    if (result == abi::kOk && !init_error_.empty()) {
+      Report(context, "tflite-gles: preparing the GPU partition failed: " + init_error_);
+      result = abi::kDelegateError;
+    }
   }
   graph_.reset();  // it points into this context's tensors
   if (options_.log_info) {

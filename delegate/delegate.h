@@ -60,6 +60,7 @@ class GlesDelegate {
   std::map<int, std::vector<DispatchTiming>> profiles_;
   int partitions_created_ = 0;
   std::string last_error_;
+  std::string init_error_;  // first partition build failure of a Prepare
 };
 
 }  // namespace tflite_gles

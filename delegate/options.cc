@@ -186,7 +186,8 @@ std::string DescribeOptionKeys() {
          "storage: " + Choices(kStorages) + "; " +
          "enable_profiling: true|false; "
          "experimental_flags: integer >= 0; "
-         "log_level: " + Choices(kLogLevels);
+         "log_level: " + Choices(kLogLevels) + "; "
+         "reapply_on_resize: true|false";
 }
 
 StatusOr<Options> OptionsFromKeyValues(
@@ -222,6 +223,8 @@ StatusOr<Options> OptionsFromKeyValues(
       status = ParseInt(key, value, 0, std::numeric_limits<long>::max(),
                         &number);
       options.experimental_flags = static_cast<uint64_t>(number);
+    } else if (key == "reapply_on_resize") {
+      status = ParseBool(key, value, &options.reapply_on_resize);
     } else if (key == "log_level") {
       status = ParseEnum(key, value, kLogLevels, &choice);
       options.log_info = choice == 1;

@@ -24,6 +24,14 @@ struct Options {
   bool enable_profiling = false;
   uint64_t experimental_flags = 0;
   bool log_info = true;  // INFO lines (partition summary); warnings always
+  // false (default): the graph is delegated with the shapes in the model and
+  // the runtime is told so (kTfLiteDelegateFlagsAllowDynamicTensors), which
+  // lets models with custom ops that only we implement (MediaPipe's
+  // Convolution2DTransposeBias...) load; resizing an input afterwards fails
+  // Prepare with a message. true: the runtime prepares every node on the CPU
+  // first and re-applies the delegate after each resize (such custom ops then
+  // fail to load).
+  bool reapply_on_resize = false;
 
   // fp16 storage is used when precision loss is allowed and no priority
   // asks for max precision.

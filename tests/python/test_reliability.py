@@ -69,10 +69,31 @@ def resize_all(interp, shape):
 
 # --- 2. Resizing inputs after delegation -----------------------------------
 
-def test_resize_after_delegation_re_prepares_for_the_new_shape():
-    """TFLite undoes and re-applies the delegate on resize (we do not allow
-    dynamic tensors); every shape must stay delegated and exact."""
+REAPPLY = {"reapply_on_resize": True}
+
+
+def test_resize_with_the_default_options_declines_cleanly_and_recovers():
+    """By default the GPU program is built for the model's shapes (which lets
+    models with GPU-only custom ops load): a resize makes Prepare fail with a
+    message saying what to do, and resizing back makes it work again."""
     delegate = make_delegate()
+    interp = interpreter(add_relu_model([1, 4, 4, 3]), delegate)
+    interp.allocate_tensors()
+    with pytest.raises(RuntimeError) as error:
+        resize_all(interp, [1, 9, 7, 3])
+    message = str(error.value)
+    assert "was resized from 1x4x4x3 to 1x9x7x3" in message, message
+    assert "reapply_on_resize=true" in message, message
+    resize_all(interp, [1, 4, 4, 3])
+    out, expected = run_resized(interp, [1, 4, 4, 3], seed=11)
+    assert stats(delegate)["nodes_delegated"] == 2
+    assert_close([out], [expected])
+
+
+def test_resize_after_delegation_re_prepares_for_the_new_shape():
+    """With reapply_on_resize, TFLite undoes and re-applies the delegate on
+    resize; every shape must stay delegated and exact."""
+    delegate = make_delegate(REAPPLY)
     interp = interpreter(add_relu_model([1, 4, 4, 3]), delegate)
     interp.allocate_tensors()
     for step, shape in enumerate([[1, 4, 4, 3], [1, 9, 7, 3], [2, 3, 5, 3], [1, 1, 1, 3]]):
@@ -86,7 +107,7 @@ def test_resize_after_delegation_re_prepares_for_the_new_shape():
 
 
 def test_resize_to_a_zero_sized_input_falls_back_to_the_cpu_and_back():
-    delegate = make_delegate()
+    delegate = make_delegate(REAPPLY)
     interp = interpreter(add_relu_model([1, 4, 4, 3]), delegate)
     interp.allocate_tensors()
     resize_all(interp, [1, 0, 4, 3])
@@ -100,7 +121,7 @@ def test_resize_to_a_zero_sized_input_falls_back_to_the_cpu_and_back():
 
 
 def test_resize_on_another_thread_fails_cleanly_and_the_cpu_takes_over():
-    delegate = make_delegate()
+    delegate = make_delegate(REAPPLY)
     interp = interpreter(add_relu_model([1, 4, 4, 3]), delegate)
     interp.allocate_tensors()
     errors = []
@@ -309,7 +330,7 @@ try:
     print("APPLIED")
 except RuntimeError as error:
     print("REFUSED:", error)
-interp = interpreter(add_relu_model([1, 4, 4, 8]), make_delegate())
+interp = interpreter(add_relu_model([1, 4, 4, 8]), make_delegate({"reapply_on_resize": True}))
 interp.allocate_tensors()
 try:
     resize_all(interp, [1, 64, 64, 8])
