@@ -23,6 +23,7 @@ const KernelRegistry& KernelRegistry::Global() {
     RegisterDepthwiseConvKernels(*r);
     RegisterFullyConnectedKernels(*r);
     RegisterTransposeConvKernels(*r);
+    RegisterDequantizeKernels(*r);
     return r;
   }();
   return *registry;
@@ -79,6 +80,23 @@ std::map<std::string, std::vector<std::string>> KernelRegistry::Describe()
     }
   }
   return ops;
+}
+
+std::vector<OpSupport> KernelRegistry::Table() const {
+  std::map<std::string, OpSupport> ops;
+  for (const auto& [op, candidates] : builtin_) {
+    OpSupport& entry = ops[abi::BuiltinOperatorName(op)];
+    entry.op = abi::BuiltinOperatorName(op);
+    for (const auto& candidate : candidates) entry.candidates.push_back(&candidate);
+  }
+  for (const auto& [name, candidates] : custom_) {
+    OpSupport& entry = ops["CUSTOM " + name];
+    entry.op = "CUSTOM " + name;
+    for (const auto& candidate : candidates) entry.candidates.push_back(&candidate);
+  }
+  std::vector<OpSupport> table;
+  for (auto& [name, entry] : ops) table.push_back(std::move(entry));
+  return table;
 }
 
 }  // namespace tflite_gles

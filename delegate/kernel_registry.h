@@ -25,6 +25,19 @@ struct KernelCandidate {
                   const DeviceProfile& device);
   // Emits the node's dispatches. Runs only after check() passed.
   Status (*build)(const NodeView& node, GraphBuilder& builder);
+  // For docs/ops.md (printed by the ops_table tool), optional (nullptr:
+  // not described yet): what this kernel runs for this op (types, params,
+  // broadcasting), what it declines and why, and the newest op version its
+  // check accepts (0: not stated).
+  const char* summary = nullptr;
+  const char* declines = nullptr;
+  int max_version = 0;
+};
+
+// One op of the registry with its candidates, in the order they are tried.
+struct OpSupport {
+  std::string op;  // "CONV_2D", or "CUSTOM name"
+  std::vector<const KernelCandidate*> candidates;
 };
 
 class KernelRegistry {
@@ -43,6 +56,8 @@ class KernelRegistry {
 
   // Every op the registry knows, for docs/ops.md: name -> kernel names.
   std::map<std::string, std::vector<std::string>> Describe() const;
+  // Every op with its candidates, sorted by op name (for the ops_table tool).
+  std::vector<OpSupport> Table() const;
 
  private:
   const std::vector<KernelCandidate>* CandidatesFor(const NodeView& node) const;
@@ -66,5 +81,6 @@ void RegisterConvKernels(KernelRegistry& registry);
 void RegisterDepthwiseConvKernels(KernelRegistry& registry);
 void RegisterFullyConnectedKernels(KernelRegistry& registry);
 void RegisterTransposeConvKernels(KernelRegistry& registry);
+void RegisterDequantizeKernels(KernelRegistry& registry);
 
 }  // namespace tflite_gles

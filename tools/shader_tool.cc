@@ -65,7 +65,9 @@ int Validate(const std::string& glslang, const std::string& workdir,
     }
     variants.swap(next);
   }
-  std::string files;
+  // Files go to glslangValidator in batches: one shell command line must
+  // stay under Linux's 128 KiB limit per argument (MAX_ARG_STRLEN).
+  std::vector<std::string> batches(1);
   int count = 0;
   for (const auto& defines : variants) {
     for (int storage_index = 0; storage_index < 4; ++storage_index) {
@@ -80,15 +82,21 @@ int Validate(const std::string& glslang, const std::string& workdir,
       const std::string file =
           workdir + "/" + name + "." + std::to_string(count++) + ".comp";
       std::ofstream(file) << *text;
-      files += " '" + file + "'";
+      if (batches.back().size() > 64 * 1024) batches.emplace_back();
+      batches.back() += " '" + file + "'";
     }
   }
   // All variants in one glslangValidator run; on failure show only the
   // first errors (every variant usually fails the same way).
   const std::string log = workdir + "/" + name + ".log";
-  const std::string command =
-      "'" + glslang + "' --quiet -S comp" + files + " > '" + log + "' 2>&1";
-  if (std::system(command.c_str()) != 0) {
+  bool failed = false;
+  for (size_t b = 0; b < batches.size() && !failed; ++b) {
+    const std::string command = "'" + glslang + "' --quiet -S comp" +
+                                batches[b] + (b == 0 ? " > '" : " >> '") +
+                                log + "' 2>&1";
+    failed = std::system(command.c_str()) != 0;
+  }
+  if (failed) {
     std::string output;
     ReadFile(log, &output);
     std::cerr << output.substr(0, 3000)
