@@ -18,8 +18,8 @@ GraphContext::GraphContext(abi::Context* context) : context_(context) {
     if (registration->builtin_code == abi::kTfLiteBuiltinDequantize &&
         node->inputs->size == 1 && node->outputs->size == 1) {
       const abi::Tensor& input = context->tensors[node->inputs->data[0]];
-      if (IsConstantTensor(input) && (input.type == abi::kFloat16 ||
-                                      input.type == abi::kFloat32)) {
+      if (IsConstantTensor(input) &&
+          DequantizedFloats(input, nullptr).ok()) {
         dequantize_producer_[node->outputs->data[0]] = node->inputs->data[0];
       }
     }
@@ -42,9 +42,13 @@ StatusOr<std::vector<float>> GraphContext::ConstantFloats(
                          " is not constant");
   }
   auto folded = dequantize_producer_.find(tensor_index);
-  const abi::Tensor& tensor =
-      context_->tensors[folded != dequantize_producer_.end() ? folded->second
-                                                             : tensor_index];
+  if (folded != dequantize_producer_.end()) {
+    std::vector<float> values;
+    TFG_RETURN_IF_ERROR(
+        DequantizedFloats(context_->tensors[folded->second], &values));
+    return values;
+  }
+  const abi::Tensor& tensor = context_->tensors[tensor_index];
   std::vector<float> values;
   switch (tensor.type) {
     case abi::kFloat32: {
@@ -58,11 +62,101 @@ StatusOr<std::vector<float>> GraphContext::ConstantFloats(
       for (size_t i = 0; i < values.size(); ++i) values[i] = HalfToFloat(data[i]);
       break;
     }
+    case abi::kBool: {
+      // Booleans live on the GPU as 0.0/1.0 (see LOGICAL_AND).
+      const auto* data = static_cast<const uint8_t*>(tensor.data);
+      values.resize(tensor.bytes);
+      for (size_t i = 0; i < values.size(); ++i) values[i] = data[i] ? 1.0f : 0.0f;
+      break;
+    }
     default:
       return Status::Error(std::string("constant of type ") +
                            TypeName(tensor.type) + " has no float view");
   }
   return values;
+}
+
+namespace {
+// Affine dequantization of an int8/uint8/int16 constant:
+// real = scale * (q - zero_point), per tensor or per channel along
+// quantized_dimension.
+template <typename Q>
+Status DequantizeAffine(const abi::Tensor& tensor, std::vector<float>* values) {
+  const size_t count = tensor.bytes / sizeof(Q);
+  std::vector<float> scales = {tensor.params.scale};
+  std::vector<int> zero_points = {tensor.params.zero_point};
+  int axis = 0;
+  if (tensor.quantization.type == abi::kAffineQuantization &&
+      tensor.quantization.params != nullptr) {
+    const auto* affine =
+        static_cast<const abi::AffineQuantization*>(tensor.quantization.params);
+    if (affine->scale == nullptr || affine->scale->size < 1) {
+      return Status::Error("quantized constant without a scale");
+    }
+    scales.assign(affine->scale->data, affine->scale->data + affine->scale->size);
+    zero_points.assign(scales.size(), 0);
+    if (affine->zero_point != nullptr && affine->zero_point->size > 0) {
+      if (affine->zero_point->size != affine->scale->size) {
+        return Status::Error("quantized constant has " +
+                             std::to_string(affine->zero_point->size) +
+                             " zero points for " +
+                             std::to_string(affine->scale->size) + " scales");
+      }
+      zero_points.assign(affine->zero_point->data,
+                         affine->zero_point->data + affine->zero_point->size);
+    }
+    axis = affine->quantized_dimension;
+  } else if (tensor.quantization.type != abi::kNoQuantization) {
+    return Status::Error("quantized constant with a non-affine quantization");
+  }
+  if (scales[0] == 0.0f && scales.size() == 1) {
+    return Status::Error("quantized constant without quantization parameters");
+  }
+  // Elements per channel step: the product of the dims after `axis`.
+  size_t inner = 1;
+  if (scales.size() > 1) {
+    if (tensor.dims == nullptr || axis < 0 || axis >= tensor.dims->size ||
+        tensor.dims->data[axis] != static_cast<int>(scales.size())) {
+      return Status::Error("per-channel scales do not match the quantized "
+                           "dimension");
+    }
+    for (int d = axis + 1; d < tensor.dims->size; ++d) inner *= tensor.dims->data[d];
+  }
+  if (values == nullptr) return Status::Ok();  // only checking
+  const Q* data = static_cast<const Q*>(tensor.data);
+  values->resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t channel = scales.size() > 1 ? (i / inner) % scales.size() : 0;
+    (*values)[i] = scales[channel] *
+                   static_cast<float>(static_cast<int>(data[i]) - zero_points[channel]);
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status GraphContext::DequantizedFloats(const abi::Tensor& tensor,
+                                       std::vector<float>* values) {
+  switch (tensor.type) {
+    case abi::kFloat32:
+    case abi::kFloat16: {
+      if (values == nullptr) return Status::Ok();
+      const size_t count = tensor.bytes / (tensor.type == abi::kFloat32 ? 4 : 2);
+      values->resize(count);
+      for (size_t i = 0; i < count; ++i) {
+        (*values)[i] =
+            tensor.type == abi::kFloat32
+                ? static_cast<const float*>(tensor.data)[i]
+                : HalfToFloat(static_cast<const uint16_t*>(tensor.data)[i]);
+      }
+      return Status::Ok();
+    }
+    case abi::kInt8: return DequantizeAffine<int8_t>(tensor, values);
+    case abi::kUInt8: return DequantizeAffine<uint8_t>(tensor, values);
+    case abi::kInt16: return DequantizeAffine<int16_t>(tensor, values);
+    default:
+      return Status::Error(std::string("DEQUANTIZE of ") + TypeName(tensor.type) +
+                           " is not folded");
+  }
 }
 
 StatusOr<std::vector<int64_t>> GraphContext::ConstantInts(

@@ -70,7 +70,8 @@ struct DeviceProfile {
 
 // Facts about the whole TFLite graph that kernels need beyond their node:
 // which tensors are constants folded at init (fp16 weights behind a
-// DEQUANTIZE node, as MediaPipe ships them).
+// DEQUANTIZE node, as MediaPipe ships them; int8/uint8/int16 constants
+// behind a DEQUANTIZE become their float view).
 class GraphContext {
  public:
   explicit GraphContext(abi::Context* context);
@@ -82,6 +83,11 @@ class GraphContext {
   // Integer constants (int32/int64 shape and index operands).
   StatusOr<std::vector<int64_t>> ConstantInts(int tensor_index) const;
   abi::Context* context() const { return context_; }
+  // The float values of a DEQUANTIZE input: float16/float32 as they are,
+  // int8/uint8/int16 through their scale and zero point (per tensor or per
+  // channel). With `values` null, only checks that it can.
+  static Status DequantizedFloats(const abi::Tensor& tensor,
+                                  std::vector<float>* values);
 
  private:
   abi::Context* context_;

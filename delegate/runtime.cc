@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cmath>
+#include <cstring>
 
 #include "delegate/half.h"
 #include "egl/gl_call.h"
@@ -59,17 +61,24 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     ValueId staging = builder.NewTemporary(builder.shape(value));
     pre.push_back(convert(value, staging, /*to_phwc4=*/true));
     runtime->uploads_.push_back(
-        {index, staging,
-         static_cast<size_t>(builder.shape(value).elements()) * sizeof(float)});
+        {index, staging, static_cast<size_t>(builder.shape(value).elements()),
+         builder.graph().context()->tensors[index].type});
   }
   for (int index : outputs) {
-    TFG_RETURN_IF_ERROR(builder.MarkOutput(index));
     TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
+    if (builder.value(value).kind == Value::Kind::kConstant) {
+      // No GPU work: the folded values are written on every Invoke.
+      TFG_ASSIGN_OR_RETURN(std::vector<float> values,
+                           builder.graph().ConstantFloats(index));
+      runtime->constant_outputs_.push_back({index, std::move(values)});
+      continue;
+    }
+    TFG_RETURN_IF_ERROR(builder.MarkOutput(index));
     ValueId staging = builder.NewTemporary(builder.shape(value));
     post.push_back(convert(value, staging, /*to_phwc4=*/false));
     runtime->downloads_.push_back(
-        {index, staging,
-         static_cast<size_t>(builder.shape(value).elements()) * sizeof(float)});
+        {index, staging, static_cast<size_t>(builder.shape(value).elements()),
+         builder.graph().context()->tensors[index].type});
   }
   for (const auto& [value, index] : builder.write_backs()) {
     // Only partition inputs: their TFLite buffers are the caller's to read.
@@ -273,12 +282,8 @@ Status PartitionRuntime::DispatchProfiled() {
 Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   TFG_RETURN_IF_ERROR(Allocate());
   for (const Transfer& upload : uploads_) {
-    const abi::Tensor& tensor = context->tensors[upload.tflite_index];
-    if (tensor.data == nullptr || tensor.bytes < upload.bytes) {
-      return Status::Error("input tensor " + std::to_string(upload.tflite_index) +
-                           " has no data or fewer bytes than its shape needs");
-    }
-    TFG_RETURN_IF_ERROR(buffers_[upload.staging].Upload(0, upload.bytes, tensor.data));
+    TFG_RETURN_IF_ERROR(
+        UploadInput(upload, context->tensors[upload.tflite_index]));
   }
   timings_.clear();
   if (profile) {
@@ -288,12 +293,89 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   }
   TFG_GL(glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT));
   for (const Transfer& download : downloads_) {
-    const abi::Tensor& tensor = context->tensors[download.tflite_index];
-    if (tensor.data == nullptr || tensor.bytes < download.bytes) {
-      return Status::Error("output tensor " + std::to_string(download.tflite_index) +
-                           " has no data or fewer bytes than its shape needs");
+    TFG_RETURN_IF_ERROR(
+        DownloadOutput(download, context->tensors[download.tflite_index]));
+  }
+  for (const ConstantOutput& output : constant_outputs_) {
+    abi::Tensor& tensor = context->tensors[output.tflite_index];
+    const size_t bytes = output.values.size() * sizeof(float);
+    if (tensor.type != abi::kFloat32 || tensor.data == nullptr ||
+        tensor.bytes < bytes) {
+      return Status::Error("constant output tensor " +
+                           std::to_string(output.tflite_index) +
+                           " is not a float32 tensor of " +
+                           std::to_string(output.values.size()) + " elements");
     }
-    TFG_RETURN_IF_ERROR(buffers_[download.staging].Download(0, download.bytes, tensor.data));
+    std::memcpy(tensor.data, output.values.data(), bytes);
+  }
+  return Status::Ok();
+}
+
+namespace {
+size_t ElementBytes(abi::Type type) {
+  switch (type) {
+    case abi::kFloat32: return sizeof(float);
+    case abi::kInt32: return sizeof(int32_t);
+    case abi::kBool: return 1;
+    default: return 0;
+  }
+}
+
+Status CheckTransferTensor(const abi::Tensor& tensor, size_t elements,
+                           int index, const char* role) {
+  const size_t element_bytes = ElementBytes(tensor.type);
+  if (element_bytes == 0) {
+    return Status::Error(std::string(role) + " tensor " + std::to_string(index) +
+                         " is " + TypeName(tensor.type) +
+                         "; only float32, int32 and bool cross to the GPU");
+  }
+  if (tensor.data == nullptr || tensor.bytes < elements * element_bytes) {
+    return Status::Error(std::string(role) + " tensor " + std::to_string(index) +
+                         " has no data or fewer bytes than its shape needs");
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status PartitionRuntime::UploadInput(const Transfer& upload,
+                                     const abi::Tensor& tensor) {
+  TFG_RETURN_IF_ERROR(CheckTransferTensor(tensor, upload.elements,
+                                          upload.tflite_index, "input"));
+  const size_t bytes = upload.elements * sizeof(float);
+  if (tensor.type == abi::kFloat32) {
+    return buffers_[upload.staging].Upload(0, bytes, tensor.data);
+  }
+  conversion_scratch_.resize(upload.elements);
+  for (size_t i = 0; i < upload.elements; ++i) {
+    conversion_scratch_[i] =
+        tensor.type == abi::kBool
+            ? (static_cast<const uint8_t*>(tensor.data)[i] ? 1.0f : 0.0f)
+            : static_cast<float>(static_cast<const int32_t*>(tensor.data)[i]);
+  }
+  return buffers_[upload.staging].Upload(0, bytes, conversion_scratch_.data());
+}
+
+Status PartitionRuntime::DownloadOutput(const Transfer& download,
+                                        abi::Tensor& tensor) {
+  TFG_RETURN_IF_ERROR(CheckTransferTensor(tensor, download.elements,
+                                          download.tflite_index, "output"));
+  const size_t bytes = download.elements * sizeof(float);
+  if (tensor.type == abi::kFloat32) {
+    return buffers_[download.staging].Download(0, bytes, tensor.data);
+  }
+  conversion_scratch_.resize(download.elements);
+  TFG_RETURN_IF_ERROR(
+      buffers_[download.staging].Download(0, bytes, conversion_scratch_.data()));
+  for (size_t i = 0; i < download.elements; ++i) {
+    const float v = conversion_scratch_[i];
+    if (tensor.type == abi::kBool) {
+      static_cast<uint8_t*>(tensor.data)[i] = v != 0.0f ? 1 : 0;
+    } else {
+      // Saturating: a NaN or out-of-range float must not reach lrint (UB).
+      const float bounded =
+          std::isnan(v) ? 0.0f : std::min(std::max(v, -2147483648.0f), 2147483520.0f);
+      static_cast<int32_t*>(tensor.data)[i] = static_cast<int32_t>(std::lrint(bounded));
+    }
   }
   return Status::Ok();
 }

@@ -62,10 +62,20 @@ class PartitionRuntime {
     Dispatch dispatch;
     uint32_t groups[3] = {1, 1, 1};
   };
+  // Staging buffers hold BHWC floats; bool and int32 TFLite tensors are
+  // converted on the CPU on the way (bool as 0.0/1.0, int32 exact up to
+  // 2^24), float32 ones are copied as they are.
   struct Transfer {
     int tflite_index;
     ValueId staging;  // BHWC floats
-    size_t bytes;
+    size_t elements;
+    abi::Type type;
+  };
+  // A partition output that is a folded constant (a DEQUANTIZE of a
+  // constant whose result a CPU op also reads): written from the CPU.
+  struct ConstantOutput {
+    int tflite_index;
+    std::vector<float> values;  // BHWC
   };
 
   PartitionRuntime() = default;
@@ -74,6 +84,8 @@ class PartitionRuntime {
   // Runs every step and records timings_ (GPU timer queries if the driver
   // has them, else glFinish around each dispatch).
   Status DispatchProfiled();
+  Status UploadInput(const Transfer& upload, const abi::Tensor& tensor);
+  Status DownloadOutput(const Transfer& download, abi::Tensor& tensor);
 
   DeviceProfile device_;
   std::vector<Value> values_;
@@ -81,6 +93,8 @@ class PartitionRuntime {
   std::vector<Step> steps_;
   std::vector<Transfer> uploads_;
   std::vector<Transfer> downloads_;
+  std::vector<ConstantOutput> constant_outputs_;
+  std::vector<float> conversion_scratch_;  // bool/int32 <-> float staging
   std::vector<gl::Buffer> buffers_;                 // per value
   std::vector<gl::TextureBufferView> views_;        // per value (if used)
   bool allocated_ = false;

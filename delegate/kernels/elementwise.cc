@@ -1,5 +1,9 @@
-// ADD, SUB, MUL (two tensors, broadcast constants, fused activations) and
-// RELU, RELU6, LOGISTIC: shaders/elementwise.comp.
+// Elementwise ops, all in shaders/elementwise.comp: one optional binary step
+// (ADD SUB MUL DIV MAXIMUM MINIMUM POW PRELU LOGICAL_AND) followed by one
+// optional unary step (fused activations and the unary ops). Binary ops
+// broadcast constants of lower rank, per-channel vectors, scalars (a shader
+// literal) and single-channel tensors (a splat across the vec4).
+#include <deque>
 #include <string>
 
 #include "delegate/kernel_registry.h"
@@ -14,21 +18,97 @@ using kernels::CheckArity;
 using kernels::CheckFloatTensors;
 using kernels::ShapeOf;
 
+enum class Params { kNone, kFusedActivation, kLeakyReluAlpha };
+enum class Types { kFloat, kBool };
+
 struct OpInfo {
   int op;
-  const char* define;
+  const char* binary;  // define of the binary step, or nullptr (unary op)
+  const char* unary;   // define of the unary step, or nullptr
   int max_version;
-  bool binary;
+  Params params;
+  Types types;
+  const char* summary;
 };
 
+constexpr char kBroadcasting[] =
+    "Either input may be a constant of lower rank broadcast over the other "
+    "(per-channel vector; a scalar second input becomes a shader literal) or "
+    "a tensor of the same rank with dimensions of size 1 (a single channel "
+    "is splatted over the channels).";
+
 constexpr OpInfo kOps[] = {
-    {abi::kTfLiteBuiltinAdd, "OP_ADD", 5, true},
-    {abi::kTfLiteBuiltinSub, "OP_SUB", 5, true},
-    {abi::kTfLiteBuiltinMul, "OP_MUL", 7, true},
-    {abi::kTfLiteBuiltinRelu, "OP_RELU", 3, false},
-    {abi::kTfLiteBuiltinRelu6, "OP_RELU6", 3, false},
-    {abi::kTfLiteBuiltinLogistic, "OP_LOGISTIC", 3, false},
+    {abi::kTfLiteBuiltinAdd, "OP_ADD", nullptr, 5, Params::kFusedActivation,
+     Types::kFloat, "a + b with fused NONE/RELU/RELU6/RELU_N1_TO_1/TANH/SIGMOID"},
+    {abi::kTfLiteBuiltinSub, "OP_SUB", nullptr, 5, Params::kFusedActivation,
+     Types::kFloat, "a - b with fused NONE/RELU/RELU6/RELU_N1_TO_1/TANH/SIGMOID"},
+    {abi::kTfLiteBuiltinMul, "OP_MUL", nullptr, 7, Params::kFusedActivation,
+     Types::kFloat, "a * b with fused NONE/RELU/RELU6/RELU_N1_TO_1/TANH/SIGMOID"},
+    {abi::kTfLiteBuiltinDiv, "OP_DIV", nullptr, 2, Params::kFusedActivation,
+     Types::kFloat,
+     "a / b with fused NONE/RELU/RELU6/RELU_N1_TO_1/TANH/SIGMOID (x/0 gives "
+     "+-Inf like the CPU)"},
+    {abi::kTfLiteBuiltinMaximum, "OP_MAXIMUM", nullptr, 4, Params::kNone,
+     Types::kFloat, "max(a, b)"},
+    {abi::kTfLiteBuiltinMinimum, "OP_MINIMUM", nullptr, 4, Params::kNone,
+     Types::kFloat, "min(a, b)"},
+    {abi::kTfLiteBuiltinSquaredDifference, "OP_SUB", "OP_SQUARE", 2,
+     Params::kNone, Types::kFloat, "(a - b)^2"},
+    {abi::kTfLiteBuiltinPow, "OP_POW", nullptr, 1, Params::kNone, Types::kFloat,
+     "a^b as std::pow: negative bases with integral exponents keep their "
+     "sign, other negative bases give NaN"},
+    {abi::kTfLiteBuiltinPrelu, "OP_PRELU", nullptr, 1, Params::kNone,
+     Types::kFloat,
+     "x >= 0 ? x : alpha * x; alpha a constant broadcast over H/W/C (any "
+     "dimension of size 1) or a tensor of the same shape"},
+    {abi::kTfLiteBuiltinLogicalAnd, "OP_LOGICAL_AND", nullptr, 1, Params::kNone,
+     Types::kBool,
+     "bool tensors (0.0/1.0 on the GPU; converted at partition boundaries)"},
+    {abi::kTfLiteBuiltinRelu, nullptr, "ACT_RELU", 3, Params::kNone,
+     Types::kFloat, "max(x, 0)"},
+    {abi::kTfLiteBuiltinRelu6, nullptr, "ACT_RELU6", 3, Params::kNone,
+     Types::kFloat, "clamp(x, 0, 6)"},
+    {abi::kTfLiteBuiltinReluN1To1, nullptr, "ACT_RELU_N1_TO_1", 1,
+     Params::kNone, Types::kFloat, "clamp(x, -1, 1)"},
+    {abi::kTfLiteBuiltinRelu0To1, nullptr, "OP_RELU_0_TO_1", 1, Params::kNone,
+     Types::kFloat, "clamp(x, 0, 1)"},
+    {abi::kTfLiteBuiltinLogistic, nullptr, "ACT_SIGMOID", 3, Params::kNone,
+     Types::kFloat, "1 / (1 + exp(-x)), saturating to 0/1 for large |x|"},
+    {abi::kTfLiteBuiltinTanh, nullptr, "ACT_TANH", 3, Params::kNone,
+     Types::kFloat, "tanh(x), saturating to +-1 for large |x|"},
+    {abi::kTfLiteBuiltinExp, nullptr, "OP_EXP", 2, Params::kNone, Types::kFloat,
+     "exp(x); overflows to +Inf above ~88.7 like the CPU (fp16 storage "
+     "saturates at 65504)"},
+    {abi::kTfLiteBuiltinSqrt, nullptr, "OP_SQRT", 1, Params::kNone,
+     Types::kFloat, "sqrt(x)"},
+    {abi::kTfLiteBuiltinRsqrt, nullptr, "OP_RSQRT", 2, Params::kNone,
+     Types::kFloat, "1 / sqrt(x)"},
+    {abi::kTfLiteBuiltinAbs, nullptr, "OP_ABS", 5, Params::kNone, Types::kFloat,
+     "|x|"},
+    {abi::kTfLiteBuiltinNeg, nullptr, "OP_NEG", 1, Params::kNone, Types::kFloat,
+     "-x"},
+    {abi::kTfLiteBuiltinSquare, nullptr, "OP_SQUARE", 1, Params::kNone,
+     Types::kFloat, "x * x"},
+    {abi::kTfLiteBuiltinLeakyRelu, nullptr, "OP_LEAKY_RELU", 2,
+     Params::kLeakyReluAlpha, Types::kFloat,
+     "x >= 0 ? x : alpha * x (alpha a shader literal)"},
+    {abi::kTfLiteBuiltinElu, nullptr, "OP_ELU", 1, Params::kNone, Types::kFloat,
+     "x > 0 ? x : exp(x) - 1"},
+    {abi::kTfLiteBuiltinHardSwish, nullptr, "OP_HARD_SWISH", 1, Params::kNone,
+     Types::kFloat, "x * relu6(x + 3) / 6"},
 };
+
+constexpr char kUnaryDeclines[] =
+    "non-float32 tensors; input shape != output shape; a constant input "
+    "(fold it offline); rank > 4 or dynamic shapes; newer op versions";
+constexpr char kBinaryDeclines[] =
+    "non-float32 tensors; unsupported fused activations; inputs that do not "
+    "broadcast to the output; a non-constant input of lower rank (would need "
+    "a relayout); both inputs broadcast over channels; rank > 4 or dynamic "
+    "shapes; newer op versions";
+constexpr char kBoolDeclines[] =
+    "non-bool tensors; inputs that do not broadcast to the output; a "
+    "non-constant input of lower rank; rank > 4; newer op versions";
 
 const OpInfo& InfoFor(int op) {
   for (const OpInfo& info : kOps) {
@@ -37,8 +117,7 @@ const OpInfo& InfoFor(int op) {
   return kOps[0];  // unreachable: only registered ops get here
 }
 
-// The fused activation of a binary op (all three params structs start with
-// it, but each is read through its own type).
+// The fused activation of ADD/SUB/MUL/DIV, each read through its own type.
 abi::FusedActivation ActivationOf(const NodeView& node) {
   switch (node.op()) {
     case abi::kTfLiteBuiltinAdd:
@@ -47,6 +126,8 @@ abi::FusedActivation ActivationOf(const NodeView& node) {
       return node.params<abi::SubParams>()->activation;
     case abi::kTfLiteBuiltinMul:
       return node.params<abi::MulParams>()->activation;
+    case abi::kTfLiteBuiltinDiv:
+      return node.params<abi::DivParams>()->activation;
     default:
       return abi::kActNone;
   }
@@ -73,6 +154,23 @@ Status CheckBroadcast(const Shape4& in, const Shape4& out) {
   return Status::Ok();
 }
 
+// LOGICAL_AND: every tensor is bool (constants included) with a GPU shape.
+Status CheckBoolTensors(const NodeView& node) {
+  auto check = [](const abi::Tensor& tensor, const char* role,
+                  int i) -> Status {
+    if (tensor.type != abi::kBool) {
+      return Status::Error(std::string(role) + " " + std::to_string(i) +
+                           " is " + TypeName(tensor.type) + ", expected bool");
+    }
+    return ShapeFromDims(tensor.dims).status();
+  };
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (!node.has_input(i)) return Status::Error("an input is missing");
+    TFG_RETURN_IF_ERROR(check(node.input(i), "input", i));
+  }
+  return check(node.output(0), "output", 0);
+}
+
 Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile& device) {
   const OpInfo& info = InfoFor(node.op());
@@ -81,9 +179,13 @@ Status Check(const NodeView& node, const GraphContext& graph,
                          " is newer than this kernel knows (<= " +
                          std::to_string(info.max_version) + ")");
   }
-  TFG_RETURN_IF_ERROR(CheckArity(node, info.binary ? 2 : 1,
-                                 info.binary ? 2 : 1, 1));
-  TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
+  const bool binary = info.binary != nullptr;
+  TFG_RETURN_IF_ERROR(CheckArity(node, binary ? 2 : 1, binary ? 2 : 1, 1));
+  if (info.types == Types::kBool) {
+    TFG_RETURN_IF_ERROR(CheckBoolTensors(node));
+  } else {
+    TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
+  }
   for (int i = 0; i < node.num_inputs(); ++i) {
     if (!node.has_input(i)) return Status::Error("an input is missing");
     if (graph.IsConstant(node.input_index(i))) {
@@ -91,8 +193,11 @@ Status Check(const NodeView& node, const GraphContext& graph,
       if (!values.ok()) return values.status();
     }
   }
+  if (info.params != Params::kNone && node.node()->builtin_data == nullptr) {
+    return Status::Error("missing builtin parameters");
+  }
   const Shape4 out = ShapeOf(node.output(0));
-  if (!info.binary) {
+  if (!binary) {
     if (graph.IsConstant(node.input_index(0))) {
       return Status::Error("constant input (fold it offline)");
     }
@@ -101,10 +206,9 @@ Status Check(const NodeView& node, const GraphContext& graph,
     }
     return Status::Ok();
   }
-  if (node.params<abi::AddParams>() == nullptr) {
-    return Status::Error("missing builtin parameters");
+  if (info.params == Params::kFusedActivation) {
+    TFG_RETURN_IF_ERROR(ActivationDefine(ActivationOf(node)).status());
   }
-  TFG_RETURN_IF_ERROR(ActivationDefine(ActivationOf(node)).status());
   const int rank = node.output(0).dims->size;
   int splats = 0;
   for (int i = 0; i < 2; ++i) {
@@ -137,27 +241,34 @@ StatusOr<ValueId> BroadcastInput(const NodeView& node, int i, int rank,
 
 Status Build(const NodeView& node, GraphBuilder& builder) {
   const OpInfo& info = InfoFor(node.op());
+  const bool binary = info.binary != nullptr;
   TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, 0));
   const Shape4 out_shape = builder.shape(out);
   Dispatch dispatch =
       kernels::ElementwiseDispatch("elementwise", out_shape, builder.device());
   dispatch.label = node.Describe();
-  dispatch.defines[info.define] = "";
+  if (binary) dispatch.defines[info.binary] = "";
+  if (info.unary != nullptr) dispatch.defines[info.unary] = "";
+  if (info.params == Params::kFusedActivation) {
+    TFG_ASSIGN_OR_RETURN(std::string act, ActivationDefine(ActivationOf(node)));
+    if (!act.empty()) dispatch.defines[act] = "";
+  }
+  if (info.params == Params::kLeakyReluAlpha) {
+    dispatch.defines["ALPHA"] =
+        kernels::FloatLiteral(node.params<abi::LeakyReluParams>()->alpha);
+  }
   dispatch.defines["TOTAL"] = std::to_string(out_shape.vec4_count());
   AddShapeDefines("OUT", out_shape, dispatch.defines);
   dispatch.outputs = {out};
   dispatch.flops = out_shape.elements();
 
   const int rank = node.output(0).dims->size;
-  TFG_ASSIGN_OR_RETURN(ValueId a, info.binary
-                                      ? BroadcastInput(node, 0, rank, builder)
-                                      : builder.Input(node, 0));
+  TFG_ASSIGN_OR_RETURN(ValueId a, binary ? BroadcastInput(node, 0, rank, builder)
+                                         : builder.Input(node, 0));
   AddShapeDefines("A", builder.shape(a), dispatch.defines);
   dispatch.inputs = {a};
   if (builder.shape(a).c == 1 && out_shape.c > 1) dispatch.defines["A_SPLAT"] = "";
-  if (info.binary) {
-    TFG_ASSIGN_OR_RETURN(std::string act, ActivationDefine(ActivationOf(node)));
-    if (!act.empty()) dispatch.defines[act] = "";
+  if (binary) {
     const bool b_scalar_constant =
         builder.graph().IsConstant(node.input_index(1)) &&
         ShapeOf(node.input(1)).elements() == 1;
@@ -192,8 +303,20 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterElementwiseKernels(KernelRegistry& registry) {
+  // Binary ops' summaries add the broadcasting rules; the registry keeps
+  // pointers, so the texts live as long as the process.
+  static auto* summaries = new std::deque<std::string>();
   for (const OpInfo& info : kOps) {
-    registry.AddBuiltin(info.op, {"elementwise", Check, Build});
+    KernelCandidate candidate{"elementwise", Check, Build};
+    summaries->push_back(info.binary == nullptr
+                             ? std::string(info.summary) + "."
+                             : std::string(info.summary) + ". " + kBroadcasting);
+    candidate.summary = summaries->back().c_str();
+    candidate.declines = info.types == Types::kBool ? kBoolDeclines
+                         : info.binary != nullptr   ? kBinaryDeclines
+                                                    : kUnaryDeclines;
+    candidate.max_version = info.max_version;
+    registry.AddBuiltin(info.op, candidate);
   }
 }
 

@@ -1,0 +1,74 @@
+// DEQUANTIZE of a constant: folded at init, no dispatch.
+//
+// MediaPipe ships weights as float16 constants behind DEQUANTIZE nodes, and
+// dynamic-range models int8 ones. GraphContext already hands consumers the
+// float values of such outputs (ConstantFloats), so the node only has to be
+// claimed for the model to stay in one partition. When a CPU op or the graph
+// also reads the output, the partition runtime writes the folded values to
+// it on every Invoke (see PartitionRuntime::ConstantOutput).
+#include <string>
+
+#include "delegate/kernel_registry.h"
+#include "delegate/kernels/common.h"
+
+namespace tflite_gles {
+namespace {
+
+constexpr int kMaxVersion = 6;
+
+Status Check(const NodeView& node, const GraphContext& graph,
+             const DeviceProfile& device) {
+  if (node.version() > kMaxVersion) {
+    return Status::Error("version " + std::to_string(node.version()) +
+                         " is newer than this kernel knows (<= " +
+                         std::to_string(kMaxVersion) + ")");
+  }
+  TFG_RETURN_IF_ERROR(kernels::CheckArity(node, 1, 1, 1));
+  if (!node.has_input(0)) return Status::Error("the input is missing");
+  if (node.output(0).type != abi::kFloat32) {
+    return Status::Error(std::string("output is ") +
+                         TypeName(node.output(0).type) + ", expected float32");
+  }
+  if (!IsConstantTensor(node.input(0))) {
+    return Status::Error("input is not a constant (only constant weights are "
+                         "dequantized, at init)");
+  }
+  TFG_RETURN_IF_ERROR(
+      GraphContext::DequantizedFloats(node.input(0), nullptr));
+  if (!graph.IsConstant(node.output_index(0))) {
+    return Status::Error("the output was not folded at init");
+  }
+  auto input_shape = ShapeFromDims(node.input(0).dims);
+  if (!input_shape.ok()) return input_shape.status().WithContext("input");
+  TFG_ASSIGN_OR_RETURN(std::vector<float> values,
+                       graph.ConstantFloats(node.output_index(0)));
+  if (static_cast<long long>(values.size()) != input_shape->elements()) {
+    return Status::Error("the input holds " + std::to_string(values.size()) +
+                         " values for shape " + input_shape->ToString());
+  }
+  return Status::Ok();
+}
+
+Status Build(const NodeView& node, GraphBuilder& builder) {
+  // The output's Value is the folded constant; consumers in the partition
+  // read it, and partition outputs are written from the CPU.
+  return builder.Output(node, 0).status();
+}
+
+}  // namespace
+
+void RegisterDequantizeKernels(KernelRegistry& registry) {
+  KernelCandidate candidate{"dequantize_constant", Check, Build};
+  candidate.summary =
+      "A constant float16/float32 input, or int8/uint8/int16 with scale and "
+      "zero point (per tensor or per channel), folded to float32 at init: no "
+      "GPU work. Consumers on the GPU read the folded constant; if a CPU op "
+      "or the graph output also reads it, it is written on every Invoke.";
+  candidate.declines =
+      "non-constant inputs (activations stay on the CPU); other input types "
+      "(int4, blockwise quantization); non-float32 outputs; newer versions";
+  candidate.max_version = kMaxVersion;
+  registry.AddBuiltin(abi::kTfLiteBuiltinDequantize, candidate);
+}
+
+}  // namespace tflite_gles
