@@ -139,7 +139,10 @@ void main() {
 #endif
   vec4 result = unary_op(binary_op(a, other));
 #if STORAGE_FP16
-  result = clamp(result, vec4(-65504.0), vec4(65504.0));
+  // NaN (POW of a negative base, as on the CPU) is kept: clamp() would
+  // turn it into a bound.
+  result = mix(clamp(result, vec4(-65504.0), vec4(65504.0)), result,
+               isnan(result));
 #endif
   STORE(out0, i, zero_padded(result, s, OUT_C));
 }
