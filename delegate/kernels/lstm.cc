@@ -60,6 +60,11 @@ Status Check(const NodeView& node, const GraphContext& graph,
     return Status::Error("input and prev_activation must be [batch, depth]");
   }
   const int batch = input[0], depth = prev[1], total = input[1] + prev[1];
+  // MODE_GATES loops over the input slices in one invocation.
+  if ((total + 3) / 4 > kernels::kMaxLoopIterationsPerInvocation) {
+    return Status::Error("input + activation depth " + std::to_string(total) +
+                         " exceeds the per-invocation loop limit");
+  }
   TFG_RETURN_IF_ERROR(CheckDims(node.input(kWeights), {4 * depth, total}, "weights"));
   TFG_RETURN_IF_ERROR(CheckDims(node.input(kBiases), {4 * depth}, "biases"));
   TFG_RETURN_IF_ERROR(CheckDims(node.input(kPrevState), {batch, depth}, "prev_state"));
