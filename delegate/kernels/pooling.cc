@@ -103,6 +103,13 @@ Status CheckParams(const abi::PoolParams& params, PoolKind kind) {
                          "x" + std::to_string(params.stride_width) +
                          " must be positive");
   }
+  // Bounded so that no size computed from them overflows an int (an
+  // implausible model, but it must be declined, not computed wrongly).
+  constexpr int kLargest = 1 << 16;
+  if (params.filter_width > kLargest || params.filter_height > kLargest ||
+      params.stride_width > kLargest || params.stride_height > kLargest) {
+    return Status::Error("filter or stride above " + std::to_string(kLargest));
+  }
   if (kind == PoolKind::kUnpool) return Status::Ok();  // no padding, no activation
   if (params.padding != abi::kPaddingSame &&
       params.padding != abi::kPaddingValid) {
@@ -159,8 +166,14 @@ Status Check(const NodeView& node, const GraphContext& graph,
       return Status::Error("indices shape " + ShapeOf(node.input(1)).ToString() +
                            " differs from the values shape " + in.ToString());
     }
-    expected.h = in.h * params.filter_height;
-    expected.w = in.w * params.filter_width;
+    const long long out_h = 1LL * in.h * params.filter_height;
+    const long long out_w = 1LL * in.w * params.filter_width;
+    if (out_h > (1 << 24) || out_w > (1 << 24)) {
+      return Status::Error("unpooled map " + std::to_string(out_h) + "x" +
+                           std::to_string(out_w) + " is implausibly large");
+    }
+    expected.h = static_cast<int>(out_h);
+    expected.w = static_cast<int>(out_w);
   } else {
     expected.h = PoolAxis(params.padding, in.h, params.filter_height,
                           params.stride_height).out;
@@ -186,7 +199,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
                    params.stride_height) *
                 (((params.filter_width + params.stride_width - 1) /
                   params.stride_width) + 1)
-          : 1LL * params.filter_height * (params.filter_width + 1);
+          : 1LL * params.filter_height * (params.filter_width + 1LL);
   if (iterations > kernels::kMaxLoopIterationsPerInvocation) {
     return Status::Error("a " + std::to_string(params.filter_height) + "x" +
                          std::to_string(params.filter_width) +
@@ -198,7 +211,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
   // fp16 holds integers exactly only up to 2048: larger argmax indices
   // would come back as a neighbouring position.
   if (device.fp16 && (kind == PoolKind::kMaxArgmax || kind == PoolKind::kUnpool) &&
-      params.filter_height * params.filter_width > 2048) {
+      1LL * params.filter_height * params.filter_width > 2048) {
     return Status::Error("a " + std::to_string(params.filter_height) + "x" +
                          std::to_string(params.filter_width) +
                          " window has indices fp16 cannot hold exactly");

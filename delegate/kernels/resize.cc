@@ -75,8 +75,9 @@ Status Check(const NodeView& node, const GraphContext& graph,
   }
   TFG_ASSIGN_OR_RETURN(std::vector<int64_t> size,
                        graph.ConstantInts(node.input_index(1)));
-  if (size.size() != 2 || size[0] < 1 || size[1] < 1) {
-    return Status::Error("the size must be two positive values");
+  if (size.size() != 2 || size[0] < 1 || size[1] < 1 || size[0] > (1 << 24) ||
+      size[1] > (1 << 24)) {
+    return Status::Error("the size must be two values in 1..2^24");
   }
   Shape4 expected = ShapeOf(node.input(0));
   expected.h = static_cast<int>(size[0]);

@@ -276,6 +276,23 @@ TEST(PoolSupport, DeclinesActivationsTheCpuPoolDoesNotApply) {
   EXPECT_NE(status.message().find("activation"), std::string::npos) << status.message();
 }
 
+TEST(PoolSupport, DeclinesAbsurdFilterSizesInsteadOfOverflowing) {
+  for (int kind = 0; kind < 2; ++kind) {
+    const PoolSpec spec{2, 2147483647, 1, 2147483647, true, abi::kActNone};
+    OpTester tester(abi::kTfLiteBuiltinCustom);
+    tester.SetCustom(kind == 0 ? "MaxPoolingWithArgmax2D" : "MaxUnpooling2D",
+                     CustomPoolOptions(spec));
+    tester.AddInput({1, 4, 4, 2}, RandomData(32, 1));
+    if (kind == 1) tester.AddInput({1, 4, 4, 2}, RandomData(32, 2));
+    tester.AddOutput({1, 4, 1, 2});
+    if (kind == 0) tester.AddOutput({1, 4, 1, 2});
+    Status status = tester.Check();
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("filter or stride above"), std::string::npos)
+        << status.message();
+  }
+}
+
 TEST(PoolSupport, DeclinesTruncatedCustomOptions) {
   OpTester tester(abi::kTfLiteBuiltinCustom);
   tester.SetCustom("MaxPoolingWithArgmax2D", {1, 0, 0, 0});
