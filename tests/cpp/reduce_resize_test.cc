@@ -267,6 +267,37 @@ INSTANTIATE_TEST_SUITE_P(Reduce, ReduceTest,
                          ::testing::Combine(::testing::Values(1, 3, 4, 5, 8, 13),
                                             ::testing::Bool()));
 
+// Many channels over few pixels take the workgroup-per-pixel layout (shared
+// memory reduction); 1001 classes leave 3 padded lanes to mask.
+TEST(ReduceSupport, SoftmaxAndL2OverAThousandChannels) {
+  for (bool fp16 : {false, true}) {
+    const std::vector<int> dims = {2, 3, 1001};
+    auto input = RandomData(Count(dims), 5, -120, -90);
+    // One class per pixel far above the rest, in slices that different
+    // invocations of the workgroup own: a maximum lost in the reduction
+    // overflows exp() to inf (the result turns NaN).
+    for (int pixel = 0; pixel < 6; ++pixel) input[pixel * 1001 + pixel * 397 % 1001] = 60;
+    input = AsStored(input, fp16);
+    OpTester softmax(abi::kTfLiteBuiltinSoftmax);
+    softmax.AddInput(dims, input);
+    softmax.AddOutput(dims);
+    softmax.SetParams(abi::SoftmaxParams{0.7f});
+    Status status = softmax.Run(fp16);
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_LE(MaxRelativeError(softmax.output(), ChannelReference(true, input, 1001, 0.7)),
+              Tolerance(fp16));
+
+    OpTester l2(abi::kTfLiteBuiltinL2Normalization);
+    l2.AddInput(dims, input);
+    l2.AddOutput(dims);
+    l2.SetParams(abi::L2NormParams{abi::kActNone});
+    status = l2.Run(fp16);
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_LE(MaxRelativeError(l2.output(), ChannelReference(false, input, 1001, 1.0)),
+              Tolerance(fp16));
+  }
+}
+
 TEST(ReduceSupport, MeanOverBatchIsDeclinedWithAReason) {
   OpTester tester(abi::kTfLiteBuiltinMean);
   tester.AddInput({2, 3, 3, 4}, RandomData(72, 1));
