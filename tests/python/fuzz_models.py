@@ -1,0 +1,356 @@
+"""Mutation fuzzer: valid single-op models, mutated in shapes, parameters,
+types and versions, run through the real runtime with and without the
+delegate. Every case must agree with the CPU, be declined by the delegate's
+support check, or be rejected by the CPU interpreter too (model_check.py).
+
+    python3 tests/python/fuzz_models.py --cases 300 --seed 1   # a run
+    python3 tests/python/fuzz_models.py --seed 1 --only 17     # replay case 17
+
+Ops come from BASE_MODELS (op -> builder of a valid spec). Ops whose base
+model the delegate runs are fuzzed most; ops it does not (yet) run get a
+small share, so a kernel that lands is fuzzed from the next run on without
+editing this file beyond its table entry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+
+from gles_testing import interpreter  # noqa: E402
+from model_check import ACCEPTABLE, check_model, random_value  # noqa: E402
+from tflite_builder import ModelBuilder, options_table_for  # noqa: E402
+
+
+@dataclasses.dataclass
+class Operand:
+    shape: list
+    dtype: type = np.float32
+    const: np.ndarray | None = None  # data of a constant operand
+
+
+@dataclasses.dataclass
+class Spec:
+    op: str
+    inputs: list
+    options: dict
+    version: int = 1
+    outputs: int = 1
+
+    def describe(self) -> str:
+        def operand(o):
+            kind = "const" if o.const is not None else "in"
+            return f"{kind}{list(o.shape)}:{np.dtype(o.dtype).name}"
+        options = {k: (round(v, 3) if isinstance(v, float) else v)
+                   for k, v in self.options.items()}
+        return (f"{self.op} v{self.version} ({', '.join(operand(o) for o in self.inputs)}) "
+                f"{options}")
+
+    def build(self) -> bytes:
+        b = ModelBuilder(description="fuzz")
+        indices = []
+        for operand in self.inputs:
+            if operand.const is not None:
+                indices.append(b.add_const(operand.const))
+            else:
+                indices.append(b.add_input(operand.shape, operand.dtype))
+        first = self.inputs[0]
+        # Declared output shapes are a guess: TFLite's Prepare computes the
+        # real ones before the delegate sees the graph.
+        outputs = [b.add_tensor(first.shape, first.dtype) for _ in range(self.outputs)]
+        b.add_op(self.op, indices, outputs, self.options or None, version=self.version)
+        b.set_outputs(outputs)
+        return b.build()
+
+
+def floats(rng, shape, low=-1.0, high=1.0):
+    return rng.uniform(low, high, size=shape).astype(np.float32)
+
+
+def nhwc(rng, max_hw=9, channels=None):
+    return [1, int(rng.integers(1, max_hw)), int(rng.integers(1, max_hw)),
+            int(channels or rng.choice([1, 3, 4, 5, 8, 13]))]
+
+
+ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1"]
+
+
+def binary(op):
+    def make(rng):
+        shape = nhwc(rng)
+        other = Operand(list(shape))
+        roll = rng.random()
+        if roll < 0.3:
+            other = Operand([shape[-1]], const=floats(rng, [shape[-1]]))
+        elif roll < 0.4:
+            other = Operand([], const=np.array(rng.uniform(-2, 2), np.float32))
+        return Spec(op, [Operand(shape), other],
+                    {"fused_activation_function": str(rng.choice(ACTIVATIONS))})
+    return make
+
+
+def unary(op):
+    return lambda rng: Spec(op, [Operand(nhwc(rng))], {})
+
+
+def conv2d(rng):
+    shape = nhwc(rng, max_hw=12)
+    cout, k = int(rng.choice([1, 4, 5, 8])), int(rng.choice([1, 3]))
+    return Spec("CONV_2D", [Operand(shape),
+                            Operand([cout, k, k, shape[3]], const=floats(rng, [cout, k, k, shape[3]])),
+                            Operand([cout], const=floats(rng, [cout]))],
+                {"padding": str(rng.choice(["SAME", "VALID"])),
+                 "stride_w": int(rng.integers(1, 3)), "stride_h": int(rng.integers(1, 3)),
+                 "dilation_w_factor": 1, "dilation_h_factor": 1,
+                 "fused_activation_function": str(rng.choice(ACTIVATIONS))})
+
+
+def depthwise(rng):
+    shape = nhwc(rng, max_hw=12)
+    k = int(rng.choice([3, 5]))
+    return Spec("DEPTHWISE_CONV_2D",
+                [Operand(shape), Operand([1, k, k, shape[3]], const=floats(rng, [1, k, k, shape[3]])),
+                 Operand([shape[3]], const=floats(rng, [shape[3]]))],
+                {"padding": str(rng.choice(["SAME", "VALID"])), "stride_w": 1, "stride_h": 1,
+                 "depth_multiplier": 1, "dilation_w_factor": 1, "dilation_h_factor": 1})
+
+
+def pool(op):
+    def make(rng):
+        size = int(rng.integers(1, 4))
+        return Spec(op, [Operand(nhwc(rng, max_hw=12))],
+                    {"padding": str(rng.choice(["SAME", "VALID"])), "stride_w": size,
+                     "stride_h": size, "filter_width": size, "filter_height": size})
+    return make
+
+
+def concatenation(rng):
+    shape = nhwc(rng)
+    return Spec("CONCATENATION", [Operand(shape), Operand(shape[:3] + [int(rng.integers(1, 9))])],
+                {"axis": 3})
+
+
+def softmax(rng):
+    return Spec("SOFTMAX", [Operand([1, int(rng.integers(1, 40))])], {"beta": 1.0})
+
+
+def mean(rng):
+    return Spec("MEAN", [Operand(nhwc(rng)), Operand([2], np.int32, np.array([1, 2], np.int32))],
+                {"keep_dims": True})
+
+
+def reshape(rng):
+    shape = nhwc(rng)
+    target = np.array([1, shape[1] * shape[2], shape[3]], np.int32)
+    return Spec("RESHAPE", [Operand(shape), Operand([3], np.int32, target)], {})
+
+
+def pad(rng):
+    paddings = np.array([[0, 0], [1, 2], [2, 1], [0, 0]], np.int32)
+    return Spec("PAD", [Operand(nhwc(rng)), Operand([4, 2], np.int32, paddings)], {})
+
+
+def resize(op):
+    def make(rng):
+        size = np.array([int(rng.integers(1, 17)), int(rng.integers(1, 17))], np.int32)
+        return Spec(op, [Operand(nhwc(rng)), Operand([2], np.int32, size)],
+                    {"align_corners": False, "half_pixel_centers": bool(rng.random() < 0.5)})
+    return make
+
+
+def fully_connected(rng):
+    n_in, n_out = int(rng.integers(1, 40)), int(rng.integers(1, 20))
+    return Spec("FULLY_CONNECTED", [Operand([1, n_in]),
+                                    Operand([n_out, n_in], const=floats(rng, [n_out, n_in])),
+                                    Operand([n_out], const=floats(rng, [n_out]))],
+                {"fused_activation_function": str(rng.choice(ACTIVATIONS))})
+
+
+def transpose(rng):
+    perm = np.array(rng.permutation(4), np.int32)
+    return Spec("TRANSPOSE", [Operand(nhwc(rng)), Operand([4], np.int32, perm)], {})
+
+
+BASE_MODELS = {
+    "ADD": binary("ADD"), "SUB": binary("SUB"), "MUL": binary("MUL"),
+    "RELU": unary("RELU"), "RELU6": unary("RELU6"), "LOGISTIC": unary("LOGISTIC"),
+    "TANH": unary("TANH"), "HARD_SWISH": unary("HARD_SWISH"),
+    "CONV_2D": conv2d, "DEPTHWISE_CONV_2D": depthwise,
+    "AVERAGE_POOL_2D": pool("AVERAGE_POOL_2D"), "MAX_POOL_2D": pool("MAX_POOL_2D"),
+    "CONCATENATION": concatenation, "SOFTMAX": softmax, "MEAN": mean, "RESHAPE": reshape,
+    "PAD": pad, "RESIZE_BILINEAR": resize("RESIZE_BILINEAR"),
+    "RESIZE_NEAREST_NEIGHBOR": resize("RESIZE_NEAREST_NEIGHBOR"),
+    "FULLY_CONNECTED": fully_connected, "TRANSPOSE": transpose,
+}
+
+EDGE_INTS = [0, -1, 1, 2, 3, 7, 1 << 16, -(1 << 31), (1 << 31) - 1]
+ODD_DIMS = [0, 1, 2, 3, 5, 13, 64]
+ODD_TYPES = [np.float16, np.int32, np.int8, np.uint8, np.int64, np.bool_]
+
+
+def mutate_shape(spec, rng):
+    candidates = [o for o in spec.inputs if o.const is None] or spec.inputs
+    operand = candidates[int(rng.integers(len(candidates)))]
+    roll = rng.random()
+    if roll < 0.5 and operand.shape:
+        operand.shape[int(rng.integers(len(operand.shape)))] = int(rng.choice(ODD_DIMS))
+    elif roll < 0.75:
+        operand.shape = operand.shape + [int(rng.choice([1, 2, 3]))]  # rank + 1 (up to 5, 6)
+    else:
+        operand.shape = operand.shape[: int(rng.integers(0, max(1, len(operand.shape))))]
+    if operand.const is not None:
+        operand.const = random_value(operand.shape, operand.const.dtype, rng)
+    return f"shape of an operand -> {operand.shape}"
+
+
+def mutate_type(spec, rng):
+    candidates = [o for o in spec.inputs if o.const is None]
+    operand = candidates[int(rng.integers(len(candidates)))] if candidates else spec.inputs[0]
+    operand.dtype = ODD_TYPES[int(rng.integers(len(ODD_TYPES)))]
+    if operand.const is not None:
+        operand.const = random_value(operand.shape, operand.dtype, rng)
+    return f"type -> {np.dtype(operand.dtype).name}"
+
+
+def mutate_param(spec, rng):
+    table = options_table_for(spec.op)
+    if table is None:
+        return mutate_version(spec, rng)
+    fields = sorted(vars(table[2]()))
+    if not fields:
+        return mutate_version(spec, rng)
+    field = fields[int(rng.integers(len(fields)))]
+    default = getattr(table[2](), field)
+    if isinstance(default, bool):
+        value = not default
+    elif isinstance(default, float):
+        value = float(rng.choice([0.0, -1.0, 1e-30, 1e30, float("nan"), float("inf")]))
+    elif isinstance(default, int):
+        value = int(rng.choice(EDGE_INTS))
+    else:
+        return mutate_version(spec, rng)
+    # Keep values the flatbuffer field can hold (byte fields, enums).
+    if field in ("padding", "fusedActivationFunction", "mode") or \
+            field.endswith("Type"):
+        value = int(value) % 128
+    spec.options[snake_case(field)] = value
+    return f"{field} -> {value}"
+
+
+def mutate_version(spec, rng):
+    spec.version = int(rng.integers(1, 9))
+    return f"version -> {spec.version}"
+
+
+def mutate_const_to_input(spec, rng):
+    consts = [o for o in spec.inputs if o.const is not None]
+    if not consts:
+        return mutate_shape(spec, rng)
+    consts[int(rng.integers(len(consts)))].const = None
+    return "a constant operand becomes a graph input"
+
+
+def snake_case(field: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in field)
+
+
+MUTATIONS = [mutate_shape, mutate_shape, mutate_type, mutate_param, mutate_param,
+             mutate_version, mutate_const_to_input]
+
+
+def landed_ops() -> set:
+    """Ops whose unmutated base model the delegate runs (kernels that landed)."""
+    landed = set()
+    for op, make in BASE_MODELS.items():
+        result = check_model(make(np.random.default_rng(0)).build())
+        if result["outcome"] == "agree":
+            landed.add(op)
+    return landed
+
+
+def make_case(seed: int, index: int, landed: set):
+    """(description, model bytes) of case `index`; deterministic per seed."""
+    rng = np.random.default_rng([seed, index])
+    ops = sorted(BASE_MODELS)
+    preferred = sorted(landed) or ops
+    op = str(rng.choice(preferred if rng.random() < 0.85 else ops))
+    spec = BASE_MODELS[op](rng)
+    changes = []
+    if rng.random() >= 0.15:  # 15% stay valid, so "agree" is exercised too
+        for _ in range(int(rng.integers(1, 3))):
+            changes.append(MUTATIONS[int(rng.integers(len(MUTATIONS)))](spec, rng))
+    description = spec.describe() + (" | " + "; ".join(changes) if changes else " | unmutated")
+    try:
+        return description, spec.build()
+    except (ValueError, TypeError, OverflowError) as error:
+        return description + f" | unbuildable: {error}", None
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--start", type=int, default=0, help="first case index")
+    parser.add_argument("--only", type=int, default=None, help="run only this case index")
+    parser.add_argument("--cpu-only", action="store_true",
+                        help="run the cases on the CPU only (does TFLite itself crash?)")
+    parser.add_argument("--landed", default=None,
+                        help="comma-separated ops to treat as delegated (replays use the "
+                             "list a run printed, so case numbers pick the same models)")
+    parser.add_argument("--budget-s", type=float, default=170.0,
+                        help="stop starting new cases after this many seconds")
+    parser.add_argument("--json", action="store_true", help="one JSON line per case")
+    args = parser.parse_args(argv)
+
+    start = time.monotonic()
+    landed = set(filter(None, args.landed.split(","))) if args.landed is not None \
+        else landed_ops()
+    if args.json:
+        print(json.dumps({"landed": sorted(landed)}), flush=True)
+    indices = [args.only] if args.only is not None else range(args.start, args.cases)
+    counts, failures, ran, unbuildable = {}, [], 0, 0
+    for index in indices:
+        if time.monotonic() - start > args.budget_s:
+            break
+        description, model = make_case(args.seed, index, landed)
+        if model is None:
+            unbuildable += 1
+            continue
+        if args.json:
+            print(json.dumps({"start": index}), flush=True)
+        if args.cpu_only:
+            interp = interpreter(model)
+            interp.allocate_tensors()
+            interp.invoke()
+            continue
+        result = check_model(model, seed=index)
+        ran += 1
+        counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
+        if result["outcome"] not in ACCEPTABLE:
+            failures.append((index, description, result))
+        if args.json:
+            print(json.dumps({"case": index, "description": description, **result}), flush=True)
+    elapsed = time.monotonic() - start
+    summary = {"summary": True, "seed": args.seed, "ran": ran, "unbuildable": unbuildable,
+               "outcomes": counts, "landed_ops": len(landed), "seconds": round(elapsed, 1)}
+    print(json.dumps(summary) if args.json else
+          f"fuzz: seed {args.seed}: {ran} cases in {elapsed:.0f} s ({len(landed)} ops "
+          f"delegated in base form, {unbuildable} unbuildable mutations skipped): {counts}")
+    for index, description, result in failures:
+        print(f"FAILED case {index}: {description}\n    {result['outcome']}: {result['detail']}",
+              file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
