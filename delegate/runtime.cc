@@ -86,8 +86,8 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     ValueId staging = builder.NewTemporary(builder.shape(value));
     post.push_back(convert(value, staging, /*to_phwc4=*/false));
     runtime->downloads_.push_back(
-        {index, staging,
-         static_cast<size_t>(builder.shape(value).elements()) * sizeof(float)});
+        {index, staging, static_cast<size_t>(builder.shape(value).elements()),
+         builder.graph().context()->tensors[index].type});
   }
   runtime->values_ = builder.TakeValues();
   runtime->staging_.assign(runtime->values_.size(), false);
