@@ -177,7 +177,13 @@ Status OpTester::Check(bool fp16) {
   return kernel.ok() ? Status::Ok() : kernel.status();
 }
 
-Status OpTester::Run(bool fp16) {
+Status OpTester::Run(bool fp16) { return Execute(fp16, 1, nullptr); }
+
+Status OpTester::Profile(bool fp16, int runs, std::vector<double>* kernel_ms) {
+  return Execute(fp16, runs, kernel_ms);
+}
+
+Status OpTester::Execute(bool fp16, int runs, std::vector<double>* kernel_ms) {
   DeviceProfile device;
   TesterAccess access{&node_, &registration_, nullptr};
   TFG_RETURN_IF_ERROR(Setup(fp16, &device));
@@ -197,7 +203,15 @@ Status OpTester::Run(bool fp16) {
   TFG_ASSIGN_OR_RETURN(auto runtime,
                        PartitionRuntime::Create(builder, inputs, outputs_,
                                                 device, programs));
-  TFG_RETURN_IF_ERROR(runtime->Run(&context_, /*profile=*/false));
+  for (int run = 0; run < runs; ++run) {
+    TFG_RETURN_IF_ERROR(runtime->Run(&context_, kernel_ms != nullptr));
+    if (kernel_ms == nullptr) continue;
+    double total = 0;
+    for (const DispatchTiming& timing : runtime->timings()) {
+      if (timing.shader != "layout_convert") total += timing.milliseconds;
+    }
+    kernel_ms->push_back(total);
+  }
   context_.impl_ = nullptr;
   return Status::Ok();
 }

@@ -45,11 +45,16 @@ class OpTester {
   // Checks, builds and runs; outputs are pre-filled with NaN so an element
   // left unwritten fails the comparison.
   Status Run(bool fp16 = false);
+  // Builds once (programs compiled once) and runs `runs` times with
+  // per-dispatch profiling; `kernel_ms` gets each run's milliseconds in the
+  // node's own dispatches, layout conversions excluded. For benchmarks.
+  Status Profile(bool fp16, int runs, std::vector<double>* kernel_ms);
   const std::vector<float>& output(int i = 0) const;
 
  private:
   struct TensorData;
   Status Setup(bool fp16, DeviceProfile* device);
+  Status Execute(bool fp16, int runs, std::vector<double>* kernel_ms);
   abi::Context context_{};
   abi::Node node_{};
   abi::Registration registration_{};
