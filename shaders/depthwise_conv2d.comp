@@ -68,13 +68,16 @@ void main() {
   int y0 = by * BLOCK_H * STRIDE_H - PAD_TOP;  // input row of output row 0
   int x0 = bx * BLOCK_W * STRIDE_W - PAD_LEFT;
 
-  vec4 acc[BLOCK];
   vec4 bias_value = LOAD(bias, slice);
-  for (int i = 0; i < BLOCK; ++i) acc[i] = bias_value;
 
 #if defined(FAST_3X3)
+  // A window of three input rows slides down the block's column of output
+  // rows: each input row is loaded once (stride 1) and each loaded vec4
+  // feeds up to 9 FMAs. Register arrays are indexed only by loop counters
+  // of small constant loops the compiler unrolls; the row loop itself stays
+  // rolled (llvmpipe turns a dynamically indexed register array into
+  // scalar spills, 10-40x slower, measured in docs/perf/log.md).
 #define FOOT_W ((BLOCK_W - 1) * STRIDE_W + 3)
-#define FOOT_H ((BLOCK_H - 1) * STRIDE_H + 3)
   vec4 w[9];
   for (int t = 0; t < 9; ++t) w[t] = LOAD(weights, slice * 9 + t);
   int plane = (b * IN_S + slice) * IN_HW;
@@ -82,26 +85,55 @@ void main() {
   for (int c = 0; c < FOOT_W; ++c) {
     column_inside[c] = x0 + c >= 0 && x0 + c < IN_W;
   }
-  for (int r = 0; r < FOOT_H; ++r) {
-    int y = y0 + r;
-    bool row_inside = y >= 0 && y < IN_H;
-    vec4 x[FOOT_W];
-    for (int c = 0; c < FOOT_W; ++c) {
-      bool inside = row_inside && column_inside[c];
-      x[c] = inside ? LOAD(in0, inside ? plane + y * IN_W + x0 + c : 0)
-                    : vec4(0.0);
-    }
-    for (int oy = 0; oy < BLOCK_H; ++oy) {
-      int ky = r - oy * STRIDE_H;
-      if (ky < 0 || ky > 2) continue;
-      for (int ox = 0; ox < BLOCK_W; ++ox) {
-        for (int kx = 0; kx < 3; ++kx) {
-          acc[oy * BLOCK_W + ox] += x[ox * STRIDE_W + kx] * w[ky * 3 + kx];
-        }
+  vec4 row0[FOOT_W];
+  vec4 row1[FOOT_W];
+  vec4 row2[FOOT_W];
+#define LOAD_ROW(row, y)                                              \
+  {                                                                   \
+    bool row_inside = (y) >= 0 && (y) < IN_H;                         \
+    for (int c = 0; c < FOOT_W; ++c) {                                \
+      bool inside = row_inside && column_inside[c];                   \
+      row[c] = inside ? LOAD(in0, inside ? plane + (y) * IN_W + x0 + c : 0) \
+                      : vec4(0.0);                                    \
+    }                                                                 \
+  }
+  LOAD_ROW(row0, y0);
+#if STRIDE_H == 1
+  LOAD_ROW(row1, y0 + 1);
+#endif
+  for (int oy = 0; oy < BLOCK_H; ++oy) {
+    int y = by * BLOCK_H + oy;
+    if (y >= OUT_H) break;
+    int top = y0 + oy * STRIDE_H;
+#if STRIDE_H != 1
+    LOAD_ROW(row1, top + 1);
+#endif
+    LOAD_ROW(row2, top + 2);
+    for (int ox = 0; ox < BLOCK_W; ++ox) {
+      vec4 sum = bias_value;
+      for (int kx = 0; kx < 3; ++kx) {
+        sum += row0[ox * STRIDE_W + kx] * w[kx] +
+               row1[ox * STRIDE_W + kx] * w[3 + kx] +
+               row2[ox * STRIDE_W + kx] * w[6 + kx];
+      }
+      int x = bx * BLOCK_W + ox;
+      if (x < OUT_W) {
+        STORE(out0, ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x,
+              zero_padded(activate(sum), slice, OUT_C));
       }
     }
+#if STRIDE_H == 1
+    for (int c = 0; c < FOOT_W; ++c) {
+      row0[c] = row1[c];
+      row1[c] = row2[c];
+    }
+#else
+    for (int c = 0; c < FOOT_W; ++c) row0[c] = row2[c];
+#endif
   }
 #else
+  vec4 acc[BLOCK];
+  for (int i = 0; i < BLOCK; ++i) acc[i] = bias_value;
   for (int tap = 0; tap < KERNEL_H * KERNEL_W; ++tap) {
     int ky = tap / KERNEL_W;
     int kx = tap - ky * KERNEL_W;
@@ -117,8 +149,6 @@ void main() {
       }
     }
   }
-#endif
-
   for (int oy = 0; oy < BLOCK_H; ++oy) {
     int y = by * BLOCK_H + oy;
     if (y >= OUT_H) break;
@@ -129,4 +159,5 @@ void main() {
             zero_padded(activate(acc[oy * BLOCK_W + ox]), slice, OUT_C));
     }
   }
+#endif
 }

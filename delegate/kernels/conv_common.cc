@@ -72,15 +72,19 @@ GemmTile ChooseGemmTile(long long rows, int out_slices, int depth_steps) {
   return tile;
 }
 
-// Depthwise blocks (same place, same sources): the 3x3 path reuses each
-// loaded input row segment across the block, so taller and wider blocks
-// amortize more loads (4x4 measured 11 GFLOP/s, 1x1 2.5) until the
-// accumulators spill; a row of a small map is taken whole when it fits 8
-// (7x7, 14x14: no wasted columns). Stride 2 doubles the footprint per
-// output, so blocks stay 2 rows high. Maps with >= 32 slices put slices on
-// x (28x28x256: 13 GFLOP/s vs 5 with blocks on x on 14x14). The gathering
+// Depthwise blocks (same place, same sources). The 3x3 path slides a
+// 3-row window down a column of BLOCK_H output rows, BLOCK_W wide: width
+// buys horizontal reuse (each loaded vec4 feeds 3 outputs per row) and
+// height amortizes the window's first rows. The footprint of a block row,
+// (BLOCK_W - 1) * stride + 3 input columns, must stay <= 9: Mesa's NIR
+// unrolls the loops over it only up to 9 iterations, and a rolled loop
+// indexes register arrays dynamically, which llvmpipe scalarizes (footprint
+// 10 measured 0.6 GFLOP/s vs 7.3 at 9 on 112x112, docs/perf/log.md). So 7
+// wide at stride 1 (MobileNet's maps are all multiples of 7) and 4 at
+// stride 2. Maps with >= 32 slices put slices
+// on x (llvmpipe vectorizes x; small maps have few blocks). The gathering
 // path reuses nothing, so its block only amortizes index math.
-DepthwiseBlock ChooseDepthwiseBlock(const Shape4& out, int stride_h,
+DepthwiseBlock ChooseDepthwiseBlock(const Shape4& out, int stride_w,
                                     bool fast_3x3) {
   DepthwiseBlock block;
   block.slices_on_x = out.slices() >= 32;
@@ -89,9 +93,9 @@ DepthwiseBlock ChooseDepthwiseBlock(const Shape4& out, int stride_h,
     block.height = 1;
     return block;
   }
-  block.width = out.w >= 4 ? LeastWastefulTile(out.w, 8, 4) : out.w;
-  block.height = stride_h == 1 && block.width <= 4 ? 4 : 2;
-  if (out.h < block.height) block.height = out.h;
+  const int widest = std::max(1, (9 - 3) / stride_w + 1);
+  block.width = out.w <= widest ? out.w : LeastWastefulTile(out.w, widest, 4);
+  block.height = out.h <= 8 ? out.h : LeastWastefulTile(out.h, 8, 4);
   return block;
 }
 

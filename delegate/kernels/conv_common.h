@@ -37,7 +37,7 @@ struct DepthwiseBlock {
   int height = 2;
   bool slices_on_x = false;
 };
-DepthwiseBlock ChooseDepthwiseBlock(const Shape4& out, int stride_h,
+DepthwiseBlock ChooseDepthwiseBlock(const Shape4& out, int stride_w,
                                     bool fast_3x3);
 
 // The geometry of a convolution window. A 1x1, stride 1, unpadded window

@@ -189,6 +189,10 @@ TEST(DepthwiseConv2d, Fast3x3BlocksOverChannelsStridesAndPadding) {
       {1, 14, 14, 8, 8, 3, 3, 1, 1, 1, 1, false, abi::kActRelu, true},
       {1, 1, 1, 13, 13, 3, 3, 1, 1, 1, 1, true, kNone, true},
       {1, 7, 7, 132, 132, 3, 3, 1, 1, 1, 1, true, abi::kActRelu6, true},
+      // Several blocks down each column at stride 2, and unequal strides.
+      {1, 20, 19, 5, 5, 3, 3, 2, 2, 1, 1, true, kNone, true},
+      {2, 21, 18, 3, 3, 3, 3, 2, 2, 1, 1, false, kNone, true},
+      {1, 12, 10, 4, 4, 3, 3, 2, 1, 1, 1, true, kNone, true},
   };
   for (bool fp16 : {false, true}) {
     for (const ConvCase& c : cases) RunConvCase(c, true, fp16, 40 + c.in_c);
