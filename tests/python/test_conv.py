@@ -4,15 +4,21 @@ through the delegate, fully delegated, and the answers agree. Nodes the
 delegate declines stay on the CPU, say why in the log, and still answer
 right.
 
-MediaPipe's Convolution2DTransposeBias is tested in tests/cpp/conv_test.cc
-against a naive reference: the CPU interpreter has no kernel for it.
+MediaPipe's Convolution2DTransposeBias is not in LiteRT's builtin CPU op
+set; XNNPACK (the default CPU delegate) implements it, so it is the
+reference here, and tests/cpp/conv_test.cc checks it against a naive
+scatter reference as well.
 """
+
+import struct
+
 
 import numpy as np
 import pytest
 
 from gles_testing import (ModelBuilder, assert_close, assert_fully_delegated,
-                          random_inputs, run_cpu_and_gpu)
+                          interpreter, invoke, make_delegate, random_inputs,
+                          run_cpu_and_gpu, run_tflite, stats)
 
 PRECISIONS = [False, True]
 
@@ -168,6 +174,42 @@ def test_transpose_conv(in_shape, filter_shape, stride, padding, bias, fp16):
     cpu, gpu, stats = run_cpu_and_gpu(b.build(), random_inputs([in_shape], seed=6),
                                       {"precision_loss_allowed": fp16})
     assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+
+
+# (input shape, output channels, kernel, stride, padding 1 = SAME / 2 = VALID)
+MEDIAPIPE_CASES = [
+    ([1, 6, 6, 16], 1, 2, 2, 1),   # the selfie_segmentation layer's shape
+    ([1, 6, 5, 16], 3, 2, 2, 1),   # odd width: MediaPipe's SAME drops a column
+    ([1, 4, 5, 5], 8, 3, 2, 1),
+    ([2, 3, 4, 3], 4, 3, 2, 2),
+]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,out_c,kernel,stride,padding", MEDIAPIPE_CASES)
+def test_mediapipe_convolution2d_transpose_bias(in_shape, out_c, kernel, stride, padding,
+                                                 fp16):
+    rng = np.random.default_rng(12)
+    n, h, w, in_c = in_shape
+
+    def size(i):  # MediaPipe's output size rule
+        total = max(0, kernel - (i - 1) % stride - 1) if padding == 1 else 0
+        return stride * (i - 1) + kernel - total
+
+    b = ModelBuilder()
+    x = b.add_input(in_shape)
+    weights = b.add_const(rng.uniform(-0.5, 0.5, [out_c, kernel, kernel, in_c]).astype(np.float32))
+    bias = b.add_const(rng.uniform(-1, 1, [out_c]).astype(np.float32))
+    o = b.add_tensor([n, size(h), size(w), out_c])
+    b.add_op("CUSTOM", [x, weights, bias], [o], custom_code="Convolution2DTransposeBias",
+             custom_options=struct.pack("<3i", padding, stride, stride))
+    model = b.build()
+    inputs = random_inputs([in_shape], seed=13)
+    cpu = run_tflite(model, inputs, use_xnnpack=True)
+    delegate = make_delegate({"precision_loss_allowed": fp16})
+    gpu = invoke(interpreter(model, delegate), inputs)
+    assert_fully_delegated(stats(delegate))
     assert_close(gpu, cpu, fp16)
 
 
