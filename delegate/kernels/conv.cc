@@ -73,6 +73,12 @@ Status CheckConv(const NodeView& node, const GraphContext& graph,
     return Status::Error("output shape " + out.ToString() +
                          " does not follow from the input and window");
   }
+  // conv2d.comp loops over taps, and within each over input slices.
+  const long long taps = 1LL * filter[1] * filter[2];
+  TFG_RETURN_IF_ERROR(kernels::CheckLoopBudget(
+      taps == 1 ? in.slices() : taps * (1 + in.slices()),
+      "a window of " + std::to_string(taps) + " taps over " +
+          std::to_string(in.c) + " channels"));
   return kernels::CheckConvActivation(params->activation);
 }
 

@@ -221,6 +221,16 @@ Status CheckConvActivation(abi::FusedActivation activation) {
   }
 }
 
+Status CheckLoopBudget(long long iterations, const std::string& what) {
+  if (iterations > kMaxLoopIterationsPerInvocation) {
+    return Status::Error(what + " needs " + std::to_string(iterations) +
+                         " loop iterations per invocation, over llvmpipe's "
+                         "limit (" +
+                         std::to_string(kMaxLoopIterationsPerInvocation) + ")");
+  }
+  return Status::Ok();
+}
+
 Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                     long long expected, const char* what) {
   TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, i, what));

@@ -93,6 +93,11 @@ std::array<uint32_t, 3> LocalSize2d(uint32_t grid_x, uint32_t grid_y);
 // so such nodes stay on the CPU.
 Status CheckConvActivation(abi::FusedActivation activation);
 
+// Declines a layer whose invocations would loop `iterations` times in all
+// (llvmpipe's per-invocation loop limit, kernels::
+// kMaxLoopIterationsPerInvocation); `what` names the loop for the message.
+Status CheckLoopBudget(long long iterations, const std::string& what);
+
 // Checks that input `i` holds float weights of `expected` elements.
 Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                     long long expected, const char* what);

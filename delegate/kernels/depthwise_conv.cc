@@ -69,6 +69,10 @@ Status CheckDepthwise(const NodeView& node, const GraphContext& graph,
     return Status::Error("output shape " + out.ToString() +
                          " does not follow from the input and window");
   }
+  TFG_RETURN_IF_ERROR(kernels::CheckLoopBudget(
+      1LL * filter[1] * filter[2] * 8, "a window of " +
+                                            std::to_string(filter[1]) + "x" +
+                                            std::to_string(filter[2])));
   return kernels::CheckConvActivation(params->activation);
 }
 

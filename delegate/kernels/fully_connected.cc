@@ -83,6 +83,8 @@ Status CheckFullyConnected(const NodeView& node, const GraphContext& graph,
                          " (only the last dimension or a whole 4-D batch "
                          "can be flattened)");
   }
+  TFG_RETURN_IF_ERROR(kernels::CheckLoopBudget(
+      gemm.depth_steps, "a depth of " + std::to_string(weights[1])));
   return kernels::CheckConvActivation(params->activation);
 }
 

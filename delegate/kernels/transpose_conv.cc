@@ -154,6 +154,10 @@ Status CheckTransposeConv(const NodeView& node, const GraphContext& graph,
     return Status::Error("output shape " + out.ToString() +
                          " does not follow from the input and window");
   }
+  TFG_RETURN_IF_ERROR(kernels::CheckLoopBudget(
+      1LL * filter[1] * filter[2] * (1 + in.slices()),
+      "a window of " + std::to_string(filter[1] * filter[2]) + " taps over " +
+          std::to_string(in.c) + " channels"));
   return kernels::CheckConvActivation(spec.activation);
 }
 

@@ -350,6 +350,21 @@ TEST(FullyConnectedSupport, DeclinesShuffledWeights) {
       << status.message();
 }
 
+TEST(FullyConnectedSupport, DeclinesDepthsPastLlvmpipesLoopLimit) {
+  // 128x128x16 flattened per batch: 65536 vec4 steps in one invocation.
+  const int depth = 128 * 128 * 16;
+  OpTester tester(abi::kTfLiteBuiltinFullyConnected);
+  tester.AddInput({1, 128, 128, 16}, RandomData(depth, 1));
+  tester.AddConstInput({1, depth}, RandomData(depth, 2));
+  tester.AddOptionalInput();
+  tester.AddOutput({1, 1});
+  tester.SetParams(abi::FullyConnectedParams{});
+  Status status = tester.Check();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("loop iterations"), std::string::npos)
+      << status.message();
+}
+
 // ---------------------------------------------------- transposed conv ----
 
 struct TransposeCase {
