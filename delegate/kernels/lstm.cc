@@ -52,8 +52,10 @@ Status Check(const NodeView& node, const GraphContext& graph,
       kernels::CheckConstantInput(node, graph, kWeights, "weights"));
   TFG_RETURN_IF_ERROR(
       kernels::CheckConstantInput(node, graph, kBiases, "biases"));
-  TFG_RETURN_IF_ERROR(graph.ConstantFloats(node.input_index(kWeights)).status());
-  TFG_RETURN_IF_ERROR(graph.ConstantFloats(node.input_index(kBiases)).status());
+  TFG_ASSIGN_OR_RETURN(std::vector<float> weights,
+                       graph.ConstantFloats(node.input_index(kWeights)));
+  TFG_ASSIGN_OR_RETURN(std::vector<float> biases,
+                       graph.ConstantFloats(node.input_index(kBiases)));
   const std::vector<int> input = DimsVector(node.input(kInput).dims);
   const std::vector<int> prev = DimsVector(node.input(kPrevActivation).dims);
   if (input.size() != 2 || prev.size() != 2 || prev[0] != input[0]) {
@@ -67,6 +69,12 @@ Status Check(const NodeView& node, const GraphContext& graph,
   }
   TFG_RETURN_IF_ERROR(CheckDims(node.input(kWeights), {4 * depth, total}, "weights"));
   TFG_RETURN_IF_ERROR(CheckDims(node.input(kBiases), {4 * depth}, "biases"));
+  // The packing reads exactly these many values: a truncated buffer in a
+  // malformed model must not be read past its end.
+  if (weights.size() != static_cast<size_t>(4 * depth) * total ||
+      biases.size() != static_cast<size_t>(4 * depth)) {
+    return Status::Error("weights or biases hold fewer values than their dims");
+  }
   TFG_RETURN_IF_ERROR(CheckDims(node.input(kPrevState), {batch, depth}, "prev_state"));
   TFG_RETURN_IF_ERROR(CheckDims(node.output(kActivation), {batch, depth}, "activation"));
   TFG_RETURN_IF_ERROR(CheckDims(node.output(kState), {batch, depth}, "state"));

@@ -2,6 +2,7 @@
 // constant paddings on any axis, channels included: shaders/relayout.comp
 // in MODE_AFFINE, reading input[k] = output[k] - pad_before[k].
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "delegate/kernel_registry.h"
@@ -53,6 +54,9 @@ StatusOr<RelayoutSpec> PadSpec(const NodeView& node, const GraphContext& graph) 
     TFG_ASSIGN_OR_RETURN(std::vector<float> value,
                          graph.ConstantFloats(node.input_index(2)));
     if (value.size() != 1) return Status::Error("the pad value is not a scalar");
+    if (std::isnan(value[0])) {
+      return Status::Error("a NaN pad value has no GLSL literal");
+    }
     spec.pad_value = value[0];
   }
   std::vector<int> begin, stride(rank, 1);

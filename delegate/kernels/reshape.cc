@@ -35,7 +35,12 @@ Status CheckRequestedShape(const std::vector<int64_t>& requested,
   }
   const long long elements = ShapeOf(input).elements();
   long long known = 1;
-  for (int64_t d : requested) known *= d == -1 ? 1 : d;
+  for (int64_t d : requested) {
+    if (d < -1 || d > (1LL << 31)) {
+      return Status::Error("new shape holds dim " + std::to_string(d));
+    }
+    if (d != -1 && known <= (1LL << 31)) known *= d;
+  }
   for (size_t i = 0; i < out.size(); ++i) {
     const int64_t expected =
         requested[i] == -1 && known > 0 ? elements / known : requested[i];

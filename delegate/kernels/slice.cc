@@ -66,7 +66,8 @@ StatusOr<Window> SliceWindow(const NodeView& node, const GraphContext& graph) {
   std::vector<int> counts;
   for (int j = 0; j < rank; ++j) {
     const int64_t count = size[j] == -1 ? in[j] - begin[j] : size[j];
-    if (begin[j] < 0 || count < 0 || begin[j] + count > in[j]) {
+    if (begin[j] < 0 || begin[j] > in[j] || count < 0 ||
+        count > in[j] - begin[j]) {
       return Status::Error("slice out of the input's bounds on axis " +
                            std::to_string(j));
     }
@@ -105,6 +106,13 @@ StatusOr<Window> StridedSliceWindow(const NodeView& node,
     const int64_t stride = strides[j];
     const bool shrink = (params->shrink_axis_mask >> j) & 1;
     if (stride == 0) return Status::Error("stride 0 on axis " + std::to_string(j));
+    // Keeps the index arithmetic below (and the shader's ints) in range.
+    constexpr int64_t kLimit = 1 << 30;
+    if (stride < -kLimit || stride > kLimit || begin[j] < -kLimit ||
+        begin[j] > kLimit || end[j] < -kLimit || end[j] > kLimit) {
+      return Status::Error("begin/end/stride out of range on axis " +
+                           std::to_string(j));
+    }
     if (shrink && stride < 0) {
       return Status::Error("shrink_axis_mask with a negative stride");
     }
@@ -189,6 +197,9 @@ StatusOr<std::vector<Window>> SplitWindows(const NodeView& node,
   if (axis_values.size() != 1) return Status::Error("axis is not a scalar");
   const std::vector<int> in = DimsVector(node.input(data).dims);
   const int rank = static_cast<int>(in.size());
+  if (axis_values[0] < -rank || axis_values[0] >= rank) {
+    return Status::Error("axis out of range");
+  }
   int axis = static_cast<int>(axis_values[0]);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) return Status::Error("axis out of range");

@@ -94,7 +94,10 @@ Status CheckBlockOp(const NodeView& node, const GraphContext& graph,
     return Status::Error("input and output must be 4-D");
   }
   const int block = BlockSize(node);
-  if (block < 1) return Status::Error("block size " + std::to_string(block));
+  // Larger blocks cannot fit a GPU tensor dimension (and would overflow).
+  if (block < 1 || block > 4096) {
+    return Status::Error("block size " + std::to_string(block));
+  }
   const Shape4 in = kernels::ShapeOf(node.input(0));
   const Shape4 out = kernels::ShapeOf(node.output(0));
   const bool to_space = node.op() == abi::kTfLiteBuiltinDepthToSpace;
