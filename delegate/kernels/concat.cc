@@ -1,5 +1,5 @@
-// CONCATENATION along any axis (channels too, at any channel counts), with a
-// fused activation, 2..N inputs, constant inputs included:
+// CONCATENATION along any axis (channels too, at any channel counts),
+// 1..N inputs, constant inputs included:
 // shaders/concat.comp through EmitConcat.
 #include <string>
 
@@ -9,7 +9,6 @@
 namespace tflite_gles {
 namespace {
 
-using kernels::ActivationDefine;
 using kernels::CheckFloatTensors;
 using kernels::DimsOf;
 using kernels::Shape4Axis;
@@ -27,7 +26,15 @@ Status Check(const NodeView& node, const GraphContext& graph,
   const auto* params = node.params<abi::ConcatenationParams>();
   if (params == nullptr) return Status::Error("missing builtin parameters");
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
-  TFG_RETURN_IF_ERROR(ActivationDefine(params->activation).status());
+  // concat.comp can apply one (EmitConcat takes it), but TFLite's own
+  // CONCATENATION kernel refuses fused activations, so a model that has one
+  // is invalid for the runtime: decline it as the CPU would, rather than run
+  // a model only the delegate accepts.
+  if (params->activation != abi::kActNone) {
+    return Status::Error("fused activation " +
+                         std::to_string(static_cast<int>(params->activation)) +
+                         " (TFLite's CONCATENATION kernel refuses them too)");
+  }
   const int rank = node.output(0).dims->size;
   TFG_ASSIGN_OR_RETURN(int axis4, Shape4Axis(rank, params->axis));
   const kernels::Int4 out = DimsOf(ShapeOf(node.output(0)));
@@ -70,15 +77,14 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
   const auto* params = node.params<abi::ConcatenationParams>();
   TFG_ASSIGN_OR_RETURN(int axis4,
                        Shape4Axis(node.output(0).dims->size, params->axis));
-  TFG_ASSIGN_OR_RETURN(std::string activation,
-                       ActivationDefine(params->activation));
   std::vector<ValueId> inputs;
   for (int i = 0; i < node.num_inputs(); ++i) {
     TFG_ASSIGN_OR_RETURN(ValueId input, builder.Input(node, i));
     inputs.push_back(input);
   }
   TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, 0));
-  kernels::EmitConcat(builder, inputs, axis4, out, activation, node.Describe());
+  kernels::EmitConcat(builder, inputs, axis4, out, /*activation=*/"",
+                      node.Describe());
   return Status::Ok();
 }
 

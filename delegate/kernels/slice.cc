@@ -203,6 +203,18 @@ StatusOr<std::vector<Window>> SplitWindows(const NodeView& node,
   int axis = static_cast<int>(axis_values[0]);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) return Status::Error("axis out of range");
+  // Both params structs are {int num_splits}; the CPU kernels refuse a
+  // count that differs from the outputs, so must we.
+  const auto* params = node.params<abi::SplitParams>();
+  if (params == nullptr) return Status::Error("missing builtin parameters");
+  if (params->num_splits != node.num_outputs()) {
+    return Status::Error("num_splits " + std::to_string(params->num_splits) +
+                         " differs from the " +
+                         std::to_string(node.num_outputs()) + " outputs");
+  }
+  if (!split_v && in[axis] % node.num_outputs() != 0) {
+    return Status::Error("the axis does not divide into equal splits");
+  }
   if (split_v) {
     TFG_ASSIGN_OR_RETURN(auto sizes,
                          ConstantIntsOf(node, graph, 1, "size_splits"));
@@ -225,6 +237,9 @@ StatusOr<std::vector<Window>> SplitWindows(const NodeView& node,
         return Status::Error("output " + std::to_string(o) +
                              " differs from the input off the split axis");
       }
+    }
+    if (!split_v && out[axis] != in[axis] / node.num_outputs()) {
+      return Status::Error("SPLIT outputs are not equal parts of the input");
     }
     position += out[axis];
     windows.push_back(window);

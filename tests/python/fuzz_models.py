@@ -46,6 +46,9 @@ class Spec:
     options: dict
     version: int = 1
     outputs: int = 1
+    # The true output shapes, for ops whose delegate kernels check them
+    # against the model (layout ops); None: the first input's shape.
+    output_shapes: list | None = None
 
     def describe(self) -> str:
         def operand(o):
@@ -67,7 +70,11 @@ class Spec:
         first = self.inputs[0]
         # Declared output shapes are a guess: TFLite's Prepare computes the
         # real ones before the delegate sees the graph.
-        outputs = [b.add_tensor(first.shape, first.dtype) for _ in range(self.outputs)]
+        shapes = self.output_shapes or [first.shape] * self.outputs
+        # Outputs take the type of the first non-constant input (SPLIT's
+        # first input is its constant axis).
+        dtype = next((o.dtype for o in self.inputs if o.const is None), first.dtype)
+        outputs = [b.add_tensor(shape, dtype) for shape in shapes]
         b.add_op(self.op, indices, outputs, self.options or None, version=self.version)
         b.set_outputs(outputs)
         return b.build()
@@ -136,8 +143,9 @@ def pool(op):
 
 def concatenation(rng):
     shape = nhwc(rng)
-    return Spec("CONCATENATION", [Operand(shape), Operand(shape[:3] + [int(rng.integers(1, 9))])],
-                {"axis": 3})
+    extra = int(rng.integers(1, 9))
+    return Spec("CONCATENATION", [Operand(shape), Operand(shape[:3] + [extra])],
+                {"axis": 3}, output_shapes=[shape[:3] + [shape[3] + extra]])
 
 
 def softmax(rng):
@@ -152,12 +160,15 @@ def mean(rng):
 def reshape(rng):
     shape = nhwc(rng)
     target = np.array([1, shape[1] * shape[2], shape[3]], np.int32)
-    return Spec("RESHAPE", [Operand(shape), Operand([3], np.int32, target)], {})
+    return Spec("RESHAPE", [Operand(shape), Operand([3], np.int32, target)], {},
+                output_shapes=[target.tolist()])
 
 
 def pad(rng):
     paddings = np.array([[0, 0], [1, 2], [2, 1], [0, 0]], np.int32)
-    return Spec("PAD", [Operand(nhwc(rng)), Operand([4, 2], np.int32, paddings)], {})
+    shape = nhwc(rng)
+    return Spec("PAD", [Operand(shape), Operand([4, 2], np.int32, paddings)], {},
+                output_shapes=[padded(shape, paddings)])
 
 
 def resize(op):
@@ -178,7 +189,73 @@ def fully_connected(rng):
 
 def transpose(rng):
     perm = np.array(rng.permutation(4), np.int32)
-    return Spec("TRANSPOSE", [Operand(nhwc(rng)), Operand([4], np.int32, perm)], {})
+    shape = nhwc(rng)
+    return Spec("TRANSPOSE", [Operand(shape), Operand([4], np.int32, perm)], {},
+                output_shapes=[[shape[p] for p in perm]])
+
+
+def padded(shape, paddings):
+    return [int(d + p[0] + p[1]) for d, p in zip(shape, paddings)]
+
+
+def squeeze(rng):
+    shape = nhwc(rng)
+    return Spec("SQUEEZE", [Operand([shape[0], shape[1], 1, shape[3]])], {"squeeze_dims": [2]},
+                output_shapes=[[shape[0], shape[1], shape[3]]])
+
+
+def pad_v2(rng):
+    paddings = np.array([[0, 0], [1, 0], [0, 2], [1, 2]], np.int32)
+    shape = nhwc(rng)
+    return Spec("PADV2", [Operand(shape), Operand([4, 2], np.int32, paddings),
+                          Operand([], const=np.array(rng.uniform(-2, 2), np.float32))], {},
+                output_shapes=[padded(shape, paddings)])
+
+
+def mirror_pad(rng):
+    shape = nhwc(rng, channels=5)
+    paddings = np.array([[0, 0], [0, min(1, shape[1] - 1)], [min(1, shape[2] - 1), 0],
+                         [1, 2]], np.int32)
+    return Spec("MIRROR_PAD", [Operand(shape), Operand([4, 2], np.int32, paddings)],
+                {"mode": str(rng.choice(["REFLECT", "SYMMETRIC"]))},
+                output_shapes=[padded(shape, paddings)])
+
+
+def slice_op(rng):
+    shape = nhwc(rng)
+    begin = np.array([0, shape[1] // 2, 0, shape[3] // 2], np.int32)
+    out = [shape[0], shape[1] - begin[1], 1, shape[3] - begin[3]]
+    return Spec("SLICE", [Operand(shape), Operand([4], np.int32, begin),
+                          Operand([4], np.int32, np.array([-1, -1, 1, -1], np.int32))], {},
+                output_shapes=[[int(d) for d in out]])
+
+
+def strided_slice(rng):
+    shape = nhwc(rng)
+    return Spec("STRIDED_SLICE", [
+        Operand(shape), Operand([4], np.int32, np.array([0, 0, -1, 1], np.int32)),
+        Operand([4], np.int32, np.array([1, 9, 0, 9], np.int32)),
+        Operand([4], np.int32, np.array([1, 2, -1, 1], np.int32))],
+        {"begin_mask": 0, "end_mask": 6, "shrink_axis_mask": 0},
+        output_shapes=[[1, (shape[1] + 1) // 2, shape[2], max(0, shape[3] - 1)]])
+
+
+def split(rng):
+    shape = nhwc(rng, channels=int(rng.choice([2, 4, 8])))
+    half = shape[:3] + [shape[3] // 2]
+    return Spec("SPLIT", [Operand([], np.int32, np.array(3, np.int32)), Operand(shape)],
+                {"num_splits": 2}, outputs=2, output_shapes=[half, half])
+
+
+def block_op(op):
+    def make(rng):
+        shape = nhwc(rng)
+        deep = shape[:1] + [shape[1], shape[2], 4 * shape[3]]
+        wide = shape[:1] + [2 * shape[1], 2 * shape[2], shape[3]]
+        if op == "DEPTH_TO_SPACE":
+            return Spec(op, [Operand(deep)], {"block_size": 2}, output_shapes=[wide])
+        return Spec(op, [Operand(wide)], {"block_size": 2}, output_shapes=[deep])
+    return make
 
 
 BASE_MODELS = {
@@ -191,6 +268,9 @@ BASE_MODELS = {
     "PAD": pad, "RESIZE_BILINEAR": resize("RESIZE_BILINEAR"),
     "RESIZE_NEAREST_NEIGHBOR": resize("RESIZE_NEAREST_NEIGHBOR"),
     "FULLY_CONNECTED": fully_connected, "TRANSPOSE": transpose,
+    "SQUEEZE": squeeze, "PADV2": pad_v2, "MIRROR_PAD": mirror_pad, "SLICE": slice_op,
+    "STRIDED_SLICE": strided_slice, "SPLIT": split,
+    "DEPTH_TO_SPACE": block_op("DEPTH_TO_SPACE"), "SPACE_TO_DEPTH": block_op("SPACE_TO_DEPTH"),
 }
 
 EDGE_INTS = [0, -1, 1, 2, 3, 7, 1 << 16, -(1 << 31), (1 << 31) - 1]
