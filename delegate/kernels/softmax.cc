@@ -15,27 +15,6 @@ using kernels::ShapeOf;
 // TFLite's float L2_NORMALIZATION divides by max(norm, 1e-6).
 constexpr float kL2Epsilon = 1e-6f;
 
-// The WIDE layout of the shader: a workgroup of this many invocations per
-// pixel.
-constexpr uint32_t kWideLanes = 64;
-
-// Few pixels with many channels (a classifier head) get a workgroup per
-// pixel: one invocation walking 250 slices three times is a long serial
-// chain on a GPU (0.7 ms on an H100 for 1001 classes). Many pixels already
-// fill the GPU one invocation each.
-bool UseWide(const Shape4& shape) {
-  return shape.slices() >= 32 && 1LL * shape.b * shape.h * shape.w <= 256;
-}
-
-// Loop iterations one invocation runs: three walks over its slices for
-// softmax, two for L2.
-long long LoopIterations(const Shape4& shape, bool softmax) {
-  const long long slices =
-      UseWide(shape) ? (shape.slices() + kWideLanes - 1) / kWideLanes
-                     : shape.slices();
-  return (softmax ? 3 : 2) * slices;
-}
-
 Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile& device) {
   const bool softmax = node.op() == abi::kTfLiteBuiltinSoftmax;
@@ -57,7 +36,8 @@ Status Check(const NodeView& node, const GraphContext& graph,
   if (node.input(0).dims->size < 1) {
     return Status::Error("a scalar has no axis to normalize");
   }
-  const long long iterations = LoopIterations(ShapeOf(node.input(0)), softmax);
+  // Softmax walks a pixel's slices three times, L2 twice, in one invocation.
+  const long long iterations = (softmax ? 3LL : 2LL) * ShapeOf(node.input(0)).slices();
   if (iterations > kernels::kMaxLoopIterationsPerInvocation) {
     return Status::Error(std::to_string(ShapeOf(node.input(0)).c) +
                          " channels need " + std::to_string(iterations) +
@@ -93,16 +73,10 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
 
   Dispatch dispatch;
   dispatch.shader = "channel_normalize";
+  dispatch.grid = {static_cast<uint32_t>(pixels), 1, 1};
+  dispatch.local = {builder.device().preferred_local_x, 1, 1};
   dispatch.label = node.Describe();
   auto& defines = dispatch.defines;
-  if (UseWide(shape)) {
-    defines["WIDE"] = "";
-    dispatch.grid = {static_cast<uint32_t>(pixels) * kWideLanes, 1, 1};
-    dispatch.local = {kWideLanes, 1, 1};
-  } else {
-    dispatch.grid = {static_cast<uint32_t>(pixels), 1, 1};
-    dispatch.local = {builder.device().preferred_local_x, 1, 1};
-  }
   defines["TOTAL"] = std::to_string(pixels);
   defines["H"] = std::to_string(shape.h);
   defines["W"] = std::to_string(shape.w);
