@@ -49,32 +49,39 @@ void main() {
   int ky_end = min(FILTER_H, IN_H - y0);
   int plane = (b * OUT_S + s) * IN_H;
 
+  // The loops run over the whole window with constant bounds (the compiler
+  // can unroll small windows; llvmpipe pays per dynamic loop iteration);
+  // positions outside the input load a clamped neighbour and are masked.
 #if defined(POOL_AVERAGE)
   vec4 sum = vec4(0.0);
-  for (int ky = ky_begin; ky < ky_end; ++ky) {
-    int row = (plane + y0 + ky) * IN_W + x0;
-    for (int kx = kx_begin; kx < kx_end; ++kx) sum += LOAD(in0, row + kx);
-  }
-  int count = max(1, (ky_end - ky_begin) * (kx_end - kx_begin));
-  vec4 result = sum / float(count);
 #else
   vec4 result = vec4(kLowest);
+#endif
 #if defined(POOL_MAX_ARGMAX)
   vec4 where = vec4(0.0);
 #endif
-  for (int ky = ky_begin; ky < ky_end; ++ky) {
-    int row = (plane + y0 + ky) * IN_W + x0;
-    for (int kx = kx_begin; kx < kx_end; ++kx) {
-      vec4 v = LOAD(in0, row + kx);
-#if defined(POOL_MAX_ARGMAX)
-      bvec4 larger = greaterThan(v, result);
+  for (int ky = 0; ky < FILTER_H; ++ky) {
+    int y = y0 + ky;
+    bool row_inside = y >= 0 && y < IN_H;
+    int row = (plane + clamp(y, 0, IN_H - 1)) * IN_W;
+    for (int kx = 0; kx < FILTER_W; ++kx) {
+      int x = x0 + kx;
+      bool inside = row_inside && x >= 0 && x < IN_W;
+      vec4 v = LOAD(in0, row + clamp(x, 0, IN_W - 1));
+#if defined(POOL_AVERAGE)
+      sum += inside ? v : vec4(0.0);
+#elif defined(POOL_MAX_ARGMAX)
+      bvec4 larger = greaterThan(inside ? v : vec4(kLowest), result);
       where = mix(where, vec4(float(ky * FILTER_W + kx)), larger);
       result = mix(result, v, larger);
 #else
-      result = max(result, v);
+      result = inside ? max(result, v) : result;
 #endif
     }
   }
+#if defined(POOL_AVERAGE)
+  int count = max(1, (ky_end - ky_begin) * (kx_end - kx_begin));
+  vec4 result = sum / float(count);
 #endif
   STORE(out0, i, zero_padded(activate(result), s, OUT_C));
 #if defined(POOL_MAX_ARGMAX)
