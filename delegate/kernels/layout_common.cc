@@ -38,21 +38,19 @@ StatusOr<std::vector<int64_t>> ConstantIntsOf(const NodeView& node,
   return values;
 }
 
-StatusOr<RelayoutSpec> SliceSpec(int in_rank, const std::vector<int>& begin,
+StatusOr<RelayoutSpec> SliceSpec(int in_rank, int out_rank,
+                                 const std::vector<int>& begin,
                                  const std::vector<int>& stride,
-                                 const std::vector<bool>& dropped) {
-  int out_rank = 0;
-  for (int j = 0; j < in_rank; ++j) out_rank += dropped[j] ? 0 : 1;
+                                 const std::vector<int>& out_axis) {
   RelayoutSpec spec;
   // Input axes the TFLite tensor does not have are size 1: always read 0.
   spec.begin = {0, 0, 0, 0};
   spec.stride = {0, 0, 0, 0};
-  int out_axis = 0;
   for (int j = 0; j < in_rank; ++j) {
     TFG_ASSIGN_OR_RETURN(int k, Shape4Axis(in_rank, j));
     spec.begin[k] = begin[j];
-    if (dropped[j]) continue;
-    TFG_ASSIGN_OR_RETURN(spec.src_axis[k], Shape4Axis(out_rank, out_axis++));
+    if (out_axis[j] < 0) continue;
+    TFG_ASSIGN_OR_RETURN(spec.src_axis[k], Shape4Axis(out_rank, out_axis[j]));
     spec.stride[k] = stride[j];
   }
   return spec;

@@ -44,13 +44,15 @@ struct RelayoutSpec {
   int block = 1;  // kDepthToSpace / kSpaceToDepth
 };
 
-// The affine spec of a slice: output axis j' is input axis j (in order)
-// for every input axis not `dropped` (STRIDED_SLICE's shrink_axis_mask),
-// reading input[j] = begin[j] + stride[j] * output[j']. Dropped axes read
-// begin[j] only. Vectors are per input TFLite axis.
-StatusOr<RelayoutSpec> SliceSpec(int in_rank, const std::vector<int>& begin,
+// The affine spec of a slice: input TFLite axis j becomes output axis
+// out_axis[j] (of an output of rank out_rank), reading input[j] = begin[j] +
+// stride[j] * output[out_axis[j]]; an axis with out_axis -1 is dropped
+// (STRIDED_SLICE's shrink_axis_mask) and reads begin[j] only. Output axes
+// no input axis maps to have size 1. Vectors are per input axis.
+StatusOr<RelayoutSpec> SliceSpec(int in_rank, int out_rank,
+                                 const std::vector<int>& begin,
                                  const std::vector<int>& stride,
-                                 const std::vector<bool>& dropped);
+                                 const std::vector<int>& out_axis);
 
 // Emits one relayout.comp dispatch writing `out` from `in`.
 void EmitRelayout(GraphBuilder& builder, ValueId in, ValueId out,

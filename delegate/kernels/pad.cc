@@ -23,6 +23,12 @@ int MaxVersion(int op) {
   }
 }
 
+std::vector<int> IdentityAxes(int rank) {
+  std::vector<int> axes;
+  for (int j = 0; j < rank; ++j) axes.push_back(j);
+  return axes;
+}
+
 // The relayout spec of the node, or why it cannot run here.
 StatusOr<RelayoutSpec> PadSpec(const NodeView& node, const GraphContext& graph) {
   const std::vector<int> in = DimsVector(node.input(0).dims);
@@ -80,7 +86,7 @@ StatusOr<RelayoutSpec> PadSpec(const NodeView& node, const GraphContext& graph) 
   }
   TFG_ASSIGN_OR_RETURN(
       RelayoutSpec affine,
-      kernels::SliceSpec(rank, begin, stride, std::vector<bool>(rank, false)));
+      kernels::SliceSpec(rank, rank, begin, stride, IdentityAxes(rank)));
   spec.src_axis = affine.src_axis;
   spec.begin = affine.begin;
   spec.stride = affine.stride;

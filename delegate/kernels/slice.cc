@@ -26,9 +26,20 @@ Status CheckVersion(const NodeView& node, int max_version) {
 // One output of a slicing op: where it starts in the input, its strides,
 // which input axes it drops.
 struct Window {
-  std::vector<int> begin, stride;
-  std::vector<bool> dropped;
+  std::vector<int> begin, stride;  // per input axis
+  // The output axis each input axis becomes; -1 when it is dropped
+  // (shrink_axis_mask). Output axes no input axis maps to are new size-1
+  // axes (new_axis_mask).
+  std::vector<int> out_axis;
+  int out_rank = 0;
 };
+
+// A window that keeps every axis: output axis j is input axis j.
+Window IdentityWindow(int rank) {
+  Window window{std::vector<int>(rank, 0), std::vector<int>(rank, 1), {}, rank};
+  for (int j = 0; j < rank; ++j) window.out_axis.push_back(j);
+  return window;
+}
 
 Status CheckOperandLength(const std::vector<int64_t>& values, int rank,
                           const char* what) {
@@ -45,9 +56,9 @@ Status CheckOperandLength(const std::vector<int64_t>& values, int rank,
 // means we misread the op, so it stays on the CPU.
 Status CheckWindowDims(const std::vector<int>& counts, const Window& window,
                        const abi::Tensor& output) {
-  std::vector<int> expected;
+  std::vector<int> expected(window.out_rank, 1);
   for (size_t j = 0; j < counts.size(); ++j) {
-    if (!window.dropped[j]) expected.push_back(counts[j]);
+    if (window.out_axis[j] >= 0) expected[window.out_axis[j]] = counts[j];
   }
   if (expected != DimsVector(output.dims)) {
     return Status::Error("computed output dims do not match the output tensor");
@@ -62,7 +73,8 @@ StatusOr<Window> SliceWindow(const NodeView& node, const GraphContext& graph) {
   TFG_ASSIGN_OR_RETURN(auto size, ConstantIntsOf(node, graph, 2, "size"));
   TFG_RETURN_IF_ERROR(CheckOperandLength(begin, rank, "begin"));
   TFG_RETURN_IF_ERROR(CheckOperandLength(size, rank, "size"));
-  Window window{{}, std::vector<int>(rank, 1), std::vector<bool>(rank, false)};
+  Window window = IdentityWindow(rank);
+  window.begin.clear();
   std::vector<int> counts;
   for (int j = 0; j < rank; ++j) {
     const int64_t count = size[j] == -1 ? in[j] - begin[j] : size[j];
@@ -78,16 +90,71 @@ StatusOr<Window> SliceWindow(const NodeView& node, const GraphContext& graph) {
   return window;
 }
 
+// One axis of TFLite's "dense" slice spec: the sparse spec (begin/end/
+// strides with masks, possibly with an ellipsis, new axes, or fewer entries
+// than the input's rank) expanded to one entry per input axis, as TF does.
+struct DenseAxis {
+  int64_t begin = 0, end = 0, stride = 1;
+  bool begin_masked = true, end_masked = true, shrink = false;
+  int out_axis = -1;
+};
+
+StatusOr<std::vector<DenseAxis>> DenseSpec(const abi::StridedSliceParams& params,
+                                           const std::vector<int64_t>& begin,
+                                           const std::vector<int64_t>& end,
+                                           const std::vector<int64_t>& strides,
+                                           int rank, int* out_rank) {
+  const int sparse = static_cast<int>(begin.size());
+  if (end.size() != begin.size() || strides.size() != begin.size() || sparse > 32) {
+    return Status::Error("begin, end and strides differ in length");
+  }
+  auto bit = [](int mask, int i) { return ((mask >> i) & 1) != 0; };
+  int ellipsis_at = -1, ellipses = 0;
+  for (int i = 0; i < sparse; ++i) {
+    if (bit(params.ellipsis_mask, i)) {
+      ++ellipses;
+      if (ellipsis_at < 0) ellipsis_at = i;
+    }
+  }
+  if (ellipses > 1) return Status::Error("more than one ellipsis in ellipsis_mask");
+  int new_axes_after_ellipsis = 0;
+  for (int i = ellipsis_at + 1; ellipsis_at >= 0 && i < sparse; ++i) {
+    if (bit(params.new_axis_mask, i)) ++new_axes_after_ellipsis;
+  }
+  std::vector<DenseAxis> dense(rank);
+  int full = 0, out = 0;
+  for (int i = 0; i < sparse; ++i) {
+    if (i == ellipsis_at) {
+      // Full ranges up to the dims the entries after the ellipsis name.
+      const int next = std::min(rank - (sparse - i) + 1 + new_axes_after_ellipsis, rank);
+      for (; full < next; ++full) dense[full].out_axis = out++;
+    } else if (bit(params.new_axis_mask, i)) {
+      ++out;  // a size-1 output axis; reads no input axis
+    } else {
+      if (full >= rank) return Status::Error("the slice spec names more axes than the input has");
+      DenseAxis& axis = dense[full++];
+      axis.begin = begin[i];
+      axis.end = end[i];
+      axis.stride = strides[i];
+      axis.begin_masked = bit(params.begin_mask, i);
+      axis.end_masked = bit(params.end_mask, i);
+      axis.shrink = bit(params.shrink_axis_mask, i);
+      if (axis.shrink && axis.begin_masked) {
+        // TF reads begin, TFLite's kernel reads the mask: leave it to the CPU.
+        return Status::Error("shrink_axis_mask and begin_mask on the same axis");
+      }
+      axis.out_axis = axis.shrink ? -1 : out++;
+    }
+  }
+  for (; full < rank; ++full) dense[full].out_axis = out++;  // implicit ellipsis
+  *out_rank = out;
+  return dense;
+}
+
 StatusOr<Window> StridedSliceWindow(const NodeView& node,
                                     const GraphContext& graph) {
   const auto* params = node.params<abi::StridedSliceParams>();
   if (params == nullptr) return Status::Error("missing builtin parameters");
-  if (params->ellipsis_mask != 0) {
-    return Status::Error("ellipsis_mask is not supported");
-  }
-  if (params->new_axis_mask != 0) {
-    return Status::Error("new_axis_mask is not supported");
-  }
   if (node.version() >= 8 && params->offset) {
     return Status::Error("offset=true (end relative to begin) is not supported");
   }
@@ -96,24 +163,23 @@ StatusOr<Window> StridedSliceWindow(const NodeView& node,
   TFG_ASSIGN_OR_RETURN(auto begin, ConstantIntsOf(node, graph, 1, "begin"));
   TFG_ASSIGN_OR_RETURN(auto end, ConstantIntsOf(node, graph, 2, "end"));
   TFG_ASSIGN_OR_RETURN(auto strides, ConstantIntsOf(node, graph, 3, "strides"));
-  TFG_RETURN_IF_ERROR(CheckOperandLength(begin, rank, "begin"));
-  TFG_RETURN_IF_ERROR(CheckOperandLength(end, rank, "end"));
-  TFG_RETURN_IF_ERROR(CheckOperandLength(strides, rank, "strides"));
   Window window;
+  TFG_ASSIGN_OR_RETURN(std::vector<DenseAxis> dense,
+                       DenseSpec(*params, begin, end, strides, rank, &window.out_rank));
   std::vector<int> counts;
   for (int j = 0; j < rank; ++j) {
+    const DenseAxis& axis = dense[j];
     const int64_t dim = in[j];
-    const int64_t stride = strides[j];
-    const bool shrink = (params->shrink_axis_mask >> j) & 1;
+    const int64_t stride = axis.stride;
     if (stride == 0) return Status::Error("stride 0 on axis " + std::to_string(j));
     // Keeps the index arithmetic below (and the shader's ints) in range.
     constexpr int64_t kLimit = 1 << 30;
-    if (stride < -kLimit || stride > kLimit || begin[j] < -kLimit ||
-        begin[j] > kLimit || end[j] < -kLimit || end[j] > kLimit) {
+    if (stride < -kLimit || stride > kLimit || axis.begin < -kLimit ||
+        axis.begin > kLimit || axis.end < -kLimit || axis.end > kLimit) {
       return Status::Error("begin/end/stride out of range on axis " +
                            std::to_string(j));
     }
-    if (shrink && stride < 0) {
+    if (axis.shrink && stride < 0) {
       return Status::Error("shrink_axis_mask with a negative stride");
     }
     // Python slicing: negative indices count from the end, then clamp into
@@ -123,20 +189,19 @@ StatusOr<Window> StridedSliceWindow(const NodeView& node,
       return stride > 0 ? std::min(std::max<int64_t>(v, 0), dim)
                         : std::min(std::max<int64_t>(v, -1), dim - 1);
     };
-    int64_t first = (params->begin_mask >> j) & 1 ? (stride > 0 ? 0 : dim - 1)
-                                                   : clamp(begin[j]);
+    int64_t first = axis.begin_masked ? (stride > 0 ? 0 : dim - 1) : clamp(axis.begin);
     int64_t stop;
-    if (shrink) {
+    if (axis.shrink) {
       // The single element at begin (negative begin counts from the end).
-      first = begin[j] < 0 ? begin[j] + dim : begin[j];
+      first = axis.begin < 0 ? axis.begin + dim : axis.begin;
       if (first < 0 || first >= dim) {
         return Status::Error("shrunk axis index out of range");
       }
       stop = first + 1;
-    } else if ((params->end_mask >> j) & 1) {
+    } else if (axis.end_masked) {
       stop = stride > 0 ? dim : -1;
     } else {
-      stop = clamp(end[j]);
+      stop = clamp(axis.end);
     }
     const int64_t count =
         stride > 0 ? std::max<int64_t>(0, (stop - first + stride - 1) / stride)
@@ -144,7 +209,7 @@ StatusOr<Window> StridedSliceWindow(const NodeView& node,
     if (count == 0) return Status::Error("empty slice on axis " + std::to_string(j));
     window.begin.push_back(static_cast<int>(first));
     window.stride.push_back(static_cast<int>(stride));
-    window.dropped.push_back(shrink);
+    window.out_axis.push_back(axis.out_axis);
     counts.push_back(static_cast<int>(count));
   }
   TFG_RETURN_IF_ERROR(CheckWindowDims(counts, window, node.output(0)));
@@ -167,8 +232,8 @@ Status BuildWindow(const NodeView& node, GraphBuilder& builder, int input,
   TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, output));
   TFG_ASSIGN_OR_RETURN(
       kernels::RelayoutSpec spec,
-      kernels::SliceSpec(node.input(input).dims->size, window.begin,
-                         window.stride, window.dropped));
+      kernels::SliceSpec(node.input(input).dims->size, window.out_rank,
+                         window.begin, window.stride, window.out_axis));
   kernels::EmitRelayout(builder, in, out, spec, node.Describe());
   return Status::Ok();
 }
@@ -229,8 +294,7 @@ StatusOr<std::vector<Window>> SplitWindows(const NodeView& node,
     if (static_cast<int>(out.size()) != rank) {
       return Status::Error("output rank differs from the input's");
     }
-    Window window{std::vector<int>(rank, 0), std::vector<int>(rank, 1),
-                  std::vector<bool>(rank, false)};
+    Window window = IdentityWindow(rank);
     window.begin[axis] = position;
     for (int j = 0; j < rank; ++j) {
       if (j != axis && out[j] != in[j]) {

@@ -276,10 +276,10 @@ void RunStridedSlice(const Dims& in, const std::vector<int32_t>& begin,
   auto data = RandomData(Count(in), 71);
   OpTester tester(abi::kTfLiteBuiltinStridedSlice);
   tester.AddInput(in, data);
-  const int rank = static_cast<int>(in.size());
-  tester.AddConstIntInput({rank}, begin);
-  tester.AddConstIntInput({rank}, end);
-  tester.AddConstIntInput({rank}, strides);
+  const int spec = static_cast<int>(begin.size());
+  tester.AddConstIntInput({spec}, begin);
+  tester.AddConstIntInput({spec}, end);
+  tester.AddConstIntInput({spec}, strides);
   tester.AddOutput(out);
   tester.SetParams(params);
   RUN_OR_FAIL(tester, fp16);
@@ -308,6 +308,13 @@ TEST_P(ShapeOpTest, StridedSliceMasksNegativeStridesAndShrink) {
                     return Dims{i[0], 2 - i[1], 4 - 2 * i[2], c - 1 - i[3]};
                   },
                   fp16);
+  // [..., None, 1:3] on a rank-3 input: a new axis before the last.
+  params = {};
+  params.ellipsis_mask = 0b001;
+  params.new_axis_mask = 0b010;
+  RunStridedSlice({2, 5, c + 3}, {0, 0, 1}, {0, 0, 3}, {1, 1, 1}, params,
+                  {2, 5, 1, 2},
+                  [](const Dims& i) { return Dims{i[0], i[1], 1 + i[3]}; }, fp16);
   // Shrink height: rank 4 -> rank 3 ([b, w, c]).
   params = {};
   params.shrink_axis_mask = 0b0010;
@@ -506,15 +513,15 @@ TEST(ShapeOpsDecline, ConcatWithAFusedActivationLikeTheCpuKernel) {
   ExpectDeclined(tester, "refuses them too");
 }
 
-TEST(ShapeOpsDecline, StridedSliceEllipsisMask) {
+TEST(ShapeOpsDecline, StridedSliceWithTwoEllipses) {
   OpTester tester(abi::kTfLiteBuiltinStridedSlice);
   tester.AddInput({1, 4, 4, 3}, RandomData(48, 1));
   for (int k = 0; k < 3; ++k) tester.AddConstIntInput({4}, {0, 0, 0, 0});
   tester.AddOutput({1, 4, 4, 3});
   abi::StridedSliceParams params{};
-  params.ellipsis_mask = 1;
+  params.ellipsis_mask = 0b101;
   tester.SetParams(params);
-  ExpectDeclined(tester, "ellipsis_mask");
+  ExpectDeclined(tester, "more than one ellipsis");
 }
 
 TEST(ShapeOpsDecline, LstmFullKernel) {

@@ -137,8 +137,16 @@ def test_slice_and_strided_slice(channels, fp16):
         ([1, 0, -6, 1], [2, 5, 7, 0], [1, 2, 3, 1], {"begin_mask": 9, "end_mask": 8}),
         ([0, 4, 6, -1], [2, 0, 0, 0], [1, -1, -2, -1], {"end_mask": 10}),
         ([0, -2, 1, 0], [2, 0, 5, 2], [1, 1, 1, 1], {"shrink_axis_mask": 2}),
+        ([0, 1], [0, 3], [1, 1], {"ellipsis_mask": 1}),                 # [..., 1:3]
+        ([1, 0, 1], [2, 0, 9], [1, 1, 2], {"ellipsis_mask": 2}),         # [1:2, ..., 1:9:2]
+        ([1], [2], [1], {}),                                            # [1:2] (short spec)
+        ([0, 2], [0, 3], [1, 1], {"ellipsis_mask": 1, "shrink_axis_mask": 2}),  # [..., 2]
+        ([0, 0, 1], [0, 0, 3], [1, 1, 1], {"ellipsis_mask": 1, "new_axis_mask": 2,
+                                           "shrink_axis_mask": 0}),     # [..., None, 1:3]
     ]
     for begin, end, strides, options in cases:
+        if options.get("new_axis_mask"):
+            shape = [2, 5, c + 4]  # the new axis makes the output rank 4
         model = single_op_model("STRIDED_SLICE", [shape], options,
                                 consts={1: i32(begin), 2: i32(end), 3: i32(strides)})
         run_and_compare(model, [shape], fp16, seed=c)
@@ -195,11 +203,14 @@ def test_basic_lstm_cell(batch, input_depth, depth, fp16):
     run_and_compare(model, shapes, fp16, seed=depth, exact=False)
 
 
-def test_declined_strided_slice_ellipsis_stays_on_cpu(capfd):
+def test_declined_strided_slice_shrink_with_begin_mask_stays_on_cpu(capfd):
     shape = [1, 4, 4, 3]
-    model = single_op_model("STRIDED_SLICE", [shape], {"ellipsis_mask": 1},
-                            consts={1: i32([0, 1]), 2: i32([0, 3]), 3: i32([1, 1])})
-    assert_stays_on_cpu(model, [shape], capfd, "ellipsis_mask is not supported")
+    model = single_op_model("STRIDED_SLICE", [shape],
+                            {"begin_mask": 2, "shrink_axis_mask": 2},
+                            consts={1: i32([0, 2, 0, 0]), 2: i32([1, 3, 4, 3]),
+                                    3: i32([1, 1, 1, 1])})
+    assert_stays_on_cpu(model, [shape], capfd,
+                        "shrink_axis_mask and begin_mask on the same axis")
 
 
 def test_declined_non_constant_pad_value_stays_on_cpu(capfd):
