@@ -124,7 +124,13 @@ void main() {
   int s = t % OUT_S;
   int b = t / OUT_S;
 
+  // An input of the output's shape reads element i itself: the shape
+  // constants are compared by the preprocessor, so no variant is added.
+#if A_B == OUT_B && A_S == OUT_S && A_H == OUT_H && A_W == OUT_W
+  vec4 a = LOAD(in_a, i);
+#else
   vec4 a = LOAD(in_a, broadcast_index(b, s, h, w, ivec4(A_B, A_S, A_H, A_W)));
+#endif
 #if defined(A_SPLAT)
   a = a.xxxx;
 #endif
@@ -132,7 +138,11 @@ void main() {
 #if BINARY && defined(B_LITERAL)
   other = vec4(B_VALUE);
 #elif BINARY
+#if B_B == OUT_B && B_S == OUT_S && B_H == OUT_H && B_W == OUT_W
+  other = LOAD(in_b, i);
+#else
   other = LOAD(in_b, broadcast_index(b, s, h, w, ivec4(B_B, B_S, B_H, B_W)));
+#endif
 #if defined(B_SPLAT)
   other = other.xxxx;
 #endif
