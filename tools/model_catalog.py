@@ -8,6 +8,7 @@ Shared by tools/run_model.py, tools/segment_demo.py and tests/python/test_models
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,19 @@ from tflite_builder import FILE_IDENTIFIER, builtin_op_code, make_options, optio
 import flatbuffers
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_MODELS = REPO.parent / "shared" / "models"
+
+
+def _shared_models() -> Path:
+    """The shared models: $TFLITE_GLES_MODELS, else shared/models inside the
+    checkout (how it travels to the GPU machine), else ../shared/models
+    beside it (developer machines and CI)."""
+    if os.environ.get("TFLITE_GLES_MODELS"):
+        return Path(os.environ["TFLITE_GLES_MODELS"])
+    inside = REPO / "shared" / "models"
+    return inside if inside.is_dir() else REPO.parent / "shared" / "models"
+
+
+SHARED_MODELS = _shared_models()
 STANDIN_DIR = REPO / "build" / "models"
 
 

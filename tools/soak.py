@@ -25,10 +25,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
-from gles_testing import (MODELS, assert_close, interpreter, library,  # noqa: E402
+from gles_testing import (assert_close, interpreter, library,  # noqa: E402
                           make_delegate, stats)
+from model_catalog import SHARED_MODELS  # noqa: E402
 
-DEFAULT_MODEL = MODELS / "mobilenet_v1_0.25_224.tflite"
+DEFAULT_MODEL = SHARED_MODELS / "mobilenet_v1_0.25_224.tflite"
 # Host memory the process may gain after warm-up: allocator and driver noise,
 # far below what one leaked tensor per invoke would add.
 RSS_SLACK_BYTES = 8 << 20

@@ -21,7 +21,6 @@ from ai_edge_litert.interpreter import Interpreter, OpResolverType, load_delegat
 from tflite_builder import ModelBuilder, run_tflite, single_op_model  # noqa: E402,F401
 
 LIB = os.environ.get("TFLITE_GLES_LIB", str(REPO / "build" / "libtflite_gles.so"))
-MODELS = REPO.parent / "shared" / "models"
 
 # Relative L2 error bounds of the project (issue: ops must agree with the CPU).
 FP32_TOLERANCE = 1e-5
