@@ -13,6 +13,31 @@
 
 namespace tflite_gles {
 
+namespace {
+size_t ElementBytes(abi::Type type) {
+  switch (type) {
+    case abi::kFloat32: return sizeof(float);
+    case abi::kInt32: return sizeof(int32_t);
+    case abi::kBool: return 1;
+    default: return 0;
+  }
+}
+
+
+// Partition inputs and outputs cross to the GPU through float staging
+// buffers: float32 as is, int32 and bool converted (see Transfer). Kernels
+// decline other types; this catches one that forgot to, at build time.
+Status CheckStagedType(const GraphBuilder& builder, int index, const char* role) {
+  const abi::Tensor& tensor = builder.graph().context()->tensors[index];
+  if (ElementBytes(tensor.type) == 0) {
+    return Status::Error(std::string("partition ") + role + " tensor " +
+                         std::to_string(index) + " is " + TypeName(tensor.type) +
+                         "; only float32, int32 and bool cross to the GPU");
+  }
+  return Status::Ok();
+}
+}  // namespace
+
 StatusOr<const gl::Program*> ProgramCache::Get(const std::string& source) {
   auto it = programs_.find(source);
   if (it != programs_.end()) return it->second.get();
@@ -58,6 +83,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     TFG_RETURN_IF_ERROR(builder.MarkInput(index));
     TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
     if (builder.value(value).kind == Value::Kind::kConstant) continue;
+    TFG_RETURN_IF_ERROR(CheckStagedType(builder, index, "input"));
     ValueId staging = builder.NewTemporary(builder.shape(value));
     pre.push_back(convert(value, staging, /*to_phwc4=*/true));
     runtime->uploads_.push_back(
@@ -73,6 +99,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
       runtime->constant_outputs_.push_back({index, std::move(values)});
       continue;
     }
+    TFG_RETURN_IF_ERROR(CheckStagedType(builder, index, "output"));
     TFG_RETURN_IF_ERROR(builder.MarkOutput(index));
     ValueId staging = builder.NewTemporary(builder.shape(value));
     post.push_back(convert(value, staging, /*to_phwc4=*/false));
@@ -312,15 +339,6 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
 }
 
 namespace {
-size_t ElementBytes(abi::Type type) {
-  switch (type) {
-    case abi::kFloat32: return sizeof(float);
-    case abi::kInt32: return sizeof(int32_t);
-    case abi::kBool: return 1;
-    default: return 0;
-  }
-}
-
 Status CheckTransferTensor(const abi::Tensor& tensor, size_t elements,
                            int index, const char* role) {
   const size_t element_bytes = ElementBytes(tensor.type);
