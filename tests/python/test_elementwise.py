@@ -285,3 +285,24 @@ def test_declined_cases_stay_on_the_cpu_and_agree():
         assert stats["nodes_delegated"] == 0, stats
         for g, c in zip(gpu, cpu):
             np.testing.assert_array_equal(g, c)
+
+
+def test_dequantize_output_read_by_a_cpu_op_too():
+    """DEQUANTIZE -> ADD on the GPU and -> FLOOR (no GPU kernel) on the CPU:
+    the folded weights are a partition output the CPU op reads."""
+    shape = [1, 3, 4, 5]
+    weights = (random_inputs([shape], seed=13, low=-5, high=5)[0]).astype(np.float16)
+    b = ModelBuilder()
+    x = b.add_input(shape)
+    w = b.add_const(weights)
+    w_float = b.add_tensor(shape)
+    b.add_op("DEQUANTIZE", [w], [w_float])
+    added = b.add_tensor(shape)
+    b.add_op("ADD", [x, w_float], [added], {"fused_activation_function": "NONE"})
+    floored = b.add_tensor(shape)
+    b.add_op("FLOOR", [w_float], [floored])
+    b.set_outputs([added, floored])
+    cpu, gpu, stats = run_cpu_and_gpu(b.build(), random_inputs([shape], seed=14))
+    assert stats["nodes_delegated"] == 2 and stats["partitions"] == 1, stats
+    assert_close(gpu, cpu)
+    np.testing.assert_array_equal(gpu[1], np.floor(weights.astype(np.float32)))
