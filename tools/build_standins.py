@@ -68,7 +68,9 @@ class NetBuilder:
         else:
             oh, ow = (h - kernel) // stride + 1, (w - kernel) // stride + 1
         y = self._tensor([n, oh, ow, out_channels], name)
-        self.b.add_op("CONV_2D", [x, self.b.add_const(weights), self._bias(out_channels, bias_offset)], [y],
+        filters = self.b.add_const(weights)
+        bias = self._bias(out_channels, bias_offset)
+        self.b.add_op("CONV_2D", [x, filters, bias], [y],
                       {"padding": padding, "stride_w": stride, "stride_h": stride,
                        "fused_activation_function": act})
         return y

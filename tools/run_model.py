@@ -116,8 +116,8 @@ def main() -> int:
     spec, path = resolve_model(args.model)
     options = {"precision_loss_allowed": args.fp16, "egl_platform": args.egl_platform}
 
-    origin = " (stand-in with seeded weights: its classes mean nothing, its agreement with the CPU does)" \
-        if spec is not None and spec.standin else ""
+    origin = (" (stand-in with seeded weights: its classes mean nothing, its agreement "
+              "with the CPU does)") if spec is not None and spec.standin else ""
     print(f"model:        {path}{origin}", flush=True)
     print("  GPU: applying the delegate (shader compilation) and the first invoke ...",
           file=sys.stderr, flush=True)

@@ -83,7 +83,8 @@ def assert_relative(gpu, cpu, bound, what):
 def assert_scores(gpu_logits_or_probs, cpu, what, logits=True):
     to_prob = mc.sigmoid if logits else (lambda x: np.asarray(x, np.float64))
     error = float(np.max(np.abs(to_prob(gpu_logits_or_probs) - to_prob(cpu))))
-    assert error <= FP16_SCORE_TOLERANCE, f"{what}: score error {error:.3g} > {FP16_SCORE_TOLERANCE}"
+    assert error <= FP16_SCORE_TOLERANCE, (
+        f"{what}: score error {error:.3g} > {FP16_SCORE_TOLERANCE}")
 
 
 def assert_mask_agreement(gpu_mask, cpu_mask, what):
@@ -153,3 +154,43 @@ def test_real_inputs_give_sensible_cpu_answers():
     assert 0.25 < np.mean(mask > 0.5) < 0.75, "the astronaut is not segmented"
     faces = mc.sigmoid(cpu_result("face_detection_short_range")["outputs"][1])
     assert faces.max() > 0.5, "no face found in the astronaut portrait"
+
+
+def _op_counts_and_outputs(model: bytes):
+    from ai_edge_litert import schema_py_generated as schema
+    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    m = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(model, 0))
+    graph = m.subgraphs[0]
+    counts = {}
+    for op in graph.operators:
+        code = m.operatorCodes[op.opcodeIndex]
+        name = code.customCode.decode() if code.customCode else names[code.builtinCode]
+        counts[name] = counts.get(name, 0) + 1
+    return counts, [list(graph.tensors[i].shape) for i in graph.outputs]
+
+
+def test_standins_are_deterministic_and_have_the_originals_layers(tmp_path):
+    """Same seed, same bytes; and the op mix and output shapes of the models
+    they stand in for (MobileNet v1 1.0 224, COCO SSD MobileNet v2 with its
+    1917 anchors, PoseNet at output stride 32)."""
+    first = mc.build_standins.build(tmp_path / "a")
+    second = mc.build_standins.build(tmp_path / "b")
+    expected = {
+        "mobilenet_v1_1.0_224": (
+            {"CONV_2D": 15, "DEPTHWISE_CONV_2D": 13, "AVERAGE_POOL_2D": 1, "RESHAPE": 1,
+             "SOFTMAX": 1}, [[1, 1001]]),
+        "mobilenet_ssd_v2_300": (
+            {"CONV_2D": 55, "DEPTHWISE_CONV_2D": 17, "ADD": 10, "RESHAPE": 12,
+             "CONCATENATION": 2, "LOGISTIC": 1, "TFLite_Detection_PostProcess": 1},
+            [[1, 10, 4], [1, 10], [1, 10], [1]]),
+        "posenet_mobilenet_v1_075_257": (
+            {"CONV_2D": 18, "DEPTHWISE_CONV_2D": 13},
+            [[1, 9, 9, 17], [1, 9, 9, 34], [1, 9, 9, 32], [1, 9, 9, 32]]),
+    }
+    assert set(first) == set(expected)
+    for name, (ops, outputs) in expected.items():
+        data = first[name].read_bytes()
+        assert data == second[name].read_bytes(), f"{name} is not deterministic"
+        assert _op_counts_and_outputs(data) == (ops, outputs), name
+    anchors = mc.build_standins.ssd_anchors([19, 10, 5, 3, 2, 1], [3, 6, 6, 6, 6, 6])
+    assert anchors.shape == (1917, 4)
