@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "delegate/graph_dump.h"
@@ -17,9 +18,19 @@ namespace {
 
 std::atomic<long> g_live_delegates{0};
 
+// Delegates alive now, each with the serial number it was created with.
+// TFLite may free a partition after its delegate is gone (Python finalizes
+// the delegate object first at interpreter shutdown); the partition then
+// must not touch its owner. The serial tells a new delegate that happens to
+// reuse a deleted one's address from the partition's real owner.
+std::mutex g_owners_mutex;
+std::map<const GlesDelegate*, long> g_owners;
+long g_next_owner_serial = 0;
+
 // One delegated partition: what Registration::init returns as user_data.
 struct Partition {
   GlesDelegate* owner = nullptr;
+  long owner_serial = -1;  // see g_owners
   int id = 0;  // creation order, for the profile
   std::unique_ptr<PartitionRuntime> runtime;
   std::string build_error;  // why the partition cannot run, if it cannot
@@ -81,6 +92,11 @@ struct DelegateCallbacks {
     GlesDelegate* self = GlesDelegate::FromAbi(params->delegate);
     auto* partition = new Partition();
     partition->owner = self;
+    {
+      std::lock_guard<std::mutex> lock(g_owners_mutex);
+      auto owner = g_owners.find(self);
+      if (owner != g_owners.end()) partition->owner_serial = owner->second;
+    }
     partition->id = self->partitions_created_++;
     Status status = BuildPartition(self, context, params, partition);
     if (!status.ok()) {
@@ -136,11 +152,17 @@ struct DelegateCallbacks {
     // GL objects delete themselves only while their context is current;
     // otherwise they go with the context (gl_objects.h explains why).
     auto* partition = static_cast<Partition*>(buffer);
-    if (partition->runtime) {
-      partition->owner->gpu_bytes_ -= partition->runtime->gpu_bytes();
-      partition->owner->dispatches_ -= partition->runtime->dispatch_count();
+    std::lock_guard<std::mutex> lock(g_owners_mutex);
+    auto owner = g_owners.find(partition->owner);
+    const bool owner_alive =
+        owner != g_owners.end() && owner->second == partition->owner_serial;
+    if (owner_alive) {
+      if (partition->runtime) {
+        partition->owner->gpu_bytes_ -= partition->runtime->gpu_bytes();
+        partition->owner->dispatches_ -= partition->runtime->dispatch_count();
+      }
+      partition->owner->profiles_.erase(partition->id);
     }
-    partition->owner->profiles_.erase(partition->id);
     delete partition;
   }
 
@@ -189,11 +211,17 @@ GlesDelegate::GlesDelegate(Options options) : options_(std::move(options)) {
                         ? abi::kDelegateFlagsNone
                         : abi::kDelegateFlagsAllowDynamicTensors;
   ++g_live_delegates;
+  std::lock_guard<std::mutex> lock(g_owners_mutex);
+  g_owners[this] = g_next_owner_serial++;
 }
 
 long GlesDelegate::LiveCount() { return g_live_delegates.load(); }
 
 GlesDelegate::~GlesDelegate() {
+  {
+    std::lock_guard<std::mutex> lock(g_owners_mutex);
+    g_owners.erase(this);
+  }
   // Programs before the context that owns them.
   programs_.reset();
   env_.reset();

@@ -428,3 +428,24 @@ def test_the_c_api_refuses_out_of_range_options(field, value, message, capfd):
         options.model_token = b"model"
     assert not lib.TfLiteGlesDelegateCreate(ctypes.byref(options))
     assert message in capfd.readouterr().err
+
+
+DELEGATE_FIRST_CHILD = """
+from gles_testing import interpreter, invoke, make_delegate, random_inputs, single_op_model
+model = single_op_model("ADD", [[1, 8, 8, 4], [1, 8, 8, 4]], {"fused_activation_function": "NONE"})
+delegate = make_delegate({"enable_profiling": "true"})
+interp = interpreter(model, delegate)
+for _ in range(3):
+    invoke(interp, random_inputs([[1, 8, 8, 4], [1, 8, 8, 4]]))
+delegate.__del__()  # the delegate goes first, as Python's shutdown may order it
+del interp          # TFLite frees the partitions only now
+print("freed")
+"""
+
+
+def test_partitions_freed_after_their_delegate_do_not_touch_it():
+    # Was a use-after-free: the partition updated its deleted owner's
+    # counters and profile map (heap corruption at exit with profiling on).
+    result = run_isolated(DELEGATE_FIRST_CHILD, timeout=60)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "freed" in result.stdout
