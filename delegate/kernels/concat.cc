@@ -91,8 +91,16 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterConcatKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinConcatenation,
-                      {"concat", Check, Build});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinConcatenation,
+      {"concat", Check, Build,
+       "Any axis (batch, height, width, channels) after the rank mapping, 1..N "
+       "inputs (8 per dispatch, longer lists split over disjoint output "
+       "ranges), constant inputs, channel counts not multiples of 4 (each "
+       "lane gathers its own input).",
+       "Fused activations (TFLite's own kernel refuses them); inputs of "
+       "another rank or of shapes that do not fit the output.",
+       4});
 }
 
 }  // namespace tflite_gles

@@ -160,7 +160,13 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterLstmKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinLstm, {"lstm_basic", Check, Build});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinLstm,
+      {"lstm_basic", Check, Build,
+       "kernel_type BASIC (version >= 2): concat, fully-connected gates, cell "
+       "update; constant weights and biases; writes the new activation and "
+       "state back into its state inputs as the CPU kernel does.",
+       "The full kernel; clipping; activations other than tanh.", 4});
 }
 
 }  // namespace tflite_gles

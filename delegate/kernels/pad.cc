@@ -121,9 +121,21 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterPadKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinPad, {"pad", Check, Build});
-  registry.AddBuiltin(abi::kTfLiteBuiltinPadv2, {"pad", Check, Build});
-  registry.AddBuiltin(abi::kTfLiteBuiltinMirrorPad, {"mirror_pad", Check, Build});
+  static constexpr char kSummary[] =
+      "Constant int32/int64 paddings on every axis including channels; "
+      "PADV2's constant pad value.";
+  static constexpr char kDeclines[] =
+      "Non-constant paddings or pad value; a NaN pad value; negative "
+      "paddings.";
+  registry.AddBuiltin(abi::kTfLiteBuiltinPad,
+                      {"pad", Check, Build, kSummary, kDeclines, 4});
+  registry.AddBuiltin(abi::kTfLiteBuiltinPadv2,
+                      {"pad", Check, Build, kSummary, kDeclines, 4});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinMirrorPad,
+      {"mirror_pad", Check, Build,
+       "REFLECT and SYMMETRIC with constant paddings on every axis.",
+       "Non-constant paddings; paddings wider than the mode allows.", 3});
 }
 
 }  // namespace tflite_gles

@@ -150,10 +150,23 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterReshapeKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinReshape,
-                      {"reshape", CheckReshape, Build});
+  static constexpr char kSummary[] =
+      "A view of the input (no dispatch) when every element keeps its PHWC4 "
+      "address, else one relayout in BHWC element order.";
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinReshape,
+      {"reshape", CheckReshape, Build,
+       "New shape from the params or a constant int32/int64 input (-1 "
+       "resolved). A view of the input (no dispatch) when every element "
+       "keeps its PHWC4 address, else one relayout in BHWC element order.",
+       "A computed (non-constant) shape input; a shape that disagrees with "
+       "the output tensor.",
+       3});
   registry.AddBuiltin(abi::kTfLiteBuiltinSqueeze,
-                      {"squeeze", CheckSqueeze, Build});
+                      {"squeeze", CheckSqueeze, Build, kSummary,
+                       "Output dims that are not the input's without the "
+                       "squeezed dims.",
+                       2});
 }
 
 }  // namespace tflite_gles

@@ -340,12 +340,34 @@ Status BuildSplit(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterSliceKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinSlice, {"slice", CheckSlice, BuildSlice});
-  registry.AddBuiltin(abi::kTfLiteBuiltinStridedSlice,
-                      {"strided_slice", CheckSlice, BuildSlice});
-  registry.AddBuiltin(abi::kTfLiteBuiltinSplit, {"split", CheckSplit, BuildSplit});
+  registry.AddBuiltin(abi::kTfLiteBuiltinSlice,
+                      {"slice", CheckSlice, BuildSlice,
+                       "Constant int32/int64 begin and size (-1: to the end), "
+                       "any axis including channels.",
+                       "Non-constant begin/size; windows outside the input.",
+                       6});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinStridedSlice,
+      {"strided_slice", CheckSlice, BuildSlice,
+       "Constant begin/end/strides, negative indices and strides, "
+       "begin/end/shrink/ellipsis/new-axis masks, specs shorter than the rank "
+       "(TF's dense-spec expansion).",
+       "Two ellipses; offset=true; shrink_axis_mask with a negative stride or "
+       "with begin_mask on the same axis (TF and TFLite's kernel differ).",
+       8});
+  registry.AddBuiltin(abi::kTfLiteBuiltinSplit,
+                      {"split", CheckSplit, BuildSplit,
+                       "Constant axis; one dispatch per output.",
+                       "num_splits that differs from the outputs or does not "
+                       "divide the axis; a constant data input.",
+                       4});
   registry.AddBuiltin(abi::kTfLiteBuiltinSplitV,
-                      {"split_v", CheckSplit, BuildSplit});
+                      {"split_v", CheckSplit, BuildSplit,
+                       "Constant axis and size_splits (-1 resolved); one "
+                       "dispatch per output.",
+                       "num_splits that differs from the outputs; a constant "
+                       "data input.",
+                       3});
 }
 
 }  // namespace tflite_gles

@@ -127,11 +127,17 @@ Status BuildBlockOp(const NodeView& node, GraphBuilder& builder) {
 
 void RegisterTransposeKernels(KernelRegistry& registry) {
   registry.AddBuiltin(abi::kTfLiteBuiltinTranspose,
-                      {"transpose", CheckTranspose, BuildTranspose});
+                      {"transpose", CheckTranspose, BuildTranspose,
+                       "Constant permutation of rank <= 4.",
+                       "Rank 5 and more; a computed permutation.", 6});
   registry.AddBuiltin(abi::kTfLiteBuiltinDepthToSpace,
-                      {"depth_to_space", CheckBlockOp, BuildBlockOp});
+                      {"depth_to_space", CheckBlockOp, BuildBlockOp,
+                       "4-D, any block size up to 4096.",
+                       "Shapes that do not match the block size.", 2});
   registry.AddBuiltin(abi::kTfLiteBuiltinSpaceToDepth,
-                      {"space_to_depth", CheckBlockOp, BuildBlockOp});
+                      {"space_to_depth", CheckBlockOp, BuildBlockOp,
+                       "4-D, any block size up to 4096.",
+                       "Shapes that do not match the block size.", 2});
 }
 
 }  // namespace tflite_gles
