@@ -270,6 +270,8 @@ Status GlesDelegate::AcquireEnvironment() {
     return Status::Error("storage=texture_buffer requested, but '" +
                          gpu.renderer + "' has no texture buffers");
   }
+  device_.fuse_epilogues =
+      (options_.experimental_flags & TFLITE_GLES_EXPERIMENTAL_NO_FUSION) == 0;
   // llvmpipe vectorizes x in groups of 8 lanes; 64 suits it and real GPUs.
   device_.preferred_local_x = 64;
   return Status::Ok();

@@ -66,6 +66,9 @@ struct DeviceProfile {
   bool texture_buffer_reads = true;   // reads through samplerBuffer views
   // Preferred workgroup width along x (multiple of 8 for llvmpipe).
   uint32_t preferred_local_x = 64;
+  // Elementwise ops fold into the store of the convolution that feeds them
+  // (delegate/fusion.h); false: every op keeps its own dispatch.
+  bool fuse_epilogues = true;
 };
 
 // Facts about the whole TFLite graph that kernels need beyond their node:

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "delegate/fusion.h"
 #include "delegate/half.h"
 #include "egl/gl_call.h"
 
@@ -117,6 +118,13 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
          builder.graph().context()->tensors[index].type});
   }
   runtime->values_ = builder.TakeValues();
+  if (device.fuse_epilogues) {
+    // Elementwise consumers fold into their convolution's store
+    // (delegate/fusion.h); write-back sources must stay in memory.
+    std::vector<ValueId> keep;
+    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+    runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches);
+  }
   runtime->staging_.assign(runtime->values_.size(), false);
   for (const Transfer& t : runtime->uploads_) runtime->staging_[t.staging] = true;
   for (const Transfer& t : runtime->downloads_) runtime->staging_[t.staging] = true;

@@ -54,6 +54,8 @@ class PartitionRuntime {
 
   long long gpu_bytes() const { return gpu_bytes_; }
   int dispatch_count() const { return static_cast<int>(steps_.size()); }
+  // Elementwise dispatches folded into a convolution (delegate/fusion.h).
+  int fused_count() const { return fused_; }
   const std::vector<DispatchTiming>& timings() const { return timings_; }
 
  private:
@@ -98,6 +100,7 @@ class PartitionRuntime {
   std::vector<gl::Buffer> buffers_;                 // per value
   std::vector<gl::TextureBufferView> views_;        // per value (if used)
   bool allocated_ = false;
+  int fused_ = 0;
   long long gpu_bytes_ = 0;
   std::vector<DispatchTiming> timings_;
   gl::GpuTimer timer_;        // empty where timer queries are unavailable

@@ -32,6 +32,9 @@
 //
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = packed bias.
 //
+// EPILOGUE(x,index,slice) (delegate/fusion.h): an elementwise step fused into
+// the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
+//
 // @axis - GENERIC
 // @axis - SLICES_ON_X
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
@@ -40,6 +43,8 @@
 // @const OUT_HW=16 OUT_W=4 ROW_PIXELS=16 DEPTH_STEPS=2 DEPTH_STRIDE=16
 // @const KERNEL_H=3 KERNEL_W=3 STRIDE_H=1 STRIDE_W=1 DILATION_H=1
 // @const DILATION_W=1 PAD_TOP=1 PAD_LEFT=1
+// @axis - EPILOGUE_IN
+// @const EPILOGUE(x,index,slice)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -47,6 +52,12 @@ TENSOR_OUT(out0, 0, Out0);
 TENSOR_IN(in0, 1, In0);
 TENSOR_IN(weights, 2, Weights);
 TENSOR_IN(bias, 3, Bias);
+#if defined(EPILOGUE_IN)
+TENSOR_IN(epilogue_in, 4, EpilogueIn);
+#endif
+#if !defined(EPILOGUE)
+#define EPILOGUE(x, index, slice) (x)
+#endif
 
 #define TILE (TILE_ROWS * TILE_SLICES)
 
@@ -129,7 +140,9 @@ void main() {
       if (r >= ROWS) break;
       int index = ((r / OUT_HW) * OUT_S + slice) * OUT_HW + r % OUT_HW;
       STORE(out0, index,
-            zero_padded(activate(acc[p * TILE_SLICES + o] + b), slice, OUT_C));
+            zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + b), index,
+                                 slice),
+                        slice, OUT_C));
     }
   }
 }

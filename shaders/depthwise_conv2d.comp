@@ -18,6 +18,9 @@
 // Weights (binding 2): [out slice][tap] vec4. Bias (binding 3): [out slice]
 // vec4. Bindings: 0 = output, 1 = input.
 //
+// EPILOGUE(x,index,slice) (delegate/fusion.h): an elementwise step fused into
+// the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
+//
 // @axis - FAST_3X3
 // @axis - SLICES_ON_X
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
@@ -25,6 +28,8 @@
 // @const BLOCKS_Y=2 BLOCKS=4 OUT_S=2 OUT_C=8 OUT_H=4 OUT_W=8 IN_S=2
 // @const IN_H=4 IN_W=8 KERNEL_H=3 KERNEL_W=3 STRIDE_H=1 STRIDE_W=1
 // @const DILATION_H=1 DILATION_W=1 PAD_TOP=1 PAD_LEFT=1 MULTIPLIER=1
+// @axis - EPILOGUE_IN
+// @const EPILOGUE(x,index,slice)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -32,6 +37,12 @@ TENSOR_OUT(out0, 0, Out0);
 TENSOR_IN(in0, 1, In0);
 TENSOR_IN(weights, 2, Weights);
 TENSOR_IN(bias, 3, Bias);
+#if defined(EPILOGUE_IN)
+TENSOR_IN(epilogue_in, 4, EpilogueIn);
+#endif
+#if !defined(EPILOGUE)
+#define EPILOGUE(x, index, slice) (x)
+#endif
 
 #define BLOCK (BLOCK_W * BLOCK_H)
 #define IN_HW (IN_H * IN_W)
@@ -118,8 +129,9 @@ void main() {
       }
       int x = bx * BLOCK_W + ox;
       if (x < OUT_W) {
-        STORE(out0, ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x,
-              zero_padded(activate(sum), slice, OUT_C));
+        int index = ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x;
+        STORE(out0, index,
+              zero_padded(EPILOGUE(activate(sum), index, slice), slice, OUT_C));
       }
     }
 #if STRIDE_H == 1
@@ -155,8 +167,10 @@ void main() {
     for (int ox = 0; ox < BLOCK_W; ++ox) {
       int x = bx * BLOCK_W + ox;
       if (x >= OUT_W) break;
-      STORE(out0, ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x,
-            zero_padded(activate(acc[oy * BLOCK_W + ox]), slice, OUT_C));
+      int index = ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x;
+      STORE(out0, index,
+            zero_padded(EPILOGUE(activate(acc[oy * BLOCK_W + ox]), index, slice),
+                        slice, OUT_C));
     }
   }
 #endif

@@ -85,6 +85,11 @@ typedef struct TfLiteGlesDelegateOptions {
   uint64_t experimental_flags;
 } TfLiteGlesDelegateOptions;
 
+/* experimental_flags bit: keep every elementwise op in its own dispatch
+ * instead of fusing it into the convolution that feeds it (for comparisons
+ * and debugging; delegate/fusion.h). */
+#define TFLITE_GLES_EXPERIMENTAL_NO_FUSION 2u
+
 /* Figures about what the delegate did, for tools and tests. */
 typedef struct TfLiteGlesDelegateStats {
   int32_t nodes_total;     /* nodes in the graph it was applied to */

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Where cold init goes: one fresh process per measurement, with Mesa's
+on-disk shader cache empty (cold disk cache) and then filled (warm disk cache).
+
+For each case it prints the time of: applying the delegate
+(ModifyGraphWithDelegate: partitioning, kernel builds, glCompileShader and
+glLinkProgram of every distinct program, buffer allocation and constant
+upload), allocate_tensors, the first invoke (on llvmpipe Mesa JIT-compiles
+each program to machine code at its first dispatch, unless its disk cache
+already holds it) and a second invoke, plus the delegate's program and
+dispatch counts.
+
+    python3 bench/cold_init.py [--model NAME_OR_PATH] [--fp16] [--repeats N]
+
+The warm-cache case reuses a private cache folder filled by the cold run, so
+the user's ~/.cache/mesa_shader_cache is neither read nor changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def measure_in_this_process(model: str, fp16: bool) -> dict:
+    sys.path.insert(0, str(REPO / "tests" / "python"))
+    sys.path.insert(0, str(REPO / "tools"))
+    import numpy as np
+    import gles_testing as gt
+    import model_catalog as mc
+
+    spec = mc.CATALOG.get(model)
+    path = str(spec.path) if spec else model
+    times = {}
+    start = time.perf_counter()
+    delegate = gt.make_delegate({"precision_loss_allowed": fp16})
+    interp = gt.interpreter(path, delegate)
+    times["apply_ms"] = (time.perf_counter() - start) * 1e3
+    t = time.perf_counter()
+    interp.allocate_tensors()
+    times["allocate_ms"] = (time.perf_counter() - t) * 1e3
+    rng = np.random.default_rng(1)
+    inputs = [rng.uniform(-1, 1, d["shape"]).astype(d["dtype"])
+              for d in interp.get_input_details()]
+    t = time.perf_counter()
+    gt.invoke(interp, inputs)
+    times["first_invoke_ms"] = (time.perf_counter() - t) * 1e3
+    times["cold_total_ms"] = (time.perf_counter() - start) * 1e3
+    t = time.perf_counter()
+    gt.invoke(interp, inputs)
+    times["second_invoke_ms"] = (time.perf_counter() - t) * 1e3
+    stats = gt.stats(delegate)
+    times["programs"] = stats["programs"]
+    times["dispatches"] = stats["dispatches"]
+    times["nodes"] = f"{stats['nodes_delegated']}/{stats['nodes_total']}"
+    return times
+
+
+def run_child(args, env_overrides: dict) -> dict:
+    env = dict(os.environ, **env_overrides)
+    command = [sys.executable, __file__, "--child", "--model", args.model]
+    if args.fp16:
+        command.append("--fp16")
+    result = subprocess.run(command, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"child failed:\n{result.stderr[-2000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="mobilenet_v1_1.0_224")
+    parser.add_argument("--fp16", action="store_true")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure_in_this_process(args.model, args.fp16)))
+        return 0
+
+    rows = []
+    for _ in range(args.repeats):
+        with tempfile.TemporaryDirectory(prefix="mesa_cache_") as cache:
+            rows.append(("cold disk cache", run_child(args, {"MESA_SHADER_CACHE_DIR": cache})))
+            rows.append(("warm disk cache", run_child(args, {"MESA_SHADER_CACHE_DIR": cache})))
+    keys = ["apply_ms", "allocate_ms", "first_invoke_ms", "cold_total_ms",
+            "second_invoke_ms", "programs", "dispatches", "nodes"]
+    print(f"model {args.model} ({'fp16' if args.fp16 else 'fp32'}), "
+          f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS', 'default')}")
+    print("| case | " + " | ".join(keys) + " |")
+    print("|---" * (len(keys) + 1) + "|")
+    for name, row in rows:
+        cells = [f"{row[k]:.0f}" if isinstance(row[k], float) else str(row[k]) for k in keys]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

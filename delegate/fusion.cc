@@ -1,0 +1,202 @@
+#include "delegate/fusion.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tflite_gles {
+namespace {
+
+// The elementwise binary steps that fuse, as GLSL over operands A and B.
+// Each must compute exactly what shaders/elementwise.comp's binary_op does.
+std::optional<std::string> BinaryExpression(const Dispatch& consumer,
+                                            const std::string& a,
+                                            const std::string& b) {
+  const auto& d = consumer.defines;
+  if (d.count("OP_ADD")) return "(" + a + " + " + b + ")";
+  if (d.count("OP_SUB")) return "(" + a + " - " + b + ")";
+  if (d.count("OP_MUL")) return "(" + a + " * " + b + ")";
+  if (d.count("OP_DIV")) return "(" + a + " / " + b + ")";
+  if (d.count("OP_MAXIMUM")) return "max(" + a + ", " + b + ")";
+  if (d.count("OP_MINIMUM")) return "min(" + a + ", " + b + ")";
+  return std::nullopt;
+}
+
+bool HasUnfusableBinary(const Dispatch& consumer) {
+  for (const char* op : {"OP_POW", "OP_PRELU", "OP_LOGICAL_AND"}) {
+    if (consumer.defines.count(op)) return true;
+  }
+  return false;
+}
+
+// The unary step (fused activation or unary op) applied to `e`, matching
+// elementwise.comp's unary_op and the preamble's activate(); `e` is
+// "unchanged" when the consumer has none, nullopt when it has one that does
+// not fuse (SQRT and RSQRT stay: rare after a convolution).
+std::optional<std::string> UnaryExpression(const Dispatch& consumer,
+                                           const std::string& e) {
+  const auto& d = consumer.defines;
+  if (d.count("ACT_RELU")) return "max(" + e + ", vec4(0.0))";
+  if (d.count("ACT_RELU6")) return "clamp(" + e + ", vec4(0.0), vec4(6.0))";
+  if (d.count("ACT_RELU_N1_TO_1")) {
+    return "clamp(" + e + ", vec4(-1.0), vec4(1.0))";
+  }
+  if (d.count("OP_RELU_0_TO_1")) return "clamp(" + e + ", vec4(0.0), vec4(1.0))";
+  if (d.count("ACT_TANH")) {
+    return "tanh(clamp(" + e + ", vec4(-20.0), vec4(20.0)))";
+  }
+  if (d.count("ACT_SIGMOID")) {
+    return "(vec4(1.0) / (vec4(1.0) + exp(-" + e + ")))";
+  }
+  if (d.count("OP_HARD_SWISH")) {
+    return "(" + e + " * clamp(" + e +
+           " + vec4(3.0), vec4(0.0), vec4(6.0)) * (1.0 / 6.0))";
+  }
+  if (d.count("OP_LEAKY_RELU")) {
+    auto alpha = d.find("ALPHA");
+    if (alpha == d.end()) return std::nullopt;
+    return "mix(" + e + " * " + alpha->second + ", " + e + ", greaterThanEqual(" +
+           e + ", vec4(0.0)))";
+  }
+  if (d.count("OP_ABS")) return "abs(" + e + ")";
+  if (d.count("OP_NEG")) return "(-" + e + ")";
+  if (d.count("OP_SQUARE")) return "(" + e + " * " + e + ")";
+  if (d.count("OP_EXP")) return "exp(" + e + ")";
+  if (d.count("OP_ELU")) {
+    return "mix(exp(min(" + e + ", vec4(0.0))) - vec4(1.0), " + e +
+           ", greaterThan(" + e + ", vec4(0.0)))";
+  }
+  for (const char* other : {"OP_SQRT", "OP_RSQRT"}) {
+    if (d.count(other)) return std::nullopt;
+  }
+  return e;
+}
+
+bool IsFusableProducer(const Dispatch& dispatch) {
+  // Both shaders: bindings out0 = 0, in0 = 1, weights = 2, bias = 3, and the
+  // optional epilogue operand at 4.
+  return (dispatch.shader == "conv2d" || dispatch.shader == "depthwise_conv2d") &&
+         dispatch.outputs.size() == 1 &&
+         dispatch.inputs.size() == (dispatch.defines.count("EPILOGUE_IN") ? 4u : 3u);
+}
+
+ValueId Root(const std::vector<Value>& values, ValueId id) {
+  return values[id].storage_of >= 0 ? values[id].storage_of : id;
+}
+
+}  // namespace
+
+int FuseEpilogues(const std::vector<Value>& values,
+                  const std::vector<ValueId>& keep,
+                  std::vector<Dispatch>* dispatches) {
+  std::vector<Dispatch>& list = *dispatches;
+  std::vector<bool> removed(list.size(), false);
+  std::vector<bool> pinned(values.size(), false);  // must stay materialized
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].kind == Value::Kind::kOutput) pinned[i] = true;
+    if (values[i].storage_of >= 0) pinned[values[i].storage_of] = true;
+  }
+  for (ValueId id : keep) pinned[Root(values, id)] = true;
+  std::map<size_t, int> steps;  // dispatch index -> consumers folded into it
+  int fused = 0;
+
+  for (size_t i = 0; i < list.size(); ++i) {
+    Dispatch& consumer = list[i];
+    if (consumer.shader != "elementwise" || consumer.outputs.size() != 1 ||
+        consumer.inputs.empty() || HasUnfusableBinary(consumer) ||
+        consumer.defines.count("A_SPLAT") || consumer.defines.count("B_SPLAT")) {
+      continue;
+    }
+    const Shape4& out_shape = values[consumer.outputs[0]].shape;
+    // The first input that a fusable producer wrote (its latest writer) and
+    // that nothing else reads.
+    int producer = -1;
+    size_t operand = 0;
+    for (size_t k = 0; k < consumer.inputs.size() && producer < 0; ++k) {
+      const ValueId input = consumer.inputs[k];
+      if (values[input].storage_of >= 0 || pinned[input] ||
+          values[input].shape != out_shape) {
+        continue;
+      }
+      int writer = -1;
+      for (int j = static_cast<int>(i) - 1; j >= 0 && writer < 0; --j) {
+        const auto& outs = list[j].outputs;
+        if (!removed[j] && std::find(outs.begin(), outs.end(), input) != outs.end()) {
+          writer = j;
+        }
+      }
+      if (writer < 0 || !IsFusableProducer(list[writer]) ||
+          steps[writer] >= kMaxEpilogueSteps) {
+        continue;
+      }
+      int readers = 0;
+      for (size_t j = 0; j < list.size(); ++j) {
+        if (removed[j]) continue;
+        for (ValueId read : list[j].inputs) readers += Root(values, read) == input;
+      }
+      if (readers == 1) {
+        producer = writer;
+        operand = k;
+      }
+    }
+    if (producer < 0) continue;
+    Dispatch& conv = list[producer];
+    auto current = conv.defines.find(kEpilogueDefine);
+    const std::string x = current == conv.defines.end() ? "x" : current->second;
+    std::string expression = x;
+    ValueId extra = -1;
+    const bool binary = consumer.defines.count("B_LITERAL") ||
+                        consumer.inputs.size() == 2;
+    if (binary) {
+      std::string other;
+      if (consumer.defines.count("B_LITERAL")) {
+        other = "vec4(" + consumer.defines.at("B_VALUE") + ")";
+      } else {
+        extra = consumer.inputs[1 - operand];
+        const Shape4& shape = values[extra].shape;
+        if (shape == out_shape) {
+          other = "LOAD(epilogue_in, index)";
+        } else if (shape.b == 1 && shape.h == 1 && shape.w == 1 &&
+                   shape.c == out_shape.c) {
+          other = "LOAD(epilogue_in, slice)";  // per-channel vector
+        } else {
+          continue;
+        }
+        if (conv.defines.count("EPILOGUE_IN")) continue;  // one operand only
+      }
+      auto combined = operand == 0 ? BinaryExpression(consumer, x, other)
+                                   : BinaryExpression(consumer, other, x);
+      if (!combined) continue;
+      expression = *combined;
+    }
+    auto with_unary = UnaryExpression(consumer, expression);
+    if (!with_unary) continue;
+
+    // Fold: the producer now writes the consumer's output, at the
+    // consumer's place in the order.
+    Dispatch merged = std::move(conv);
+    removed[producer] = true;
+    merged.defines[kEpilogueDefine] = *with_unary;
+    if (extra >= 0) {
+      merged.defines["EPILOGUE_IN"] = "";
+      merged.inputs.push_back(extra);
+    }
+    merged.outputs[0] = consumer.outputs[0];
+    merged.label += " + " + consumer.label;
+    merged.flops += consumer.flops;
+    steps[i] = steps[producer] + 1;
+    list[i] = std::move(merged);
+    ++fused;
+  }
+
+  std::vector<Dispatch> kept;
+  kept.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!removed[i]) kept.push_back(std::move(list[i]));
+  }
+  list.swap(kept);
+  return fused;
+}
+
+}  // namespace tflite_gles

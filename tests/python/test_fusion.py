@@ -1,0 +1,184 @@
+"""Epilogue fusion (delegate/fusion.h) through the real LiteRT interpreter:
+models with convolution + elementwise chains run on the CPU kernels, through
+the delegate with fusion (the default) and with it turned off
+(experimental_flags TFLITE_GLES_EXPERIMENTAL_NO_FUSION); all three agree, and
+fusion saves exactly the dispatches it should: none where the convolution's
+output is needed elsewhere (a second reader, a model output).
+"""
+
+import numpy as np
+import pytest
+
+from gles_testing import (ModelBuilder, assert_close, assert_fully_delegated,
+                          random_inputs, run_cpu_and_gpu)
+
+NO_FUSION = 2  # TFLITE_GLES_EXPERIMENTAL_NO_FUSION
+
+
+def window(stride=1, activation="NONE"):
+    return {"padding": "SAME", "stride_h": stride, "stride_w": stride,
+            "dilation_h_factor": 1, "dilation_w_factor": 1,
+            "fused_activation_function": activation}
+
+
+class Chain:
+    """A ModelBuilder with seeded random weights and shape bookkeeping."""
+
+    def __init__(self, in_shape, seed):
+        self.rng = np.random.default_rng(seed)
+        self.b = ModelBuilder()
+        self.input_shapes = [in_shape]
+        self.x = self.b.add_input(in_shape)
+        self.shapes = {self.x: in_shape}
+
+    def const(self, shape, low=-0.5, high=0.5):
+        index = self.b.add_const(self.rng.uniform(low, high, shape).astype(np.float32))
+        self.shapes[index] = shape
+        return index
+
+    def extra_input(self, shape):
+        index = self.b.add_input(shape)
+        self.input_shapes.append(shape)
+        self.shapes[index] = shape
+        return index
+
+    def conv(self, x, out_c, kernel=1, stride=1, activation="NONE"):
+        n, h, w, c = self.shapes[x]
+        out = self.b.add_tensor([n, -(-h // stride), -(-w // stride), out_c])
+        self.shapes[out] = [n, -(-h // stride), -(-w // stride), out_c]
+        self.b.add_op("CONV_2D", [x, self.const([out_c, kernel, kernel, c]),
+                                  self.const([out_c], -1, 1)],
+                      [out], window(stride, activation))
+        return out
+
+    def depthwise(self, x, activation="NONE"):
+        n, h, w, c = self.shapes[x]
+        out = self.b.add_tensor([n, h, w, c])
+        self.shapes[out] = [n, h, w, c]
+        self.b.add_op("DEPTHWISE_CONV_2D", [x, self.const([1, 3, 3, c]),
+                                            self.const([c], -1, 1)],
+                      [out], dict(window(1, activation), depth_multiplier=1))
+        return out
+
+    def fully_connected(self, x, outputs):
+        rows, depth = self.shapes[x]
+        out = self.b.add_tensor([rows, outputs])
+        self.shapes[out] = [rows, outputs]
+        self.b.add_op("FULLY_CONNECTED", [x, self.const([outputs, depth]),
+                                          self.const([outputs], -1, 1)],
+                      [out], {"fused_activation_function": "NONE"})
+        return out
+
+    def binary(self, op, a, b, activation="NONE"):
+        shape = self.shapes[a] if len(self.shapes[a]) >= len(self.shapes[b]) else self.shapes[b]
+        out = self.b.add_tensor(shape)
+        self.shapes[out] = shape
+        options = {"fused_activation_function": activation} if op in (
+            "ADD", "SUB", "MUL", "DIV") else None
+        self.b.add_op(op, [a, b], [out], options)
+        return out
+
+    def unary(self, op, x):
+        out = self.b.add_tensor(self.shapes[x])
+        self.shapes[out] = self.shapes[x]
+        self.b.add_op(op, [x], [out])
+        return out
+
+    def build(self, outputs):
+        self.b.set_outputs(outputs)
+        return self.b.build()
+
+
+def run_both(model, inputs, fp16):
+    """CPU outputs, then (outputs, stats) with fusion and without it."""
+    cpu, fused, fused_stats = run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
+    _, plain, plain_stats = run_cpu_and_gpu(
+        model, inputs, {"precision_loss_allowed": fp16, "experimental_flags": NO_FUSION})
+    return cpu, (fused, fused_stats), (plain, plain_stats)
+
+
+def conv_add_relu(c):
+    """1x1 conv + ADD of a same-shape model input (fused RELU6) + RELU."""
+    y = c.conv(c.x, 12)
+    skip = c.extra_input(c.shapes[y])
+    return [c.unary("RELU", c.binary("ADD", y, skip, activation="RELU6"))], 2
+
+
+def depthwise_mul_hard_swish(c):
+    """Depthwise 3x3 (fused RELU) * per-channel constant, then HARD_SWISH."""
+    y = c.depthwise(c.x, activation="RELU")
+    return [c.unary("HARD_SWISH", c.binary("MUL", y, c.const([c.shapes[y][3]], 0.5, 2)))], 2
+
+
+def conv3x3_scalar_logistic(c):
+    """3x3 stride-2 conv + scalar constant, then LOGISTIC."""
+    y = c.conv(c.x, 7, kernel=3, stride=2)
+    return [c.unary("LOGISTIC", c.binary("ADD", y, c.const([1])))], 2
+
+
+def residual_sub_reversed(c):
+    """x -> conv1 -> conv2; SUB(conv1, conv2): conv2 is the second operand
+    (order matters), conv1 feeds both conv2 and the SUB so it stays."""
+    y1 = c.conv(c.x, 8)
+    y2 = c.conv(y1, 8, kernel=3)
+    return [c.unary("TANH", c.binary("SUB", y1, y2))], 2
+
+
+def fc_maximum_leaky(c):
+    """FULLY_CONNECTED, MAXIMUM with a same-shape input, LEAKY_RELU."""
+    flat = c.b.add_tensor([c.shapes[c.x][0], int(np.prod(c.shapes[c.x][1:]))])
+    c.shapes[flat] = [c.shapes[c.x][0], int(np.prod(c.shapes[c.x][1:]))]
+    c.b.add_op("RESHAPE", [c.x, c.b.add_const(np.array(c.shapes[flat], np.int32))], [flat])
+    y = c.fully_connected(flat, 10)
+    other = c.extra_input(c.shapes[y])
+    m = c.binary("MAXIMUM", other, y)
+    out = c.b.add_tensor(c.shapes[m])
+    c.b.add_op("LEAKY_RELU", [m], [out], {"alpha": 0.25})
+    return [out], 2
+
+
+def two_readers(c):
+    """The conv output feeds RELU and ADD: nothing may fuse."""
+    y = c.conv(c.x, 8)
+    return [c.binary("ADD", c.unary("RELU", y), y)], 0
+
+
+def conv_output_is_model_output(c):
+    """The conv output is a model output as well as RELU's input: not fused."""
+    y = c.conv(c.x, 8)
+    return [y, c.unary("RELU", y)], 0
+
+
+CHAINS = [conv_add_relu, depthwise_mul_hard_swish, conv3x3_scalar_logistic,
+          residual_sub_reversed, fc_maximum_leaky, two_readers,
+          conv_output_is_model_output]
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("chain", CHAINS, ids=lambda f: f.__name__)
+def test_fused_chain_agrees_and_saves_dispatches(chain, fp16):
+    c = Chain([2, 9, 7, 6], seed=11)
+    outputs, saved = chain(c)
+    model = c.build(outputs)
+    inputs = random_inputs(c.input_shapes, seed=5)
+    cpu, (fused, fused_stats), (plain, plain_stats) = run_both(model, inputs, fp16)
+    assert_fully_delegated(fused_stats)
+    assert_fully_delegated(plain_stats)
+    assert_close(fused, cpu, fp16)
+    assert_close(plain, cpu, fp16)
+    assert plain_stats["dispatches"] - fused_stats["dispatches"] == saved
+
+
+def test_mobilenet_v2_style_block_fuses_residual():
+    """Expand 1x1 (RELU6) -> depthwise (RELU6) -> project 1x1 -> ADD of the
+    block input: the ADD folds into the projection; values stay right."""
+    c = Chain([1, 10, 10, 8], seed=3)
+    expand = c.conv(c.x, 24, activation="RELU6")
+    dw = c.depthwise(expand, activation="RELU6")
+    project = c.conv(dw, 8)
+    out = c.binary("ADD", project, c.x)
+    model = c.build([out])
+    inputs = random_inputs(c.input_shapes, seed=2)
+    cpu, (fused, fused_stats), (_, plain_stats) = run_both(model, inputs, False)
+    assert_close(fused, cpu, False)
+    assert plain_stats["dispatches"] - fused_stats["dispatches"] == 1
