@@ -39,14 +39,14 @@ constexpr char kBroadcasting[] =
 
 constexpr OpInfo kOps[] = {
     {abi::kTfLiteBuiltinAdd, "OP_ADD", nullptr, 5, Params::kFusedActivation,
-     Types::kFloat, "a + b with fused NONE/RELU/RELU6/RELU_N1_TO_1/TANH/SIGMOID"},
+     Types::kFloat, "a + b with fused NONE/RELU/RELU6/RELU_N1_TO_1"},
     {abi::kTfLiteBuiltinSub, "OP_SUB", nullptr, 5, Params::kFusedActivation,
-     Types::kFloat, "a - b with fused NONE/RELU/RELU6/RELU_N1_TO_1/TANH/SIGMOID"},
+     Types::kFloat, "a - b with fused NONE/RELU/RELU6/RELU_N1_TO_1"},
     {abi::kTfLiteBuiltinMul, "OP_MUL", nullptr, 7, Params::kFusedActivation,
-     Types::kFloat, "a * b with fused NONE/RELU/RELU6/RELU_N1_TO_1/TANH/SIGMOID"},
+     Types::kFloat, "a * b with fused NONE/RELU/RELU6/RELU_N1_TO_1"},
     {abi::kTfLiteBuiltinDiv, "OP_DIV", nullptr, 2, Params::kFusedActivation,
      Types::kFloat,
-     "a / b with fused NONE/RELU/RELU6/RELU_N1_TO_1/TANH/SIGMOID (x/0 gives "
+     "a / b with fused NONE/RELU/RELU6/RELU_N1_TO_1 (x/0 gives "
      "+-Inf like the CPU)"},
     {abi::kTfLiteBuiltinMaximum, "OP_MAXIMUM", nullptr, 4, Params::kNone,
      Types::kFloat, "max(a, b)"},
@@ -102,7 +102,8 @@ constexpr char kUnaryDeclines[] =
     "non-float32 tensors; input shape != output shape; a constant input "
     "(fold it offline); rank > 4 or dynamic shapes; newer op versions";
 constexpr char kBinaryDeclines[] =
-    "non-float32 tensors; unsupported fused activations; inputs that do not "
+    "non-float32 tensors; fused TANH/SIGMOID/SIGN_BIT (TFLite's CPU kernels "
+    "ignore TANH/SIGMOID there, so results would disagree); inputs that do not "
     "broadcast to the output; a non-constant input of lower rank (would need "
     "a relayout); both inputs broadcast over channels; rank > 4 or dynamic "
     "shapes; newer op versions";
@@ -207,7 +208,14 @@ Status Check(const NodeView& node, const GraphContext& graph,
     return Status::Ok();
   }
   if (info.params == Params::kFusedActivation) {
-    TFG_RETURN_IF_ERROR(ActivationDefine(ActivationOf(node)).status());
+    const abi::FusedActivation activation = ActivationOf(node);
+    if (activation == abi::kActTanh || activation == abi::kActSigmoid) {
+      // Measured with the real runtime: its float ADD/SUB/MUL/DIV only clamp
+      // for the ReLU family and return a + b unchanged for these.
+      return Status::Error("fused TANH/SIGMOID: TFLite's CPU kernels ignore "
+                           "it, so GPU results would disagree");
+    }
+    TFG_RETURN_IF_ERROR(ActivationDefine(activation).status());
   }
   const int rank = node.output(0).dims->size;
   int splats = 0;

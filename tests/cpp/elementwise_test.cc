@@ -365,6 +365,22 @@ TEST(ElementwiseSupport, DeclinesUnaryOpsOfConstants) {
       << status.message();
 }
 
+TEST(ElementwiseSupport, DeclinesFusedTanhAndSigmoidWhichTheCpuIgnores) {
+  for (abi::FusedActivation act : {abi::kActTanh, abi::kActSigmoid}) {
+    OpTester tester(abi::kTfLiteBuiltinAdd);
+    tester.AddInput({1, 2, 2, 3}, RandomData(12, 1));
+    tester.AddInput({1, 2, 2, 3}, RandomData(12, 2));
+    tester.AddOutput({1, 2, 2, 3});
+    abi::AddParams params{};
+    params.activation = act;
+    tester.SetParams(params);
+    Status status = tester.Check();
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("TANH/SIGMOID"), std::string::npos)
+        << status.message();
+  }
+}
+
 TEST(ElementwiseSupport, DeclinesUnsupportedFusedActivation) {
   OpTester tester(abi::kTfLiteBuiltinDiv);
   tester.AddInput({1, 2, 2, 3}, RandomData(12, 1));

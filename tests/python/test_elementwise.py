@@ -280,6 +280,8 @@ def test_declined_cases_stay_on_the_cpu_and_agree():
     rng = np.random.default_rng(3)
     declined.append((b.build(), [rng.integers(-50, 50, shape).astype(np.int32)
                                  for _ in range(2)]))
+    # Fused TANH: the CPU kernels ignore it (a + b), so the GPU must not run it.
+    declined.append((binary_model("ADD", shape, shape, "TANH"), random_inputs([shape] * 2, seed=4)))
     for model, inputs in declined:
         cpu, gpu, stats = run_cpu_and_gpu(model, inputs)
         assert stats["nodes_delegated"] == 0, stats
