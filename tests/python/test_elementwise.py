@@ -246,14 +246,14 @@ def test_dequantize_fp16_weights_fold_into_one_partition(weights_also_output, fp
 
 
 def test_dequantize_int8_per_channel_and_uint8_per_tensor():
-    shape = [1, 3, 4, 5]
+    shape = [2, 3, 4, 5]
     rng = np.random.default_rng(10)
-    cases = (
-        (rng.integers(-127, 128, shape).astype(np.int8),
-         QuantParams(scale=list(rng.uniform(0.01, 0.1, 5)), zero_point=[0] * 5,
-                     quantized_dimension=3)),
-        (rng.integers(0, 256, shape).astype(np.uint8), QuantParams(scale=0.05, zero_point=128)),
-    )
+    cases = [(rng.integers(-127, 128, shape).astype(np.int8),
+              QuantParams(scale=list(rng.uniform(0.01, 0.1, shape[axis])),
+                          zero_point=[0] * shape[axis], quantized_dimension=axis))
+             for axis in (0, 1, 3)]
+    cases.append((rng.integers(0, 256, shape).astype(np.uint8),
+                  QuantParams(scale=0.05, zero_point=128)))
     for weights, quant in cases:
         model = dequantize_add_model(weights, quant, weights_also_output=True)
         cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([shape], seed=11))
