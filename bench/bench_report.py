@@ -47,6 +47,12 @@ def model_table(entry: dict) -> list[str]:
         for key, _ in peers:
             ratios.append("1" if key == r["key"] else f"{r['median_ms'] / by_key[key]['median_ms']:.2f}")
         gpu_mb = f"{r['gpu_bytes'] / 1e6:.1f}" if r.get("gpu_bytes") else "–"
+        memory = r.get("memory")
+        if memory and memory["arena_tensors"]:
+            # arena / one buffer per tensor / lifetime lower bound
+            gpu_mb += (f" (tensors {memory['arena_bytes'] / 1e6:.1f} of "
+                       f"{memory['tensors_sum_bytes'] / 1e6:.1f}, bound "
+                       f"{memory['lower_bound_bytes'] / 1e6:.1f})")
         error = r.get("rel_error_vs_cpu")
         error_text = "ref." if r["key"] == "cpu_1t" else ("–" if error is None else f"{error:.1e}")
         lines.append(f"| {r['label']} | {_delegated(r)} | {_ms(r['cold_ms'])} | "
@@ -114,6 +120,9 @@ def markdown(report: dict, chart_name: str) -> str:
            "- tflite-gles runs in LiteRT's Interpreter with the default op resolver: "
            "ops it declines run on XNNPACK with all cores",
            "- ÷ peer: this row's warm median divided by the peer's (below 1 = faster than the peer)",
+           "- GPU buffers MB: all GL buffers the delegate holds; in brackets the arena its "
+           "intermediate tensors share, what one buffer per tensor would take, and the "
+           "lifetime lower bound (most tensor bytes live at one dispatch)",
            "- rel. err vs CPU: max over outputs of ||out - cpu|| / ||cpu|| against LiteRT CPU 1 thread",
            "", "## Warm median latency, ms", "", summary_table(report), "",
            f"![warm latency]({chart_name})", ""]

@@ -99,6 +99,7 @@ def run_interpreter(args, result):
         stats = gt.stats(delegate)
         result["stats"] = stats
         result["gpu_bytes"] = stats["gpu_bytes"]
+        result["memory"] = gt.memory_stats(delegate)
         if args.profile:
             result["profile"] = gt.profile(delegate)
     return outputs

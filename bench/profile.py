@@ -56,7 +56,9 @@ def collect(model: str, fp16: bool, iterations: int, threads: int):
     for i, first in enumerate(runs[0]):
         times = [run[i]["ms"] for run in runs if len(run) == len(runs[0])]
         rows.append({**first, "ms": statistics.median(times), "min_ms": min(times)})
-    return rows, gt.stats(delegate), statistics.median(walls)
+    stats = gt.stats(delegate)
+    stats["memory"] = gt.memory_stats(delegate)
+    return rows, stats, statistics.median(walls)
 
 
 def gflops(row) -> str:
@@ -71,6 +73,12 @@ def print_table(rows, stats, wall_ms, top: int) -> None:
     print(f"delegated {stats['nodes_delegated']}/{stats['nodes_total']} nodes, "
           f"{stats['partitions']} partition(s), {len(rows)} dispatches, "
           f"{stats['programs']} programs")
+    memory = stats["memory"]
+    if memory["arena_tensors"]:
+        print(f"GPU memory: {stats['gpu_bytes'] / 1e6:.2f} MB; {memory['arena_tensors']} "
+              f"tensors share {memory['arena_bytes'] / 1e6:.2f} MB (one buffer each: "
+              f"{memory['tensors_sum_bytes'] / 1e6:.2f} MB, lifetime bound "
+              f"{memory['lower_bound_bytes'] / 1e6:.2f} MB)")
     print(f"sum of dispatch times {total:.3f} ms; profiled invoke wall time {wall_ms:.3f} ms "
           f"(the rest: CPU ops, upload/readback, profiling overhead)\n")
     print(f"{'#':>3} {'part':>4} {'label':40s} {'shader':22s} {'ms':>8} {'%':>5} "

@@ -89,6 +89,13 @@ TFLITE_GLES_EXPORT int TfLiteGlesDelegateGetProfile(
       ->FillProfile(entries, capacity);
 }
 
+TFLITE_GLES_EXPORT int TfLiteGlesDelegateGetMemoryStats(
+    const TfLiteDelegate* delegate, TfLiteGlesMemoryStats* stats) {
+  if (!IsOurs(delegate) || stats == nullptr) return -1;
+  Unwrap(const_cast<TfLiteDelegate*>(delegate))->FillMemoryStats(stats);
+  return 0;
+}
+
 TFLITE_GLES_EXPORT const char* TfLiteGlesDelegateLastError(
     const TfLiteDelegate* delegate) {
   if (!IsOurs(delegate)) return "not a tflite-gles delegate";

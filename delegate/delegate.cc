@@ -145,6 +145,7 @@ struct DelegateCallbacks {
     TFG_RETURN_IF_ERROR(partition->runtime->Allocate().WithContext(
         "allocating the GPU partition"));
     self->gpu_bytes_ += partition->runtime->gpu_bytes();
+    self->memory_[partition->id] = partition->runtime->memory();
     return Status::Ok();
   }
 
@@ -162,6 +163,7 @@ struct DelegateCallbacks {
         partition->owner->dispatches_ -= partition->runtime->dispatch_count();
       }
       partition->owner->profiles_.erase(partition->id);
+      partition->owner->memory_.erase(partition->id);
     }
     delete partition;
   }
@@ -272,6 +274,8 @@ Status GlesDelegate::AcquireEnvironment() {
   }
   device_.fuse_epilogues =
       (options_.experimental_flags & TFLITE_GLES_EXPERIMENTAL_NO_FUSION) == 0;
+  device_.plan_memory =
+      (options_.experimental_flags & TFLITE_GLES_EXPERIMENTAL_NO_MEMORY_PLAN) == 0;
   // llvmpipe vectorizes x in groups of 8 lanes; 64 suits it and real GPUs.
   device_.preferred_local_x = 64;
   return Status::Ok();
@@ -416,6 +420,17 @@ void GlesDelegate::FillStats(TfLiteGlesDelegateStats* stats) const {
                   env_->info().version.c_str());
     std::snprintf(stats->egl_display, sizeof(stats->egl_display), "%s",
                   env_->display_description().c_str());
+  }
+}
+
+void GlesDelegate::FillMemoryStats(TfLiteGlesMemoryStats* stats) const {
+  std::memset(stats, 0, sizeof(*stats));
+  for (const auto& [partition, memory] : memory_) {
+    stats->arena_tensors += memory.arena_tensors;
+    stats->arena_bytes += memory.arena_bytes;
+    stats->tensors_sum_bytes += memory.sum_bytes;
+    stats->lower_bound_bytes += memory.lower_bound_bytes;
+    stats->other_bytes += memory.other_bytes;
   }
 }
 

@@ -31,6 +31,7 @@ class GlesDelegate {
   // Copies up to `capacity` entries of the last profile; returns how many
   // it holds.
   int FillProfile(TfLiteGlesDispatchProfile* entries, int capacity) const;
+  void FillMemoryStats(TfLiteGlesMemoryStats* stats) const;
   const std::string& last_error() const { return last_error_; }
 
  private:
@@ -59,6 +60,8 @@ class GlesDelegate {
   // the order partitions were created in (TFLite runs them in that order).
   std::map<int, std::vector<DispatchTiming>> profiles_;
   int partitions_created_ = 0;
+  // Memory of each allocated live partition, by creation order.
+  std::map<int, MemoryStats> memory_;
   std::string last_error_;
   std::string init_error_;  // first partition build failure of a Prepare
 };

@@ -69,6 +69,9 @@ struct DeviceProfile {
   // Elementwise ops fold into the store of the convolution that feeds them
   // (delegate/fusion.h); false: every op keeps its own dispatch.
   bool fuse_epilogues = true;
+  // Intermediate tensors share one arena buffer by lifetime
+  // (delegate/memory_planner.h); false: one buffer per tensor.
+  bool plan_memory = true;
 };
 
 // Facts about the whole TFLite graph that kernels need beyond their node:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <cstdio>
 #include <cmath>
 #include <cstring>
@@ -184,15 +185,66 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
   return Status::Ok();
 }
 
+Status PartitionRuntime::AllocateArena() {
+  const size_t vec4_bytes = device_.fp16 ? 8 : 16;
+  arena_offset_.assign(values_.size(), kOwnBuffer);
+  arena_bytes_.assign(values_.size(), 0);
+  if (!device_.plan_memory) return Status::Ok();
+  std::vector<const Dispatch*> dispatches;
+  for (const Step& step : steps_) dispatches.push_back(&step.dispatch);
+  const std::vector<TensorLifetime> lifetimes =
+      TensorLifetimes(values_, dispatches, staging_, vec4_bytes);
+  // Every range is bound as an SSBO and viewed as a texture buffer, so
+  // offsets satisfy both alignments (and whole texels).
+  const egl::GpuInfo& gpu = *device_.gpu;
+  size_t alignment = std::lcm<size_t>(vec4_bytes, 16);
+  alignment = std::lcm<size_t>(alignment, static_cast<size_t>(std::max(1, gpu.ssbo_offset_alignment)));
+  alignment = std::lcm<size_t>(
+      alignment, static_cast<size_t>(std::max(1, gpu.texture_buffer_offset_alignment)));
+  const MemoryPlan plan = PlanMemory(lifetimes, alignment);
+  if (plan.arena_bytes == 0) return Status::Ok();
+  auto arena = gl::Buffer::Create(plan.arena_bytes, nullptr, GL_STATIC_DRAW);
+  if (!arena.ok()) {
+    return arena.status().WithContext("allocating the arena of intermediate tensors");
+  }
+  arena_ = std::move(*arena);
+  for (size_t i = 0; i < values_.size(); ++i) {
+    if (lifetimes[i].bytes == 0) continue;
+    arena_offset_[i] = plan.offsets[i];
+    arena_bytes_[i] = lifetimes[i].bytes;
+    ++memory_.arena_tensors;
+    if (device_.texture_buffer_reads) {
+      const size_t texels = lifetimes[i].bytes / vec4_bytes;
+      if (texels > static_cast<size_t>(gpu.max_texture_buffer_texels)) {
+        return Status::Error("a tensor of " + std::to_string(texels) +
+                             " texels exceeds GL_MAX_TEXTURE_BUFFER_SIZE " +
+                             std::to_string(gpu.max_texture_buffer_texels));
+      }
+      TFG_ASSIGN_OR_RETURN(
+          views_[i], gl::TextureBufferView::Create(
+                         arena_, device_.fp16 ? GL_RGBA16F : GL_RGBA32F,
+                         plan.offsets[i], lifetimes[i].bytes));
+    }
+  }
+  memory_.sum_bytes = static_cast<long long>(plan.sum_bytes);
+  memory_.arena_bytes = static_cast<long long>(arena_.bytes());
+  memory_.lower_bound_bytes = static_cast<long long>(plan.lower_bound_bytes);
+  gpu_bytes_ += memory_.arena_bytes;
+  return Status::Ok();
+}
+
 Status PartitionRuntime::Allocate() {
   if (allocated_) return Status::Ok();
   const size_t vec4_bytes = device_.fp16 ? 8 : 16;
   buffers_.resize(values_.size());
   views_.resize(values_.size());
   gpu_bytes_ = 0;
+  memory_ = MemoryStats();
+  TFG_RETURN_IF_ERROR(AllocateArena());
   for (size_t i = 0; i < values_.size(); ++i) {
     const Value& value = values_[i];
     if (value.storage_of >= 0) continue;  // a view: bound through its root
+    if (arena_offset_[i] != kOwnBuffer) continue;  // lives in the arena
     size_t bytes;
     std::vector<uint16_t> halves;
     const void* initial = nullptr;
@@ -216,6 +268,7 @@ Status PartitionRuntime::Allocate() {
                                      staging_[i] ? GL_STREAM_READ : GL_STATIC_DRAW);
     if (!buffer.ok()) return buffer.status();
     gpu_bytes_ += static_cast<long long>(buffer->bytes());
+    memory_.other_bytes += static_cast<long long>(buffer->bytes());
     if (device_.texture_buffer_reads) {
       const GLenum format = staging_[i] ? GL_R32F
                             : device_.fp16 ? GL_RGBA16F : GL_RGBA32F;
@@ -234,25 +287,28 @@ Status PartitionRuntime::Allocate() {
   return Status::Ok();
 }
 
+Status PartitionRuntime::BindForWrite(ValueId view, GLuint binding) const {
+  // Views (Value::storage_of) use their root's storage.
+  const size_t id = static_cast<size_t>(
+      values_[view].storage_of >= 0 ? values_[view].storage_of : view);
+  if (arena_offset_[id] != kOwnBuffer) {
+    return arena_.BindAsStorage(binding, arena_offset_[id], arena_bytes_[id]);
+  }
+  return buffers_[id].BindAsStorage(binding, 0, buffers_[id].bytes());
+}
+
+Status PartitionRuntime::BindForRead(ValueId view, GLuint binding) const {
+  const size_t id = static_cast<size_t>(
+      values_[view].storage_of >= 0 ? values_[view].storage_of : view);
+  if (device_.texture_buffer_reads) return views_[id].Bind(binding);
+  return BindForWrite(static_cast<ValueId>(id), binding);
+}
+
 Status PartitionRuntime::BindAndDispatch(const Step& step) {
   const Dispatch& d = step.dispatch;
   GLuint binding = 0;
-  // Views (Value::storage_of) use their root's buffer.
-  auto storage = [&](ValueId id) {
-    return values_[id].storage_of >= 0 ? values_[id].storage_of : id;
-  };
-  for (ValueId view : d.outputs) {
-    const ValueId id = storage(view);
-    TFG_RETURN_IF_ERROR(buffers_[id].BindAsStorage(binding++, 0, buffers_[id].bytes()));
-  }
-  for (ValueId view : d.inputs) {
-    const ValueId id = storage(view);
-    if (device_.texture_buffer_reads) {
-      TFG_RETURN_IF_ERROR(views_[id].Bind(binding++));
-    } else {
-      TFG_RETURN_IF_ERROR(buffers_[id].BindAsStorage(binding++, 0, buffers_[id].bytes()));
-    }
-  }
+  for (ValueId id : d.outputs) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
+  for (ValueId id : d.inputs) TFG_RETURN_IF_ERROR(BindForRead(id, binding++));
   TFG_RETURN_IF_ERROR(step.program->Dispatch(step.groups[0], step.groups[1],
                                              step.groups[2]));
   // The next dispatch reads what this one wrote, through SSBO or texture.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "delegate/graph.h"
+#include "delegate/memory_planner.h"
 #include "delegate/tflite_abi.h"
 #include "egl/gl_objects.h"
 #include "egl/gpu_timer.h"
@@ -38,6 +39,15 @@ struct DispatchTiming {
   bool gpu_timer = false;
 };
 
+// GPU memory of a partition, for stats and the benchmark.
+struct MemoryStats {
+  long long arena_tensors = 0;      // intermediates placed in the arena
+  long long sum_bytes = 0;          // their bytes if each had a buffer
+  long long arena_bytes = 0;        // the arena actually allocated
+  long long lower_bound_bytes = 0;  // most bytes live at one dispatch
+  long long other_bytes = 0;        // constants, staging, unplanned tensors
+};
+
 class PartitionRuntime {
  public:
   // Adds the layout conversions for partition inputs and outputs and
@@ -53,6 +63,7 @@ class PartitionRuntime {
   Status Run(abi::Context* context, bool profile);
 
   long long gpu_bytes() const { return gpu_bytes_; }
+  const MemoryStats& memory() const { return memory_; }
   int dispatch_count() const { return static_cast<int>(steps_.size()); }
   // Elementwise dispatches folded into a convolution (delegate/fusion.h).
   int fused_count() const { return fused_; }
@@ -83,6 +94,12 @@ class PartitionRuntime {
   PartitionRuntime() = default;
   Status AddStep(Dispatch dispatch, ProgramCache& programs);
   Status BindAndDispatch(const Step& step);
+  // Plans and allocates the shared arena of intermediate tensors.
+  Status AllocateArena();
+  // The buffer range holding `id` (its root's for a view), bound for writing
+  // (SSBO) or reading (texture view or SSBO).
+  Status BindForWrite(ValueId id, GLuint binding) const;
+  Status BindForRead(ValueId id, GLuint binding) const;
   // Runs every step and records timings_ (GPU timer queries if the driver
   // has them, else glFinish around each dispatch).
   Status DispatchProfiled();
@@ -99,6 +116,11 @@ class PartitionRuntime {
   std::vector<float> conversion_scratch_;  // bool/int32 <-> float staging
   std::vector<gl::Buffer> buffers_;                 // per value
   std::vector<gl::TextureBufferView> views_;        // per value (if used)
+  gl::Buffer arena_;                   // intermediates, shared by lifetime
+  std::vector<size_t> arena_offset_;   // per value; kOwnBuffer if not in it
+  std::vector<size_t> arena_bytes_;    // per value: its range in the arena
+  static constexpr size_t kOwnBuffer = static_cast<size_t>(-1);
+  MemoryStats memory_;
   bool allocated_ = false;
   int fused_ = 0;
   long long gpu_bytes_ = 0;

@@ -57,6 +57,18 @@ class DispatchProfile(ctypes.Structure):
     ]
 
 
+class MemoryStats(ctypes.Structure):
+    """TfLiteGlesMemoryStats from delegate/include/tflite_gles/delegate.h."""
+
+    _fields_ = [
+        ("arena_tensors", ctypes.c_int64),
+        ("arena_bytes", ctypes.c_int64),
+        ("tensors_sum_bytes", ctypes.c_int64),
+        ("lower_bound_bytes", ctypes.c_int64),
+        ("other_bytes", ctypes.c_int64),
+    ]
+
+
 _lib = None
 
 
@@ -71,6 +83,9 @@ def library() -> ctypes.CDLL:
         _lib.TfLiteGlesDelegateGetProfile.argtypes = [
             ctypes.c_void_p, ctypes.POINTER(DispatchProfile), ctypes.c_int]
         _lib.TfLiteGlesDelegateGetProfile.restype = ctypes.c_int
+        _lib.TfLiteGlesDelegateGetMemoryStats.argtypes = [
+            ctypes.c_void_p, ctypes.POINTER(MemoryStats)]
+        _lib.TfLiteGlesDelegateGetMemoryStats.restype = ctypes.c_int
     return _lib
 
 
@@ -86,6 +101,15 @@ def stats(delegate) -> dict:
     assert rc == 0, "TfLiteGlesDelegateGetStats refused the delegate"
     return {name: (getattr(s, name).decode() if isinstance(getattr(s, name), bytes)
                    else getattr(s, name)) for name, _ in Stats._fields_}
+
+
+def memory_stats(delegate) -> dict:
+    """GPU memory of the delegate's partitions (arena vs one buffer per tensor)."""
+    s = MemoryStats()
+    rc = library().TfLiteGlesDelegateGetMemoryStats(delegate._get_native_delegate_pointer(),
+                                                    ctypes.byref(s))
+    assert rc == 0, "TfLiteGlesDelegateGetMemoryStats refused the delegate"
+    return {name: getattr(s, name) for name, _ in MemoryStats._fields_}
 
 
 def profile(delegate) -> list[dict]:

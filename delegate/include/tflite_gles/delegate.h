@@ -59,6 +59,10 @@ typedef enum {
   TFLITE_GLES_STORAGE_TEXTURE_BUFFER = 2, /* reads through samplerBuffer */
 } TfLiteGlesStorage;
 
+/* experimental_flags bit: give every intermediate tensor its own GL buffer
+ * instead of sharing one arena by lifetime (for comparisons and debugging). */
+#define TFLITE_GLES_EXPERIMENTAL_NO_MEMORY_PLAN 1u
+
 typedef struct TfLiteGlesDelegateOptions {
   /* Non-zero: tensors and arithmetic may use fp16 (faster, ~1e-3 error). */
   int32_t is_precision_loss_allowed;
@@ -81,7 +85,7 @@ typedef struct TfLiteGlesDelegateOptions {
   int32_t storage;
   /* Non-zero: per-dispatch GPU timing (slower; for bench/ and tools). */
   int32_t enable_profiling;
-  /* Reserved for experiments; 0. */
+  /* Reserved for experiments; 0. TFLITE_GLES_EXPERIMENTAL_* bits. */
   uint64_t experimental_flags;
 } TfLiteGlesDelegateOptions;
 
@@ -139,6 +143,21 @@ typedef struct TfLiteGlesDispatchProfile {
 int TfLiteGlesDelegateGetProfile(const struct TfLiteDelegate* delegate,
                                  TfLiteGlesDispatchProfile* entries,
                                  int capacity);
+
+/* GPU memory of all partitions, summed (bytes). Intermediate tensors share
+ * one arena per partition by lifetime (see delegate/memory_planner.h). */
+typedef struct TfLiteGlesMemoryStats {
+  int64_t arena_tensors;           /* tensors placed in the arenas */
+  int64_t arena_bytes;             /* the arenas as allocated */
+  int64_t tensors_sum_bytes;       /* those tensors with one buffer each */
+  int64_t lower_bound_bytes;       /* most tensor bytes live at one dispatch:
+                                      no plan can use less */
+  int64_t other_bytes;             /* constants, staging buffers, the rest */
+} TfLiteGlesMemoryStats;
+
+/* Fills `stats`; returns 0 on success, -1 if `delegate` is not ours. */
+int TfLiteGlesDelegateGetMemoryStats(const struct TfLiteDelegate* delegate,
+                                     TfLiteGlesMemoryStats* stats);
 
 /* The last error the delegate reported ("" if none). Valid until the next
  * call into the delegate. */
