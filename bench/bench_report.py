@@ -184,6 +184,12 @@ def write_all(report: dict, out_dir: Path, name: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{name}.md", out_dir / f"{name}.json", out_dir / f"{name}.png"]
     paths[1].write_text(json.dumps(report, indent=1) + "\n")
-    chart(report, paths[2])
-    paths[0].write_text(markdown(report, paths[2].name))
+    try:
+        chart(report, paths[2])
+    except ImportError as error:
+        # The GPU machine may lack matplotlib: re-render the JSON elsewhere
+        # with run_bench.py --render.
+        print(f"no chart: {error}")
+        paths.pop()
+    paths[0].write_text(markdown(report, Path(paths[1].stem + ".png").name))
     return paths

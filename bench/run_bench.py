@@ -199,6 +199,8 @@ def main() -> int:
     parser.add_argument("--model", action="append", default=[], help=".tflite (repeatable)")
     parser.add_argument("--all", action="store_true",
                         help="every model in ../shared/models plus the --standin ones")
+    parser.add_argument("--models-dir", default=str(SHARED_MODELS),
+                        help="where --all finds the shared models")
     parser.add_argument("--standin", action="append", default=None,
                         help="stand-in of tools/build_standins.py (repeatable; with --all "
                              "default mobilenet_v1_1.0_224)")
@@ -229,7 +231,7 @@ def main() -> int:
         parser.error(f"{LIB} is missing: build first (bash tools/build.sh)")
     models = [Path(m) for m in args.model]
     if args.all:
-        models += sorted(SHARED_MODELS.glob("*.tflite"))
+        models += sorted(Path(args.models_dir).glob("*.tflite"))
         if args.standin is None:
             args.standin = ["mobilenet_v1_1.0_224"]
     if args.standin:
