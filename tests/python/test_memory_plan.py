@@ -9,6 +9,7 @@ import gles_testing as gt
 from gles_testing import ModelBuilder, assert_close, assert_fully_delegated, invoke
 
 NO_MEMORY_PLAN = 1  # TFLITE_GLES_EXPERIMENTAL_NO_MEMORY_PLAN
+NO_FUSION = 2       # TFLITE_GLES_EXPERIMENTAL_NO_FUSION: every op its own tensor
 
 
 def block_model(seed=0):
@@ -62,7 +63,8 @@ def run(model, inputs_list, options):
 def test_arena_is_near_the_lifetime_bound_and_results_match_the_cpu(fp16):
     model = block_model()
     inputs_list = [gt.random_inputs([[1, 12, 12, 5]], seed=s) for s in (1, 2)]
-    planned, stats, memory = run(model, inputs_list, {"precision_loss_allowed": fp16})
+    planned, stats, memory = run(model, inputs_list, {"precision_loss_allowed": fp16,
+                                                      "experimental_flags": str(NO_FUSION)})
     assert_fully_delegated(stats)
     # Two invokes with different data: a tensor overwritten too early by one
     # sharing its bytes would show in either.
