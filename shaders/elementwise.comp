@@ -147,7 +147,15 @@ void main() {
   other = other.xxxx;
 #endif
 #endif
-  vec4 result = unary_op(binary_op(a, other));
+  vec4 result = binary_op(a, other);
+#if defined(OP_ADD) || defined(OP_SUB) || defined(OP_MUL) || defined(OP_DIV)
+  // TFLite's CPU kernels clamp these to their activation range, which is
+  // [-FLT_MAX, FLT_MAX] without an activation: an overflow or x/0 gives
+  // +-3.4028235e38 there, not +-Inf. NaN (0/0) passes through.
+  result = mix(clamp(result, vec4(-3.40282347e38), vec4(3.40282347e38)), result,
+               isnan(result));
+#endif
+  result = unary_op(result);
 #if STORAGE_FP16
   // NaN (POW of a negative base, as on the CPU) is kept: clamp() would
   // turn it into a bound.

@@ -46,8 +46,8 @@ constexpr OpInfo kOps[] = {
      Types::kFloat, "a * b with fused NONE/RELU/RELU6/RELU_N1_TO_1"},
     {abi::kTfLiteBuiltinDiv, "OP_DIV", nullptr, 2, Params::kFusedActivation,
      Types::kFloat,
-     "a / b with fused NONE/RELU/RELU6/RELU_N1_TO_1 (x/0 gives "
-     "+-Inf like the CPU)"},
+     "a / b with fused NONE/RELU/RELU6/RELU_N1_TO_1 (x/0 and overflows "
+     "give +-FLT_MAX and 0/0 NaN, like the CPU)"},
     {abi::kTfLiteBuiltinMaximum, "OP_MAXIMUM", nullptr, 4, Params::kNone,
      Types::kFloat, "max(a, b)"},
     {abi::kTfLiteBuiltinMinimum, "OP_MINIMUM", nullptr, 4, Params::kNone,

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <tuple>
 
 #include "delegate/tflite_builtin.h"
@@ -330,6 +331,24 @@ TEST(ElementwiseNumerics, PowOfNegativeBases) {
     EXPECT_LE(MaxRelativeError(tester.output(), expected),
               fp16 ? kFp16Tolerance : kFp32Tolerance) << "fp16=" << fp16;
   }
+}
+
+// Like TFLite's CPU kernels, ADD/SUB/MUL/DIV clamp to [-FLT_MAX, FLT_MAX]:
+// x/0 and overflows give +-FLT_MAX, not Inf; 0/0 stays NaN.
+TEST(ElementwiseNumerics, DivisionByZeroAndOverflowClampToFloatMax) {
+  const float kMax = std::numeric_limits<float>::max();
+  OpTester tester(abi::kTfLiteBuiltinDiv);
+  tester.AddInput({1, 1, 1, 4}, {1.0f, -2.0f, 0.0f, 3e38f});
+  tester.AddInput({1, 1, 1, 4}, {0.0f, 0.0f, 0.0f, 1e-30f});
+  tester.AddOutput({1, 1, 1, 4});
+  tester.SetParams(abi::DivParams{});
+  Status status = tester.Run();
+  ASSERT_TRUE(status.ok()) << status.message();
+  const std::vector<float>& out = tester.output();
+  EXPECT_EQ(out[0], kMax);
+  EXPECT_EQ(out[1], -kMax);
+  EXPECT_TRUE(std::isnan(out[2]));
+  EXPECT_EQ(out[3], kMax);
 }
 
 // A DEQUANTIZE of a constant has no dispatch; as a partition output its
