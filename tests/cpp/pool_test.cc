@@ -124,6 +124,7 @@ const PoolSpec kPoolSpecs[] = {
     {3, 3, 2, 2, true, abi::kActNone},   // overlapping SAME windows
     {2, 3, 1, 2, false, abi::kActRelu6},  // VALID, unequal strides
     {5, 7, 1, 1, false, abi::kActNone},   // global pooling of the 5x7 map
+    {4, 2, 3, 4, true, abi::kActReluN1To1},  // strides past the filter: gaps
 };
 
 using PoolCase = std::tuple<int /*channels*/, bool /*fp16*/>;
