@@ -39,18 +39,29 @@ void main() {
 
   int py = oy + PAD_H;
   int px = ox + PAD_W;
+  int iy_first = first_window(py, FILTER_H, STRIDE_H);
+  int ix_first = first_window(px, FILTER_W, STRIDE_W);
   int iy_end = min(IN_H - 1, py / STRIDE_H) + 1;
   int ix_end = min(IN_W - 1, px / STRIDE_W) + 1;
   int plane = (b * OUT_S + s) * IN_H;
   vec4 result = vec4(0.0);
-  for (int iy = first_window(py, FILTER_H, STRIDE_H); iy < iy_end; ++iy) {
-    int row = (plane + iy) * IN_W;
+  // At most ceil(FILTER / STRIDE) windows cover a position along an axis:
+  // constant loop bounds (llvmpipe pays per dynamic iteration), windows
+  // past the input masked out after a clamped load.
+  for (int n = 0; n < (FILTER_H + STRIDE_H - 1) / STRIDE_H; ++n) {
+    int iy = iy_first + n;
+    bool row_covers = iy < iy_end;
+    int row = (plane + min(iy, IN_H - 1)) * IN_W;
     int ky = py - iy * STRIDE_H;
-    for (int ix = first_window(px, FILTER_W, STRIDE_W); ix < ix_end; ++ix) {
+    for (int m = 0; m < (FILTER_W + STRIDE_W - 1) / STRIDE_W; ++m) {
+      int ix = ix_first + m;
+      int x = min(ix, IN_W - 1);
       int here = ky * FILTER_W + (px - ix * STRIDE_W);
       // int() truncates toward zero, like the CPU op's float-to-int cast.
-      bvec4 chosen = equal(ivec4(LOAD(indices, row + ix)), ivec4(here));
-      result = mix(result, LOAD(values, row + ix), chosen);
+      bvec4 chosen = (row_covers && ix < ix_end)
+                         ? equal(ivec4(LOAD(indices, row + x)), ivec4(here))
+                         : bvec4(false);
+      result = mix(result, LOAD(values, row + x), chosen);
     }
   }
   STORE(out0, i, zero_padded(result, s, OUT_C));
