@@ -20,10 +20,19 @@ M=$DIR/models
 MOBILENET=$M/mobilenet_v1_1.0_224.tflite
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
 
+echo "== MobileNet v1 warm latency by TFLITE_GLES_MIN_INVOCATIONS (0 = llvmpipe tiles)"
+for precision in "" "--fp16"; do
+  for n in 0 8192 32768 131072 1000000000; do
+    line=$(TFLITE_GLES_MIN_INVOCATIONS=$n timeout 60 python3 tools/run_model.py \
+      --model "$MOBILENET" $precision --iterations 300 --no-cpu 2>&1 | grep "GPU latency")
+    echo "${precision:-fp32} min_invocations=$n: $line"
+  done
+done
+
 for precision in "" "--fp16"; do
   echo "== run_model mobilenet_v1_1.0_224 ${precision:-fp32}"
   timeout 60 python3 tools/run_model.py --model "$MOBILENET" $precision \
-    --iterations 500 --no-cpu 2>&1 | grep -E "renderer|delegated|cold|latency"
+    --iterations 300 --no-cpu 2>&1 | grep -E "renderer|delegated|cold|latency"
   timeout 60 python3 bench/profile.py --model "$MOBILENET" $precision \
     --iterations 50 --top 0 > "$OUT/profile_mobilenet${precision/--/_}.txt" 2>&1
   tail -n 12 "$OUT/profile_mobilenet${precision/--/_}.txt"
@@ -31,5 +40,5 @@ done
 echo "== cold init (fp32)"
 timeout 90 python3 bench/cold_init.py --model "$MOBILENET" 2>&1 | tail -n 4
 echo "== fusion on/off"
-timeout 120 python3 bench/fusion_ab.py --iterations 200 "$MOBILENET" $M/selfie_segmentation.tflite \
+timeout 100 python3 bench/fusion_ab.py --iterations 100 "$MOBILENET" $M/selfie_segmentation.tflite \
   $M/face_detection_short_range.tflite $M/deeplabv3_257_mv_gpu.tflite 2>&1 | grep "^|"

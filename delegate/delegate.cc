@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "delegate/device_tuning.h"
 #include "delegate/graph_dump.h"
 #include "delegate/kernel_registry.h"
 #include "delegate/tflite_builtin.h"
@@ -278,6 +279,7 @@ Status GlesDelegate::AcquireEnvironment() {
       (options_.experimental_flags & TFLITE_GLES_EXPERIMENTAL_NO_MEMORY_PLAN) == 0;
   // llvmpipe vectorizes x in groups of 8 lanes; 64 suits it and real GPUs.
   device_.preferred_local_x = 64;
+  TuneForDevice(&device_);
   return Status::Ok();
 }
 

@@ -72,6 +72,10 @@ struct DeviceProfile {
   // Intermediate tensors share one arena buffer by lifetime
   // (delegate/memory_planner.h); false: one buffer per tensor.
   bool plan_memory = true;
+  // Convolution tiles: 0 = llvmpipe's register tiles (few invocations, each
+  // with much reuse); > 0 = shrink tiles until a dispatch has at least this
+  // many invocations (GPUs with thousands of lanes). Set by TuneForDevice.
+  long long min_invocations = 0;
 };
 
 // Facts about the whole TFLite graph that kernels need beyond their node:

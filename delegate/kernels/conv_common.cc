@@ -47,8 +47,25 @@ int LeastWastefulTile(long long count, int high, int low) {
 //    (7x2 on 7x7 measured 38 GFLOP/s vs 15 with pixels on x); few rows (FC)
 //    take more slices per invocation only while enough invocations remain
 //    to fill both cores' 8-lane vectors.
-GemmTile ChooseGemmTile(long long rows, int out_slices, int depth_steps) {
+GemmTile ChooseGemmTile(long long rows, int out_slices, int depth_steps,
+                        long long min_invocations) {
   GemmTile tile;
+  if (min_invocations > 0) {
+    // Many-core GPUs (DeviceProfile::min_invocations): the largest register
+    // tile that still gives every core work; rows on x (neighbouring
+    // invocations read neighbouring pixels, and all read the same weights)
+    // unless there are too few rows to fill a warp.
+    tile.slices_on_x = rows < 32;
+    const int candidates[][2] = {{4, 4}, {4, 2}, {2, 2}, {2, 1}, {1, 1}};
+    for (const auto& candidate : candidates) {
+      tile.rows = static_cast<int>(std::min<long long>(candidate[0], rows));
+      tile.slices = std::min(candidate[1], out_slices);
+      const long long invocations = ((rows + tile.rows - 1) / tile.rows) *
+                                    ((out_slices + tile.slices - 1) / tile.slices);
+      if (invocations >= min_invocations) break;
+    }
+    return tile;
+  }
   if (rows >= 128) {
     tile.rows = 4;
     tile.slices = out_slices >= 4 ? 4 : out_slices >= 2 ? 2 : 1;
@@ -85,7 +102,27 @@ GemmTile ChooseGemmTile(long long rows, int out_slices, int depth_steps) {
 // on x (llvmpipe vectorizes x; small maps have few blocks). The gathering
 // path reuses nothing, so its block only amortizes index math.
 DepthwiseBlock ChooseDepthwiseBlock(const Shape4& out, int stride_w,
-                                    bool fast_3x3) {
+                                    bool fast_3x3, long long min_invocations) {
+  DepthwiseBlock block = ChooseDepthwiseBlockForLlvmpipe(out, stride_w, fast_3x3);
+  // Many-core GPUs: shrink the block (height first: the 3x3 path's reuse is
+  // along the width) until every core has work.
+  auto invocations = [&] {
+    return 1LL * out.b * out.slices() * ((out.w + block.width - 1) / block.width) *
+           ((out.h + block.height - 1) / block.height);
+  };
+  while (min_invocations > 0 && invocations() < min_invocations &&
+         (block.height > 1 || block.width > 1)) {
+    if (block.height > 1) {
+      block.height = (block.height + 1) / 2;
+    } else {
+      block.width = (block.width + 1) / 2;
+    }
+  }
+  return block;
+}
+
+DepthwiseBlock ChooseDepthwiseBlockForLlvmpipe(const Shape4& out, int stride_w,
+                                              bool fast_3x3) {
   DepthwiseBlock block;
   block.slices_on_x = out.slices() >= 32;
   if (!fast_3x3) {
@@ -148,7 +185,8 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   const long long rows =
       gemm ? gemm->rows : 1LL * out_shape.b * out_shape.h * out_shape.w;
   const int depth_steps = gemm ? gemm->depth_steps : in_shape.slices();
-  const GemmTile tile = ChooseGemmTile(rows, out_shape.slices(), depth_steps);
+  const GemmTile tile = ChooseGemmTile(rows, out_shape.slices(), depth_steps,
+                                       builder.device().min_invocations);
   const int groups = (out_shape.slices() + tile.slices - 1) / tile.slices;
   const long long row_tiles = (rows + tile.rows - 1) / tile.rows;
 

@@ -29,7 +29,10 @@ struct GemmTile {
   int slices = 2;       // output channel slices per invocation
   bool slices_on_x = false;
 };
-GemmTile ChooseGemmTile(long long rows, int out_slices, int depth_steps);
+// min_invocations > 0 (DeviceProfile::min_invocations, many-core GPUs):
+// the largest tile that still makes that many invocations.
+GemmTile ChooseGemmTile(long long rows, int out_slices, int depth_steps,
+                        long long min_invocations = 0);
 
 // Output block of one depthwise_conv2d.comp invocation.
 struct DepthwiseBlock {
@@ -37,8 +40,11 @@ struct DepthwiseBlock {
   int height = 2;
   bool slices_on_x = false;
 };
+// min_invocations as for ChooseGemmTile; 0 keeps llvmpipe's blocks.
 DepthwiseBlock ChooseDepthwiseBlock(const Shape4& out, int stride_w,
-                                    bool fast_3x3);
+                                    bool fast_3x3, long long min_invocations = 0);
+DepthwiseBlock ChooseDepthwiseBlockForLlvmpipe(const Shape4& out, int stride_w,
+                                              bool fast_3x3);
 
 // The geometry of a convolution window. A 1x1, stride 1, unpadded window
 // (or an FC) is read as a plain GEMM.

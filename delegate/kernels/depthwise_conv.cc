@@ -97,7 +97,8 @@ Status BuildDepthwise(const NodeView& node, GraphBuilder& builder) {
                     params->dilation_width_factor == 1 &&
                     params->stride_height <= 2;
   const kernels::DepthwiseBlock block =
-      kernels::ChooseDepthwiseBlock(out_shape, params->stride_width, fast);
+      kernels::ChooseDepthwiseBlock(out_shape, params->stride_width, fast,
+                                    builder.device().min_invocations);
   const int blocks_x = (out_shape.w + block.width - 1) / block.width;
   const int blocks_y = (out_shape.h + block.height - 1) / block.height;
   const int blocks = out_shape.b * blocks_x * blocks_y;

@@ -1,0 +1,30 @@
+#include "delegate/device_tuning.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace tflite_gles {
+
+void TuneForDevice(DeviceProfile* device) {
+  // llvmpipe runs one invocation per SIMD lane on 2-16 CPU threads: few
+  // invocations with big register tiles win (docs/perf/log.md, convolution
+  // kernels). A real GPU needs tens of thousands of invocations in flight:
+  // on an H100 MobileNet v1's 14x14x512 pointwise layers made 1568
+  // invocations with llvmpipe's 4x4 tiles and ran at 0.55 TFLOP/s
+  // (docs/perf/log.md, graph-level optimizations, has the sweep that chose
+  // this number).
+  device->min_invocations = device->gpu->IsLlvmpipe() ? 0 : 32768;
+  if (const char* text = std::getenv("TFLITE_GLES_MIN_INVOCATIONS")) {
+    char* end = nullptr;
+    const long long value = std::strtoll(text, &end, 10);
+    if (end != text && *end == '\0' && value >= 0) {
+      device->min_invocations = value;
+    } else {
+      std::fprintf(stderr,
+                   "WARNING: tflite-gles: TFLITE_GLES_MIN_INVOCATIONS='%s' is "
+                   "not an integer >= 0; ignored\n", text);
+    }
+  }
+}
+
+}  // namespace tflite_gles

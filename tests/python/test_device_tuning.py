@@ -1,0 +1,50 @@
+"""The convolution tiles chosen for many-core GPUs (DeviceProfile::
+min_invocations, delegate/device_tuning.h) compute the same answers as the
+CPU: TFLITE_GLES_MIN_INVOCATIONS forces that policy on llvmpipe, from
+mid-sized tiles down to one pixel x one slice per invocation (GEMM tiles) and
+1x1 depthwise blocks, on layers whose shapes leave partial tiles.
+"""
+
+import numpy as np
+import pytest
+
+from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_cpu_and_gpu
+from test_fusion import Chain
+
+
+def layers(c):
+    """1x1 conv, 3x3 stride-2 conv, depthwise 3x3 s1 and s2, 5x5 depthwise
+    (gathering path), then a FULLY_CONNECTED over few rows (slices on x)."""
+    y = c.conv(c.x, 20, activation="RELU6")
+    y = c.depthwise(y, activation="RELU")
+    y = c.conv(y, 12, kernel=3, stride=2)
+    n, h, w, ch = c.shapes[y]
+    out = c.b.add_tensor([n, -(-h // 2), -(-w // 2), ch])
+    c.shapes[out] = [n, -(-h // 2), -(-w // 2), ch]
+    c.b.add_op("DEPTHWISE_CONV_2D", [y, c.const([1, 3, 3, ch]), c.const([ch], -1, 1)], [out],
+               {"padding": "SAME", "stride_h": 2, "stride_w": 2, "depth_multiplier": 1,
+                "dilation_h_factor": 1, "dilation_w_factor": 1,
+                "fused_activation_function": "NONE"})
+    n, h, w, ch = c.shapes[out]
+    wide = c.b.add_tensor([n, h, w, ch])
+    c.shapes[wide] = [n, h, w, ch]
+    c.b.add_op("DEPTHWISE_CONV_2D", [out, c.const([1, 5, 5, ch]), c.const([ch], -1, 1)], [wide],
+               {"padding": "SAME", "stride_h": 1, "stride_w": 1, "depth_multiplier": 1,
+                "dilation_h_factor": 1, "dilation_w_factor": 1,
+                "fused_activation_function": "NONE"})
+    flat = c.b.add_tensor([n, h * w * ch])
+    c.shapes[flat] = [n, h * w * ch]
+    c.b.add_op("RESHAPE", [wide, c.b.add_const(np.array([n, h * w * ch], np.int32))], [flat])
+    return [c.fully_connected(flat, 9)]
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("min_invocations", ["0", "300", "1000000000"])
+def test_gpu_tiles_agree_with_cpu(monkeypatch, min_invocations, fp16):
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", min_invocations)
+    c = Chain([2, 15, 13, 7], seed=4)
+    model = c.build(layers(c))
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs(c.input_shapes, seed=9),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
