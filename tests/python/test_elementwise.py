@@ -321,3 +321,28 @@ def test_overflow_and_division_by_zero_match_the_cpu(op):
     cpu, gpu, stats = run_cpu_and_gpu(binary_model(op, shape, shape, "NONE"), [a, b])
     assert_fully_delegated(stats)
     np.testing.assert_allclose(gpu[0], cpu[0], rtol=1e-6)  # NaN == NaN here
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("storage", ["ssbo", "texture_buffer"])
+def test_chain_of_new_ops_under_both_read_paths(storage, fp16):
+    """DIV -> PRELU -> ELU -> SQUARED_DIFFERENCE -> HARD_SWISH -> MAXIMUM in one
+    partition, reading through SSBO loads and through samplerBuffer views."""
+    shape = [1, 6, 5, 7]
+    rng = np.random.default_rng(21)
+    b = ModelBuilder()
+    x, y = b.add_input(shape), b.add_input(shape)
+    t = [b.add_tensor(shape) for _ in range(6)]
+    b.add_op("DIV", [x, b.add_const(rng.uniform(0.5, 2, [7]).astype(np.float32))], [t[0]],
+             {"fused_activation_function": "NONE"})
+    b.add_op("PRELU", [t[0], b.add_const(rng.uniform(0.1, 0.3, [1, 1, 7]).astype(np.float32))],
+             [t[1]])
+    b.add_op("ELU", [t[1]], [t[2]])
+    b.add_op("SQUARED_DIFFERENCE", [t[2], y], [t[3]])
+    b.add_op("HARD_SWISH", [t[3]], [t[4]])
+    b.add_op("MAXIMUM", [t[4], b.add_const(np.array(0.5, np.float32))], [t[5]])
+    inputs = random_inputs([shape, shape], seed=22)
+    cpu, gpu, stats = run_cpu_and_gpu(b.build(), inputs,
+                                      {"precision_loss_allowed": fp16, "storage": storage})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
