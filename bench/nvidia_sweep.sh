@@ -37,6 +37,8 @@ for precision in "" "--fp16"; do
     --iterations 50 --top 0 > "$OUT/profile_mobilenet${precision/--/_}.txt" 2>&1
   tail -n 12 "$OUT/profile_mobilenet${precision/--/_}.txt"
 done
+# SWEEP_ONLY=1: stop here (cold init and fusion on/off take another ~80 s).
+[ -n "${SWEEP_ONLY:-}" ] && exit 0
 echo "== cold init (fp32)"
 timeout 90 python3 bench/cold_init.py --model "$MOBILENET" 2>&1 | tail -n 4
 echo "== fusion on/off"
