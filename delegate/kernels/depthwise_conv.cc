@@ -50,9 +50,17 @@ Status CheckDepthwise(const NodeView& node, const GraphContext& graph,
   if (node.has_input(2)) {
     TFG_RETURN_IF_ERROR(kernels::CheckWeights(node, graph, 2, out.c, "bias"));
   }
-  if (params->stride_width < 1 || params->stride_height < 1 ||
-      params->dilation_width_factor < 1 || params->dilation_height_factor < 1) {
-    return Status::Error("strides and dilations must be >= 1");
+  // The same bounds as TFLite's CPU kernels (which refuse > INT16_MAX): a
+  // model the CPU refuses must not run here, and window arithmetic on
+  // larger values overflows int.
+  constexpr int kLargest = 32767;
+  for (int value : {params->stride_width, params->stride_height,
+                    params->dilation_width_factor, params->dilation_height_factor}) {
+    if (value < 1 || value > kLargest) {
+      return Status::Error("strides and dilations must be in [1, " +
+                           std::to_string(kLargest) + "], got " +
+                           std::to_string(value));
+    }
   }
   if (params->padding != abi::kPaddingSame &&
       params->padding != abi::kPaddingValid) {

@@ -4,6 +4,7 @@
 // broadcast constants of lower rank, per-channel vectors, scalars (a shader
 // literal) and single-channel tensors (a splat across the vec4).
 #include <deque>
+#include <algorithm>
 #include <string>
 
 #include "delegate/kernel_registry.h"
@@ -219,9 +220,15 @@ Status Check(const NodeView& node, const GraphContext& graph,
   }
   const int rank = node.output(0).dims->size;
   int splats = 0;
+  // The output must be exactly the broadcast of the inputs: a declared
+  // output larger than both (which the runtime does not always correct
+  // before delegating) would be filled with values the CPU never computes.
+  Shape4 broadcast{1, 1, 1, 1};
   for (int i = 0; i < 2; ++i) {
     TFG_ASSIGN_OR_RETURN(Shape4 aligned, AlignedShape(node.input(i).dims, rank));
     TFG_RETURN_IF_ERROR(CheckBroadcast(aligned, out));
+    broadcast = {std::max(broadcast.b, aligned.b), std::max(broadcast.h, aligned.h),
+                 std::max(broadcast.w, aligned.w), std::max(broadcast.c, aligned.c)};
     if (!graph.IsConstant(node.input_index(i)) &&
         aligned != ShapeOf(node.input(i))) {
       return Status::Error("input " + std::to_string(i) + " of lower rank (" +
@@ -231,6 +238,11 @@ Status Check(const NodeView& node, const GraphContext& graph,
     if (aligned.c == 1 && out.c > 1) ++splats;
   }
   if (splats > 1) return Status::Error("both inputs broadcast over channels");
+  if (broadcast != out) {
+    return Status::Error("output shape " + out.ToString() +
+                         " is not the broadcast of the inputs (" +
+                         broadcast.ToString() + ")");
+  }
   return Status::Ok();
 }
 

@@ -49,6 +49,7 @@ class Spec:
     # The true output shapes, for ops whose delegate kernels check them
     # against the model (layout ops); None: the first input's shape.
     output_shapes: list | None = None
+    declared_outputs: list | None = None  # set by a mutation: a wrong declaration
 
     def describe(self) -> str:
         def operand(o):
@@ -60,6 +61,22 @@ class Spec:
                 f"{options}")
 
     def build(self) -> bytes:
+        """The model, with output shapes as TFLite's CPU kernels compute them
+        (the delegate sees declared shapes: they must be right unless a
+        mutation says otherwise); where the CPU cannot, the spec's
+        output_shapes or the first input's shape."""
+        model = self._build(None)
+        if self.declared_outputs is not None:
+            return self._build(self.declared_outputs)
+        try:
+            probe = interpreter(model)
+            probe.allocate_tensors()
+            shapes = [list(d["shape"]) for d in probe.get_output_details()]
+        except (RuntimeError, ValueError):
+            return model
+        return self._build(shapes)
+
+    def _build(self, output_shapes) -> bytes:
         b = ModelBuilder(description="fuzz")
         indices = []
         for operand in self.inputs:
@@ -68,9 +85,7 @@ class Spec:
             else:
                 indices.append(b.add_input(operand.shape, operand.dtype))
         first = self.inputs[0]
-        # Declared output shapes are a guess: TFLite's Prepare computes the
-        # real ones before the delegate sees the graph.
-        shapes = self.output_shapes or [first.shape] * self.outputs
+        shapes = output_shapes or self.output_shapes or [first.shape] * self.outputs
         # Outputs take the type of the first non-constant input (SPLIT's
         # first input is its constant axis).
         dtype = next((o.dtype for o in self.inputs if o.const is None), first.dtype)
@@ -340,12 +355,22 @@ def mutate_const_to_input(spec, rng):
     return "a constant operand becomes a graph input"
 
 
+def mutate_declared_output(spec, rng):
+    """Declares an output shape the op does not produce (the delegate sees
+    declared shapes when the runtime has not prepared the graph first)."""
+    shape = list(spec.inputs[0].shape) or [1]
+    position = int(rng.integers(len(shape)))
+    shape[position] = int(shape[position] + rng.choice([-1, 1, 2]))
+    spec.declared_outputs = [shape] * spec.outputs
+    return f"declared output shape -> {shape}"
+
+
 def snake_case(field: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in field)
 
 
 MUTATIONS = [mutate_shape, mutate_shape, mutate_type, mutate_param, mutate_param,
-             mutate_version, mutate_const_to_input]
+             mutate_version, mutate_const_to_input, mutate_declared_output]
 
 
 def landed_ops() -> set:

@@ -111,6 +111,26 @@ def conv(stride=1, dilation=1, padding="SAME", in_shape=(1, 6, 6, 3), filter_sha
     return b.build()
 
 
+def depthwise_dilated(dilation):
+    rng = np.random.default_rng(2)
+    b = ModelBuilder()
+    x = b.add_input([1, 9, 1, 13])
+    w = b.add_const(rng.uniform(-1, 1, [1, 5, 5, 13]).astype(np.float32))
+    bias = b.add_const(rng.uniform(-1, 1, [13]).astype(np.float32))
+    o = b.add_tensor([1, 9, 1, 13])
+    b.add_op("DEPTHWISE_CONV_2D", [x, w, bias], [o],
+             {"padding": "SAME", "stride_w": 1, "stride_h": 1, "depth_multiplier": 1,
+              "dilation_w_factor": dilation, "dilation_h_factor": 1})
+    return b.build()
+
+
+def declared_output(op_builder, shape):
+    """A model whose declared output shape is not what the op computes."""
+    b = op_builder()
+    b._tensors[len(b._tensors) - 1].shape = shape
+    return b.build()
+
+
 def pool(op, stride=1, size=2):
     b = ModelBuilder()
     x = b.add_input([1, 6, 6, 3])
@@ -196,6 +216,17 @@ CASES = {
     "conv_filter_larger_than_input": (
         lambda: conv(padding="VALID", filter_shape=(4, 9, 9, 3)), DECLINED_OR_REJECTED),
     "conv_channel_mismatch": (lambda: conv(filter_shape=(4, 3, 3, 5)), REJECTED),
+    # The CPU kernel refuses dilation > INT16_MAX; the delegate must too.
+    "depthwise_dilation_65536": (lambda: depthwise_dilated(65536), DECLINED_OR_REJECTED),
+    "depthwise_dilation_int32_max": (lambda: depthwise_dilated((1 << 31) - 1),
+                                     DECLINED_OR_REJECTED),
+    # Declared output shapes reach the delegate unprepared (it allows
+    # dynamic tensors): they must be checked, never trusted.
+    "add_declared_output_larger_than_broadcast": (
+        lambda: declared_output(lambda: binary("ADD", SHAPE, SHAPE), [2] + SHAPE[1:]),
+        ANY_ACCEPTABLE),
+    "relu_declared_output_smaller": (
+        lambda: declared_output(lambda: unary("RELU", SHAPE), [1, 2, 5, 3]), ANY_ACCEPTABLE),
     "max_pool_stride_0": (lambda: pool("MAX_POOL_2D", stride=0), DECLINED_OR_REJECTED),
     "average_pool_size_0": (lambda: pool("AVERAGE_POOL_2D", size=0), ANY_ACCEPTABLE),
     "concatenation_axis_out_of_range": (lambda: concatenation(7), DECLINED_OR_REJECTED),
