@@ -14,10 +14,17 @@ std::optional<std::string> BinaryExpression(const Dispatch& consumer,
                                             const std::string& a,
                                             const std::string& b) {
   const auto& d = consumer.defines;
-  if (d.count("OP_ADD")) return "(" + a + " + " + b + ")";
-  if (d.count("OP_SUB")) return "(" + a + " - " + b + ")";
-  if (d.count("OP_MUL")) return "(" + a + " * " + b + ")";
-  if (d.count("OP_DIV")) return "(" + a + " / " + b + ")";
+  // ADD/SUB/MUL/DIV clamp to [-FLT_MAX, FLT_MAX] keeping NaN, as
+  // elementwise.comp's main() does after binary_op (TFLite's CPU kernels
+  // clamp to the activation range, so overflow and x/0 are not Inf there).
+  auto float_range = [](const std::string& e) {
+    return "mix(clamp(" + e + ", vec4(-3.40282347e38), vec4(3.40282347e38)), " +
+           e + ", isnan(" + e + "))";
+  };
+  if (d.count("OP_ADD")) return float_range("(" + a + " + " + b + ")");
+  if (d.count("OP_SUB")) return float_range("(" + a + " - " + b + ")");
+  if (d.count("OP_MUL")) return float_range("(" + a + " * " + b + ")");
+  if (d.count("OP_DIV")) return float_range("(" + a + " / " + b + ")");
   if (d.count("OP_MAXIMUM")) return "max(" + a + ", " + b + ")";
   if (d.count("OP_MINIMUM")) return "min(" + a + ", " + b + ")";
   return std::nullopt;

@@ -346,3 +346,25 @@ def test_chain_of_new_ops_under_both_read_paths(storage, fp16):
                                       {"precision_loss_allowed": fp16, "storage": storage})
     assert_fully_delegated(stats)
     assert_close(gpu, cpu, fp16)
+
+
+def test_overflow_in_an_add_fused_into_a_convolution_matches_the_cpu():
+    """CONV_2D -> ADD is fused into the convolution's store (delegate/fusion.h);
+    the fused ADD clamps to +-FLT_MAX like the unfused one and the CPU."""
+    shape = [1, 4, 4, 3]
+    b = ModelBuilder()
+    x = b.add_input(shape)
+    conv = b.add_tensor([1, 4, 4, 4])
+    weights = np.full([4, 1, 1, 3], 1e38, np.float32) * np.array([1, -1, 1, -1],
+                                                                 np.float32).reshape(4, 1, 1, 1)
+    b.add_op("CONV_2D", [x, b.add_const(weights), b.add_const(np.zeros(4, np.float32))],
+             [conv], {"padding": "SAME", "stride_w": 1, "stride_h": 1,
+                      "fused_activation_function": "NONE"})
+    o = b.add_tensor([1, 4, 4, 4])
+    b.add_op("ADD", [conv, b.add_const(np.array([3e38, -3e38, 1, 1], np.float32))], [o],
+             {"fused_activation_function": "NONE"})
+    x_value = np.random.default_rng(23).uniform(0.5, 1, shape).astype(np.float32) / 3
+    cpu, gpu, stats = run_cpu_and_gpu(b.build(), [x_value])
+    assert_fully_delegated(stats)
+    assert stats["dispatches"] == 3, stats  # upload, fused conv + ADD, readback
+    np.testing.assert_allclose(gpu[0], cpu[0], rtol=1e-5)
