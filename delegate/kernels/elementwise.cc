@@ -104,13 +104,14 @@ constexpr char kUnaryDeclines[] =
     "(fold it offline); rank > 4 or dynamic shapes; newer op versions";
 constexpr char kBinaryDeclines[] =
     "non-float32 tensors; fused TANH/SIGMOID/SIGN_BIT (TFLite's CPU kernels "
-    "ignore TANH/SIGMOID there, so results would disagree); inputs that do not "
-    "broadcast to the output; a non-constant input of lower rank (would need "
-    "a relayout); both inputs broadcast over channels; rank > 4 or dynamic "
-    "shapes; newer op versions";
+    "ignore TANH/SIGMOID there, so results would disagree); inputs that do "
+    "not broadcast to the output, or an output that is not their broadcast; "
+    "a non-constant input of lower rank (would need a relayout); both inputs "
+    "broadcast over channels; rank > 4 or dynamic shapes; newer op versions";
 constexpr char kBoolDeclines[] =
-    "non-bool tensors; inputs that do not broadcast to the output; a "
-    "non-constant input of lower rank; rank > 4; newer op versions";
+    "non-bool tensors; inputs that do not broadcast to the output, or an "
+    "output that is not their broadcast; a non-constant input of lower rank; "
+    "rank > 4; newer op versions";
 
 const OpInfo& InfoFor(int op) {
   for (const OpInfo& info : kOps) {
