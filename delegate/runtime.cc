@@ -241,10 +241,23 @@ Status PartitionRuntime::Allocate() {
   gpu_bytes_ = 0;
   memory_ = MemoryStats();
   TFG_RETURN_IF_ERROR(AllocateArena());
+  // Values no dispatch binds (e.g. a convolution output that fusion folded
+  // into its consumer, delegate/fusion.h) get no buffer.
+  std::vector<bool> bound(values_.size(), false);
+  for (const Step& step : steps_) {
+    for (const auto* ids : {&step.dispatch.outputs, &step.dispatch.inputs}) {
+      for (ValueId id : *ids) {
+        bound[values_[id].storage_of >= 0 ? values_[id].storage_of : id] = true;
+      }
+    }
+  }
   for (size_t i = 0; i < values_.size(); ++i) {
     const Value& value = values_[i];
     if (value.storage_of >= 0) continue;  // a view: bound through its root
     if (arena_offset_[i] != kOwnBuffer) continue;  // lives in the arena
+    if (!bound[i] && value.kind == Value::Kind::kIntermediate && !staging_[i]) {
+      continue;
+    }
     size_t bytes;
     std::vector<uint16_t> halves;
     const void* initial = nullptr;
