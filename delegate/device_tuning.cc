@@ -12,7 +12,8 @@ void TuneForDevice(DeviceProfile* device) {
   // on an H100 MobileNet v1's 14x14x512 pointwise layers made 1568
   // invocations with llvmpipe's 4x4 tiles and ran at 0.55 TFLOP/s
   // (docs/perf/log.md, graph-level optimizations, has the sweep that chose
-  // this number).
+  // this number). Measured on the H100 only: other GPUs (mobile ones with
+  // fewer, wider cores included) take the same until someone measures them.
   device->min_invocations = device->gpu->IsLlvmpipe() ? 0 : 32768;
   if (const char* text = std::getenv("TFLITE_GLES_MIN_INVOCATIONS")) {
     char* end = nullptr;
