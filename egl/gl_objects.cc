@@ -38,9 +38,13 @@ struct ShaderGuard {
 StatusOr<Buffer> Buffer::Create(size_t bytes, const void* initial,
                                 GLenum usage) {
   if (bytes == 0) bytes = 16;  // GL rejects empty data stores for binding.
-  if (bytes > static_cast<size_t>(INT64_MAX / 2)) {
+  // Some drivers (NVIDIA's) accept any size and reserve lazily, failing
+  // only later, mid-dispatch; a size no GPU has is refused here, up front.
+  constexpr size_t kMaxBufferBytes = size_t{1} << 40;  // 1 TiB
+  if (bytes > kMaxBufferBytes) {
     return Status::Error("buffer of " + std::to_string(bytes) +
-                         " bytes is beyond any GL implementation");
+                         " bytes is beyond any GPU's memory (limit " +
+                         std::to_string(kMaxBufferBytes) + " bytes)");
   }
   const size_t test_limit = TestBufferLimit();
   if (test_limit != 0 && bytes > test_limit) {
