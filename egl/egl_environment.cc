@@ -77,10 +77,17 @@ struct DisplayCandidate {
 // EGL_EXT_platform_device: how NVIDIA's driver runs without a window system.
 StatusOr<DisplayCandidate> OpenDeviceDisplay() {
   const char* client_extensions = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
-  if (!HasToken(client_extensions, "EGL_EXT_platform_device") ||
-      !HasToken(client_extensions, "EGL_EXT_device_enumeration")) {
+  // NVIDIA's GLVND may advertise enumeration as part of EGL_EXT_device_base.
+  const bool platform = HasToken(client_extensions, "EGL_EXT_platform_device");
+  const bool enumeration =
+      HasToken(client_extensions, "EGL_EXT_device_enumeration") ||
+      HasToken(client_extensions, "EGL_EXT_device_base");
+  if (!platform || !enumeration) {
     return Status::Error(
-        "EGL_EXT_platform_device / EGL_EXT_device_enumeration not offered");
+        std::string(platform ? "" : "EGL_EXT_platform_device ") +
+        (enumeration ? "" : "EGL_EXT_device_enumeration/_base ") +
+        "not offered (client extensions: " +
+        (client_extensions ? client_extensions : "none") + ")");
   }
   auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(
       eglGetProcAddress("eglQueryDevicesEXT"));
