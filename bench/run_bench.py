@@ -91,13 +91,19 @@ def reasons_from_stderr(stderr: str, limit: int = 4) -> list[str]:
     for line in stderr.splitlines():
         line = line.strip()
         if (not line or line.startswith("INFO") or "tflite-gles:" in line
-                or "before InitGoogle" in line or "XDG_RUNTIME_DIR" in line):
+                or "before InitGoogle" in line or "XDG_RUNTIME_DIR" in line
+                # LiteRT's optional NPU/vendor plugins, absent everywhere here
+                or "npu_registry" in line or "compiler_plugin" in line):
             continue
         if re.search(r"error|warning|failed|not supported|no adapters", line, re.I):
             line = re.sub(r"^[EWI]\d{4} [\d:.]+\s+\d+\s+", "", line)[:200]
             if line not in found:
                 found.append(line)
     found = found[-limit:]
+    if any("not supported by GPU delegate" in line for line in found):
+        found.insert(0, "LiteRT's GPU accelerator, asked to run the whole model (no CPU "
+                        "fallback, so that the row measures the GPU alone), refuses "
+                        "models with an op it lacks:")
     if any("No adapters found" in line for line in found):
         found.insert(0, "Dawn (WebGPU) found no Vulkan adapter it accepts, so LiteRT's GPU "
                         "accelerator cannot start (on Mesa lavapipe: Dawn requires "
