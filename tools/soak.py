@@ -6,8 +6,8 @@ and the first must agree with the TFLite CPU kernels. Host RSS and the GPU
 objects the delegate holds (GL buffers, bytes, EGL contexts) are printed after
 warm-up and at the end, and must stay flat.
 
-    python3 tools/soak.py                          # 10,000 invokes (~4 min on llvmpipe)
-    python3 tools/soak.py --invokes 500            # what CI runs (tests/python/test_soak.py)
+    python3 tools/soak.py                          # 10,000 invokes (~100 s on llvmpipe)
+    python3 tools/soak.py --invokes 2000           # what CI runs (tests/python/test_soak.py)
     python3 tools/soak.py --model ../shared/models/face_detection_short_range.tflite
 """
 
