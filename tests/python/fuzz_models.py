@@ -438,13 +438,18 @@ def main(argv=None) -> int:
             interp.allocate_tensors()
             interp.invoke()
             continue
-        result = check_model(model, seed=index)
+        # A quarter of the cases read tensors through SSBOs instead of
+        # texture buffers: the other storage path must be as robust.
+        storage = "ssbo" if np.random.default_rng([args.seed, index, 7]).random() < 0.25 \
+            else "auto"
+        result = check_model(model, seed=index, options={"storage": storage})
         ran += 1
         counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
         if result["outcome"] not in ACCEPTABLE:
             failures.append((index, description, result))
         if args.json:
-            print(json.dumps({"case": index, "description": description, **result}), flush=True)
+            print(json.dumps({"case": index, "description": f"{description} | storage={storage}",
+                              **result}), flush=True)
     elapsed = time.monotonic() - start
     summary = {"summary": True, "seed": args.seed, "ran": ran, "unbuildable": unbuildable,
                "outcomes": counts, "landed_ops": len(landed), "seconds": round(elapsed, 1)}

@@ -13,7 +13,7 @@ import time
 
 from isolation import HERE, REPO
 
-CASES = int(os.environ.get("TFLITE_GLES_FUZZ_CASES", "400"))
+CASES = int(os.environ.get("TFLITE_GLES_FUZZ_CASES", "800"))
 SEED = int(os.environ.get("TFLITE_GLES_FUZZ_SEED", "1"))
 BUDGET_S = 170.0
 
