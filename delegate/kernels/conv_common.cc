@@ -269,6 +269,30 @@ Status CheckLoopBudget(long long iterations, const std::string& what) {
   return Status::Ok();
 }
 
+Status CheckConvWindow(abi::Padding padding, int stride_w, int stride_h,
+                       int dilation_w, int dilation_h, const Shape4& in,
+                       const Shape4& out, int filter_h, int filter_w) {
+  constexpr int kLargest = 32767;
+  for (int value : {stride_w, stride_h, dilation_w, dilation_h}) {
+    if (value < 1 || value > kLargest) {
+      return Status::Error("strides and dilations must be in [1, " +
+                           std::to_string(kLargest) + "], got " +
+                           std::to_string(value));
+    }
+  }
+  if (padding != abi::kPaddingSame && padding != abi::kPaddingValid) {
+    return Status::Error("unknown padding " +
+                         std::to_string(static_cast<int>(padding)));
+  }
+  const int expected_h = ConvOutputSize(padding, in.h, filter_h, stride_h, dilation_h);
+  const int expected_w = ConvOutputSize(padding, in.w, filter_w, stride_w, dilation_w);
+  if (out.b != in.b || out.h != expected_h || out.w != expected_w) {
+    return Status::Error("output shape " + out.ToString() +
+                         " does not follow from the input and window");
+  }
+  return Status::Ok();
+}
+
 Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                     long long expected, const char* what) {
   TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, i, what));

@@ -104,6 +104,14 @@ Status CheckConvActivation(abi::FusedActivation activation);
 // kMaxLoopIterationsPerInvocation); `what` names the loop for the message.
 Status CheckLoopBudget(long long iterations, const std::string& what);
 
+// The window parameters of CONV_2D / DEPTHWISE_CONV_2D: strides and
+// dilations in TFLite's CPU range [1, 32767] (a model the CPU refuses must
+// not run here, and larger values overflow the window arithmetic), a known
+// padding, and an output shape that follows from input and window.
+Status CheckConvWindow(abi::Padding padding, int stride_w, int stride_h,
+                       int dilation_w, int dilation_h, const Shape4& in,
+                       const Shape4& out, int filter_h, int filter_w);
+
 // Checks that input `i` holds float weights of `expected` elements.
 Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                     long long expected, const char* what);

@@ -50,33 +50,10 @@ Status CheckDepthwise(const NodeView& node, const GraphContext& graph,
   if (node.has_input(2)) {
     TFG_RETURN_IF_ERROR(kernels::CheckWeights(node, graph, 2, out.c, "bias"));
   }
-  // The same bounds as TFLite's CPU kernels (which refuse > INT16_MAX): a
-  // model the CPU refuses must not run here, and window arithmetic on
-  // larger values overflows int.
-  constexpr int kLargest = 32767;
-  for (int value : {params->stride_width, params->stride_height,
-                    params->dilation_width_factor, params->dilation_height_factor}) {
-    if (value < 1 || value > kLargest) {
-      return Status::Error("strides and dilations must be in [1, " +
-                           std::to_string(kLargest) + "], got " +
-                           std::to_string(value));
-    }
-  }
-  if (params->padding != abi::kPaddingSame &&
-      params->padding != abi::kPaddingValid) {
-    return Status::Error("unknown padding " +
-                         std::to_string(static_cast<int>(params->padding)));
-  }
-  const int expected_h = kernels::ConvOutputSize(
-      params->padding, in.h, filter[1], params->stride_height,
-      params->dilation_height_factor);
-  const int expected_w = kernels::ConvOutputSize(
-      params->padding, in.w, filter[2], params->stride_width,
-      params->dilation_width_factor);
-  if (out.b != in.b || out.h != expected_h || out.w != expected_w) {
-    return Status::Error("output shape " + out.ToString() +
-                         " does not follow from the input and window");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckConvWindow(
+      params->padding, params->stride_width, params->stride_height,
+      params->dilation_width_factor, params->dilation_height_factor, in, out,
+      filter[1], filter[2]));
   TFG_RETURN_IF_ERROR(kernels::CheckLoopBudget(
       1LL * filter[1] * filter[2] * 8, "a window of " +
                                             std::to_string(filter[1]) + "x" +
