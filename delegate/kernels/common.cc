@@ -5,6 +5,15 @@
 
 namespace tflite_gles::kernels {
 
+Status CheckVersion(const NodeView& node, int max_version) {
+  if (node.version() > max_version) {
+    return Status::Error("version " + std::to_string(node.version()) +
+                         " is newer than this kernel knows (<= " +
+                         std::to_string(max_version) + ")");
+  }
+  return Status::Ok();
+}
+
 Status CheckArity(const NodeView& node, int min_inputs, int max_inputs,
                   int outputs) {
   if (node.num_inputs() < min_inputs || node.num_inputs() > max_inputs) {

@@ -10,6 +10,10 @@
 
 namespace tflite_gles::kernels {
 
+// The node's op version is at most `max_version`: a newer version may mean
+// semantics the kernel does not know, so it stays on the CPU.
+Status CheckVersion(const NodeView& node, int max_version);
+
 // Input/output counts within [min, max].
 Status CheckArity(const NodeView& node, int min_inputs, int max_inputs,
                   int outputs);

@@ -16,10 +16,7 @@ using kernels::ShapeOf;
 
 Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile&) {
-  if (node.version() > 4) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= 4)");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, 4));
   if (node.num_inputs() < 1 || node.num_outputs() != 1) {
     return Status::Error("expected 1+ inputs and 1 output");
   }

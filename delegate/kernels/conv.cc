@@ -19,11 +19,7 @@ constexpr int kMaxVersion = 6;  // 7+ add quantized-only variants
 
 Status CheckConv(const NodeView& node, const GraphContext& graph,
                  const DeviceProfile& device) {
-  if (node.version() > kMaxVersion) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= " +
-                         std::to_string(kMaxVersion) + ")");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, kMaxVersion));
   TFG_RETURN_IF_ERROR(CheckArity(node, 2, 3, 1));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   const auto* params = node.params<abi::ConvParams>();

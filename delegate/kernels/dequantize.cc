@@ -18,11 +18,7 @@ constexpr int kMaxVersion = 6;
 
 Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile& device) {
-  if (node.version() > kMaxVersion) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= " +
-                         std::to_string(kMaxVersion) + ")");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, kMaxVersion));
   TFG_RETURN_IF_ERROR(kernels::CheckArity(node, 1, 1, 1));
   if (!node.has_input(0)) return Status::Error("the input is missing");
   if (node.output(0).type != abi::kFloat32) {

@@ -177,11 +177,7 @@ Status CheckBoolTensors(const NodeView& node) {
 Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile& device) {
   const OpInfo& info = InfoFor(node.op());
-  if (node.version() > info.max_version) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= " +
-                         std::to_string(info.max_version) + ")");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, info.max_version));
   const bool binary = info.binary != nullptr;
   TFG_RETURN_IF_ERROR(CheckArity(node, binary ? 2 : 1, binary ? 2 : 1, 1));
   if (info.types == Types::kBool) {

@@ -41,11 +41,7 @@ bool PlanGemm(const Shape4& in, int depth, long long out_rows,
 
 Status CheckFullyConnected(const NodeView& node, const GraphContext& graph,
                            const DeviceProfile& device) {
-  if (node.version() > kMaxVersion) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= " +
-                         std::to_string(kMaxVersion) + ")");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, kMaxVersion));
   TFG_RETURN_IF_ERROR(CheckArity(node, 2, 3, 1));
   const auto* params = node.params<abi::FullyConnectedParams>();
   if (params == nullptr) return Status::Error("missing builtin parameters");

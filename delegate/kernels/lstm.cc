@@ -29,10 +29,7 @@ Status CheckDims(const abi::Tensor& tensor, std::vector<int> expected,
 
 Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile&) {
-  if (node.version() > 4) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= 4)");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, 4));
   const auto* params = node.params<abi::LstmParams>();
   if (params == nullptr) return Status::Error("missing builtin parameters");
   if (node.version() < 2 || params->kernel_type != abi::kLstmBasicKernel) {

@@ -127,10 +127,7 @@ StatusOr<std::vector<MeanPass>> PlanPasses(const Shape4& in,
 
 Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile& device) {
-  if (node.version() > 3) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= 3)");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, 3));
   TFG_RETURN_IF_ERROR(CheckArity(node, 2, 2, 1));
   TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, 1, "the axis"));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));

@@ -96,11 +96,7 @@ StatusOr<RelayoutSpec> PadSpec(const NodeView& node, const GraphContext& graph) 
 Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile&) {
   const int max_version = MaxVersion(node.op());
-  if (node.version() > max_version) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= " +
-                         std::to_string(max_version) + ")");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, max_version));
   TFG_RETURN_IF_ERROR(CheckArity(
       node, 2, node.op() == abi::kTfLiteBuiltinPadv2 ? 3 : 2, 1));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));

@@ -136,11 +136,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile& device) {
   const PoolKind kind = KindOf(node);
   const int max_version = node.op() == abi::kTfLiteBuiltinCustom ? 1 : 3;
-  if (node.version() > max_version) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= " +
-                         std::to_string(max_version) + ")");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, max_version));
   TFG_RETURN_IF_ERROR(CheckArity(node, kind == PoolKind::kUnpool ? 2 : 1,
                                  kind == PoolKind::kUnpool ? 2 : 1,
                                  kind == PoolKind::kMaxArgmax ? 2 : 1));

@@ -14,15 +14,6 @@ using kernels::CheckArity;
 using kernels::CheckFloatTensors;
 using kernels::ShapeOf;
 
-Status CheckVersion(const NodeView& node, int max_version) {
-  if (node.version() > max_version) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= " +
-                         std::to_string(max_version) + ")");
-  }
-  return Status::Ok();
-}
-
 // `requested` (TFLite's new-shape operand, one entry may be -1) agrees with
 // the output tensor's dims.
 Status CheckRequestedShape(const std::vector<int64_t>& requested,
@@ -53,7 +44,7 @@ Status CheckRequestedShape(const std::vector<int64_t>& requested,
 
 Status CheckReshape(const NodeView& node, const GraphContext& graph,
                     const DeviceProfile&) {
-  TFG_RETURN_IF_ERROR(CheckVersion(node, 3));
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, 3));
   TFG_RETURN_IF_ERROR(CheckArity(node, 1, 2, 1));
   if (node.has_input(1)) {
     TFG_ASSIGN_OR_RETURN(
@@ -84,7 +75,7 @@ Status CheckReshape(const NodeView& node, const GraphContext& graph,
 
 Status CheckSqueeze(const NodeView& node, const GraphContext& graph,
                     const DeviceProfile&) {
-  TFG_RETURN_IF_ERROR(CheckVersion(node, 2));
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, 2));
   TFG_RETURN_IF_ERROR(CheckArity(node, 1, 1, 1));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   const auto* params = node.params<abi::SqueezeParams>();

@@ -48,10 +48,7 @@ float Scale(int in, int out, bool align_corners) {
 
 Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile& device) {
-  if (node.version() > 4) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= 4)");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, 4));
   TFG_RETURN_IF_ERROR(CheckArity(node, 2, 2, 1));
   TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, 1, "the size"));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));

@@ -14,15 +14,6 @@ using kernels::CheckArity;
 using kernels::CheckFloatTensors;
 using kernels::ConstantIntsOf;
 
-Status CheckVersion(const NodeView& node, int max_version) {
-  if (node.version() > max_version) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= " +
-                         std::to_string(max_version) + ")");
-  }
-  return Status::Ok();
-}
-
 // One output of a slicing op: where it starts in the input, its strides,
 // which input axes it drops.
 struct Window {
@@ -219,7 +210,7 @@ StatusOr<Window> StridedSliceWindow(const NodeView& node,
 Status CheckSlice(const NodeView& node, const GraphContext& graph,
                   const DeviceProfile&) {
   const bool strided = node.op() == abi::kTfLiteBuiltinStridedSlice;
-  TFG_RETURN_IF_ERROR(CheckVersion(node, strided ? 8 : 6));
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, strided ? 8 : 6));
   TFG_RETURN_IF_ERROR(CheckArity(node, strided ? 4 : 3, strided ? 4 : 3, 1));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   return (strided ? StridedSliceWindow(node, graph) : SliceWindow(node, graph))
@@ -317,7 +308,7 @@ StatusOr<std::vector<Window>> SplitWindows(const NodeView& node,
 Status CheckSplit(const NodeView& node, const GraphContext& graph,
                   const DeviceProfile&) {
   const bool split_v = node.op() == abi::kTfLiteBuiltinSplitV;
-  TFG_RETURN_IF_ERROR(CheckVersion(node, split_v ? 3 : 4));
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, split_v ? 3 : 4));
   if (node.num_inputs() != (split_v ? 3 : 2) || node.num_outputs() < 1) {
     return Status::Error(split_v ? "expected 3 inputs" : "expected 2 inputs");
   }

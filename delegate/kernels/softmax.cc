@@ -19,11 +19,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
              const DeviceProfile& device) {
   const bool softmax = node.op() == abi::kTfLiteBuiltinSoftmax;
   const int max_version = softmax ? 3 : 2;
-  if (node.version() > max_version) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= " +
-                         std::to_string(max_version) + ")");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, max_version));
   TFG_RETURN_IF_ERROR(CheckArity(node, 1, 1, 1));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   if (!node.has_input(0)) return Status::Error("the input is missing");

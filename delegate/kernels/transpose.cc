@@ -16,11 +16,7 @@ using kernels::Shape4Axis;
 
 Status CheckCommon(const NodeView& node, const GraphContext& graph,
                    int max_version, int inputs) {
-  if (node.version() > max_version) {
-    return Status::Error("version " + std::to_string(node.version()) +
-                         " is newer than this kernel knows (<= " +
-                         std::to_string(max_version) + ")");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, max_version));
   TFG_RETURN_IF_ERROR(CheckArity(node, inputs, inputs, 1));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   if (graph.IsConstant(node.input_index(0))) {

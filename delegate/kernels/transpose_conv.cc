@@ -60,11 +60,7 @@ StatusOr<TransposeSpec> ReadSpec(const NodeView& node) {
     spec.weights = 1;
     spec.bias = 2;
   } else {
-    if (node.version() > kMaxVersion) {
-      return Status::Error("version " + std::to_string(node.version()) +
-                           " is newer than this kernel knows (<= " +
-                           std::to_string(kMaxVersion) + ")");
-    }
+    TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, kMaxVersion));
     TFG_RETURN_IF_ERROR(CheckArity(node, 3, 4, 1));
     const auto* params = node.params<abi::TransposeConvParams>();
     if (params == nullptr) return Status::Error("missing builtin parameters");
