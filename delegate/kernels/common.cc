@@ -75,6 +75,14 @@ Status CheckConstantInput(const NodeView& node, const GraphContext& graph,
   return Status::Ok();
 }
 
+Status CheckNotConstantInput(const NodeView& node, const GraphContext& graph,
+                             int i) {
+  if (graph.IsConstant(node.input_index(i))) {
+    return Status::Error("constant input (fold it offline)");
+  }
+  return Status::Ok();
+}
+
 Shape4 ShapeOf(const abi::Tensor& tensor) {
   auto shape = ShapeFromDims(tensor.dims);
   return shape.ok() ? *shape : Shape4{};

@@ -26,6 +26,11 @@ Status CheckFloatTensors(const NodeView& node, const GraphContext& graph);
 Status CheckConstantInput(const NodeView& node, const GraphContext& graph,
                           int i, const char* what);
 
+// Input `i` is not constant: an op over constants only is folded by the
+// converter, and such a node is left to the CPU.
+Status CheckNotConstantInput(const NodeView& node, const GraphContext& graph,
+                             int i);
+
 // The shape of a tensor; call only after a check passed.
 Shape4 ShapeOf(const abi::Tensor& tensor);
 

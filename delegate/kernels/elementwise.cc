@@ -197,9 +197,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
   }
   const Shape4 out = ShapeOf(node.output(0));
   if (!binary) {
-    if (graph.IsConstant(node.input_index(0))) {
-      return Status::Error("constant input (fold it offline)");
-    }
+    TFG_RETURN_IF_ERROR(kernels::CheckNotConstantInput(node, graph, 0));
     if (ShapeOf(node.input(0)) != out) {
       return Status::Error("input and output shapes differ");
     }

@@ -131,9 +131,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
   TFG_RETURN_IF_ERROR(CheckArity(node, 2, 2, 1));
   TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, 1, "the axis"));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
-  if (graph.IsConstant(node.input_index(0))) {
-    return Status::Error("constant input (fold it offline)");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckNotConstantInput(node, graph, 0));
   if (node.input(1).type != abi::kInt32) {
     return Status::Error(std::string("the axis is ") +
                          TypeName(node.input(1).type) + ", expected int32");

@@ -100,9 +100,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
   TFG_RETURN_IF_ERROR(CheckArity(
       node, 2, node.op() == abi::kTfLiteBuiltinPadv2 ? 3 : 2, 1));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
-  if (graph.IsConstant(node.input_index(0))) {
-    return Status::Error("constant input (fold it offline)");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckNotConstantInput(node, graph, 0));
   return PadSpec(node, graph).status();
 }
 

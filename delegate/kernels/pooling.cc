@@ -143,9 +143,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   for (int i = 0; i < node.num_inputs(); ++i) {
     if (!node.has_input(i)) return Status::Error("an input is missing");
-    if (graph.IsConstant(node.input_index(i))) {
-      return Status::Error("constant input (fold it offline)");
-    }
+    TFG_RETURN_IF_ERROR(kernels::CheckNotConstantInput(node, graph, i));
     if (node.input(i).dims->size != 4) {
       return Status::Error("input " + std::to_string(i) + " has rank " +
                            std::to_string(node.input(i).dims->size) +

@@ -52,9 +52,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
   TFG_RETURN_IF_ERROR(CheckArity(node, 2, 2, 1));
   TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, 1, "the size"));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
-  if (graph.IsConstant(node.input_index(0))) {
-    return Status::Error("constant input (fold it offline)");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckNotConstantInput(node, graph, 0));
   if (node.input(0).dims->size != 4) {
     return Status::Error("input rank " + std::to_string(node.input(0).dims->size) +
                          ", resizing needs 4");

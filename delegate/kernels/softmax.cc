@@ -23,9 +23,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
   TFG_RETURN_IF_ERROR(CheckArity(node, 1, 1, 1));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   if (!node.has_input(0)) return Status::Error("the input is missing");
-  if (graph.IsConstant(node.input_index(0))) {
-    return Status::Error("constant input (fold it offline)");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckNotConstantInput(node, graph, 0));
   if (DimsVector(node.input(0).dims) != DimsVector(node.output(0).dims)) {
     return Status::Error("input and output shapes differ");
   }

@@ -19,9 +19,7 @@ Status CheckCommon(const NodeView& node, const GraphContext& graph,
   TFG_RETURN_IF_ERROR(kernels::CheckVersion(node, max_version));
   TFG_RETURN_IF_ERROR(CheckArity(node, inputs, inputs, 1));
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
-  if (graph.IsConstant(node.input_index(0))) {
-    return Status::Error("constant input (fold it offline)");
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckNotConstantInput(node, graph, 0));
   return Status::Ok();
 }
 
