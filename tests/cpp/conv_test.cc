@@ -91,12 +91,6 @@ std::vector<float> ConvReference(const ConvCase& c, const std::vector<float>& x,
   return out;
 }
 
-size_t Count(const std::vector<int>& dims) {
-  size_t n = 1;
-  for (int d : dims) n *= static_cast<size_t>(d);
-  return n;
-}
-
 void RunConvCase(const ConvCase& c, bool depthwise, bool fp16, uint32_t seed) {
   SCOPED_TRACE(c.ToString() + (fp16 ? " fp16" : " fp32") +
                (depthwise ? " depthwise" : ""));

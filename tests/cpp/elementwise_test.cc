@@ -84,12 +84,6 @@ std::vector<float> BroadcastReference(int op, abi::FusedActivation act,
   return result;
 }
 
-size_t Count(const std::vector<int>& dims) {
-  size_t n = 1;
-  for (int d : dims) n *= static_cast<size_t>(d);
-  return n;
-}
-
 using BinaryCase = std::tuple<int /*op*/, int /*channels*/, bool /*fp16*/>;
 
 class BinaryOpTest : public ::testing::TestWithParam<BinaryCase> {};

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "delegate/half.h"
 #include "delegate/kernel_registry.h"
 #include "delegate/runtime.h"
 #include "delegate/tflite_builtin.h"
@@ -218,6 +219,19 @@ Status OpTester::Execute(bool fp16, int runs, std::vector<double>* kernel_ms) {
 
 const std::vector<float>& OpTester::output(int i) const {
   return data_[outputs_[i]]->floats;
+}
+
+size_t Count(const std::vector<int>& dims) {
+  size_t n = 1;
+  for (int d : dims) n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::vector<float> AsStored(std::vector<float> data, bool fp16) {
+  if (fp16) {
+    for (float& v : data) v = HalfToFloat(FloatToHalf(v));
+  }
+  return data;
 }
 
 std::vector<float> RandomData(size_t count, uint32_t seed, float low,

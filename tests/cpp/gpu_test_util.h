@@ -76,9 +76,19 @@ std::vector<float> RandomData(size_t count, uint32_t seed, float low = -2.0f,
 double MaxRelativeError(const std::vector<float>& actual,
                         const std::vector<float>& expected);
 
+// Number of elements of a tensor with `dims`.
+size_t Count(const std::vector<int>& dims);
+
+// `data` as fp16 storage holds it (rounded to half and back) when `fp16`:
+// references fed the stored values cannot fail on ties the rounding made.
+std::vector<float> AsStored(std::vector<float> data, bool fp16);
+
 // Tolerances: fp32 storage and arithmetic vs a float64 reference; fp16
 // storage (10-bit mantissa, a few roundings).
 constexpr double kFp32Tolerance = 1e-5;
 constexpr double kFp16Tolerance = 1e-2;
+inline double Tolerance(bool fp16) {
+  return fp16 ? kFp16Tolerance : kFp32Tolerance;
+}
 
 }  // namespace tflite_gles::testing

@@ -18,23 +18,6 @@
 namespace tflite_gles::testing {
 namespace {
 
-size_t Count(const std::vector<int>& dims) {
-  size_t n = 1;
-  for (int d : dims) n *= static_cast<size_t>(d);
-  return n;
-}
-
-// fp16 storage rounds the inputs first; the references see the same values,
-// so that e.g. argmax ties created by the rounding cannot fail a test.
-std::vector<float> AsStored(std::vector<float> data, bool fp16) {
-  if (fp16) {
-    for (float& v : data) v = HalfToFloat(FloatToHalf(v));
-  }
-  return data;
-}
-
-double Tolerance(bool fp16) { return fp16 ? kFp16Tolerance : kFp32Tolerance; }
-
 // ---------------------------------------------------------------- pooling
 
 struct PoolSpec {

@@ -16,21 +16,6 @@
 namespace tflite_gles::testing {
 namespace {
 
-size_t Count(const std::vector<int>& dims) {
-  size_t n = 1;
-  for (int d : dims) n *= static_cast<size_t>(d);
-  return n;
-}
-
-std::vector<float> AsStored(std::vector<float> data, bool fp16) {
-  if (fp16) {
-    for (float& v : data) v = HalfToFloat(FloatToHalf(v));
-  }
-  return data;
-}
-
-double Tolerance(bool fp16) { return fp16 ? kFp16Tolerance : kFp32Tolerance; }
-
 // ------------------------------------------------------------------- MEAN
 
 // Mean of a 4-D tensor over `axes` (non-negative); the result in TFLite

@@ -17,12 +17,6 @@ namespace {
 
 using Dims = std::vector<int>;
 
-size_t Count(const Dims& dims) {
-  size_t n = 1;
-  for (int d : dims) n *= static_cast<size_t>(d);
-  return n;
-}
-
 // Row-major flat index of `index` in `dims`.
 size_t Flat(const Dims& dims, const Dims& index) {
   size_t flat = 0;
