@@ -178,6 +178,21 @@ Status TextureBufferView::Bind(GLuint unit) const {
   return Status::Ok();
 }
 
+namespace {
+
+// The info log of a shader or program (`get_iv`/`get_log` are the matching
+// glGetShaderiv/glGetShaderInfoLog or glGetProgramiv/glGetProgramInfoLog).
+StatusOr<std::string> InfoLog(GLuint id, void (*get_iv)(GLuint, GLenum, GLint*),
+                              void (*get_log)(GLuint, GLsizei, GLsizei*, GLchar*)) {
+  GLint length = 0;
+  TFG_GL(get_iv(id, GL_INFO_LOG_LENGTH, &length));
+  std::vector<char> log(static_cast<size_t>(length > 1 ? length : 1), '\0');
+  TFG_GL(get_log(id, static_cast<GLsizei>(log.size()), nullptr, log.data()));
+  return std::string(log.data());
+}
+
+}  // namespace
+
 std::string NumberLines(const std::string& source) {
   std::istringstream lines(source);
   std::ostringstream out;
@@ -202,14 +217,10 @@ StatusOr<Program> Program::CreateCompute(const std::string& source) {
   GLint compiled = GL_FALSE;
   TFG_GL(glGetShaderiv(shader.id, GL_COMPILE_STATUS, &compiled));
   if (compiled != GL_TRUE) {
-    GLint length = 0;
-    TFG_GL(glGetShaderiv(shader.id, GL_INFO_LOG_LENGTH, &length));
-    std::vector<char> log(static_cast<size_t>(length > 1 ? length : 1), '\0');
-    TFG_GL(glGetShaderInfoLog(shader.id, static_cast<GLsizei>(log.size()),
-                              nullptr, log.data()));
-    return Status::Error("compute shader failed to compile:\n" +
-                         std::string(log.data()) + "\nsource:\n" +
-                         NumberLines(source));
+    TFG_ASSIGN_OR_RETURN(std::string log,
+                         InfoLog(shader.id, glGetShaderiv, glGetShaderInfoLog));
+    return Status::Error("compute shader failed to compile:\n" + log +
+                         "\nsource:\n" + NumberLines(source));
   }
   Program program;
   program.context_ = eglGetCurrentContext();
@@ -223,14 +234,10 @@ StatusOr<Program> Program::CreateCompute(const std::string& source) {
   GLint linked = GL_FALSE;
   TFG_GL(glGetProgramiv(program.id_, GL_LINK_STATUS, &linked));
   if (linked != GL_TRUE) {
-    GLint length = 0;
-    TFG_GL(glGetProgramiv(program.id_, GL_INFO_LOG_LENGTH, &length));
-    std::vector<char> log(static_cast<size_t>(length > 1 ? length : 1), '\0');
-    TFG_GL(glGetProgramInfoLog(program.id_, static_cast<GLsizei>(log.size()),
-                               nullptr, log.data()));
-    return Status::Error("compute program failed to link:\n" +
-                         std::string(log.data()) + "\nsource:\n" +
-                         NumberLines(source));
+    TFG_ASSIGN_OR_RETURN(std::string log, InfoLog(program.id_, glGetProgramiv,
+                                                  glGetProgramInfoLog));
+    return Status::Error("compute program failed to link:\n" + log +
+                         "\nsource:\n" + NumberLines(source));
   }
   // The shader is flagged for deletion by ShaderGuard and freed with the
   // program it is attached to.
