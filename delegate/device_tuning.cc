@@ -2,8 +2,34 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+
+#include <GLES3/gl31.h>
 
 namespace tflite_gles {
+namespace {
+
+// TFLITE_GLES_X_UPLOAD_USAGE / _DOWNLOAD_USAGE (experiment knobs for A/B
+// runs on the device machine): stream_draw, stream_read, stream_copy,
+// dynamic_draw, dynamic_read.
+void UsageFromEnv(const char* name, unsigned* usage) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return;
+  static const struct { const char* name; unsigned usage; } kUsages[] = {
+      {"stream_draw", GL_STREAM_DRAW},   {"stream_read", GL_STREAM_READ},
+      {"stream_copy", GL_STREAM_COPY},   {"dynamic_draw", GL_DYNAMIC_DRAW},
+      {"dynamic_read", GL_DYNAMIC_READ}, {"static_draw", GL_STATIC_DRAW}};
+  for (const auto& entry : kUsages) {
+    if (std::strcmp(entry.name, text) == 0) {
+      *usage = entry.usage;
+      return;
+    }
+  }
+  std::fprintf(stderr, "WARNING: tflite-gles: %s='%s' is not a buffer usage; ignored\n",
+               name, text);
+}
+
+}  // namespace
 
 void TuneForDevice(DeviceProfile* device) {
   // llvmpipe runs one invocation per SIMD lane on 2-16 CPU threads: few
@@ -26,6 +52,8 @@ void TuneForDevice(DeviceProfile* device) {
                    "not an integer >= 0; ignored\n", text);
     }
   }
+  UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
+  UsageFromEnv("TFLITE_GLES_X_DOWNLOAD_USAGE", &device->download_usage);
 }
 
 }  // namespace tflite_gles

@@ -76,6 +76,11 @@ struct DeviceProfile {
   // with much reuse); > 0 = shrink tiles until a dispatch has at least this
   // many invocations (GPUs with thousands of lanes). Set by TuneForDevice.
   long long min_invocations = 0;
+  // Usage hint of the staging buffers that inputs are uploaded into and
+  // outputs read back from (GL_STREAM_DRAW, GL_STREAM_READ, ...): it decides
+  // where a driver places them (device or host memory). Set by TuneForDevice.
+  unsigned upload_usage = 0x88E1;    // GL_STREAM_READ
+  unsigned download_usage = 0x88E1;  // GL_STREAM_READ
 };
 
 // Facts about the whole TFLite graph that kernels need beyond their node:

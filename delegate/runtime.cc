@@ -277,8 +277,9 @@ Status PartitionRuntime::Allocate() {
         initial = value.constant_data.data();
       }
     }
-    auto buffer = gl::Buffer::Create(bytes, initial,
-                                     staging_[i] ? GL_STREAM_READ : GL_STATIC_DRAW);
+    GLenum usage = GL_STATIC_DRAW;
+    if (staging_[i]) usage = IsUploadStaging(i) ? device_.upload_usage : device_.download_usage;
+    auto buffer = gl::Buffer::Create(bytes, initial, usage);
     if (!buffer.ok()) return buffer.status();
     gpu_bytes_ += static_cast<long long>(buffer->bytes());
     memory_.other_bytes += static_cast<long long>(buffer->bytes());
@@ -298,6 +299,13 @@ Status PartitionRuntime::Allocate() {
   }
   allocated_ = true;
   return Status::Ok();
+}
+
+bool PartitionRuntime::IsUploadStaging(size_t value) const {
+  for (const Transfer& upload : uploads_) {
+    if (static_cast<size_t>(upload.staging) == value) return true;
+  }
+  return false;
 }
 
 Status PartitionRuntime::BindForWrite(ValueId view, GLuint binding) const {
@@ -324,9 +332,12 @@ Status PartitionRuntime::BindAndDispatch(const Step& step) {
   for (ValueId id : d.inputs) TFG_RETURN_IF_ERROR(BindForRead(id, binding++));
   TFG_RETURN_IF_ERROR(step.program->Dispatch(step.groups[0], step.groups[1],
                                              step.groups[2]));
-  // The next dispatch reads what this one wrote, through SSBO or texture.
-  TFG_GL(glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT |
-                         GL_TEXTURE_FETCH_BARRIER_BIT));
+  // The next dispatch reads what this one wrote, through SSBO or texture;
+  // the texture-fetch bit only where reads go through texture buffers (it
+  // costs a texture cache invalidation on some drivers).
+  TFG_GL(glMemoryBarrier(device_.texture_buffer_reads
+                             ? GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT
+                             : GL_SHADER_STORAGE_BARRIER_BIT));
   return Status::Ok();
 }
 

@@ -98,6 +98,7 @@ class PartitionRuntime {
   Status AllocateArena();
   // The buffer range holding `id` (its root's for a view), bound for writing
   // (SSBO) or reading (texture view or SSBO).
+  bool IsUploadStaging(size_t value) const;
   Status BindForWrite(ValueId id, GLuint binding) const;
   Status BindForRead(ValueId id, GLuint binding) const;
   // Runs every step and records timings_ (GPU timer queries if the driver

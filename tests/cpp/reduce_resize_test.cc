@@ -253,9 +253,11 @@ INSTANTIATE_TEST_SUITE_P(Reduce, ReduceTest,
                                             ::testing::Bool()));
 
 // A classifier head: 1001 classes (3 padded lanes to mask) over few pixels.
-// (A workgroup-per-pixel variant with a shared-memory reduction passed on
-// llvmpipe but summed wrongly on NVIDIA's driver, uniformly off by 3% to
-// 45x; these cases caught it.)
+// (An earlier workgroup-per-pixel variant with a shared-memory reduction
+// passed on llvmpipe but summed wrongly on NVIDIA's driver, uniformly off by
+// 3% to 45x; these cases caught it. The one in channel_normalize.comp now
+// keeps barrier() where GLSL ES 3.10 allows it: in main, outside control
+// flow, never after a return.)
 TEST(ReduceSupport, SoftmaxAndL2OverAThousandChannels) {
   for (int run = 0; run < 4; ++run) {
     const bool spiked = run & 1, fp16 = run & 2;
@@ -287,6 +289,37 @@ TEST(ReduceSupport, SoftmaxAndL2OverAThousandChannels) {
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_LE(MaxRelativeError(l2.output(), ChannelReference(false, input, 1001, 1.0)),
               Tolerance(fp16));
+  }
+}
+
+// The workgroup-per-pixel path from its threshold (64 channels = 16 slices)
+// up, over more pixels than one grid row of workgroups, with slices that do
+// not divide by the 64 invocations.
+TEST(ReduceSupport, SoftmaxAndL2SharedByAWorkgroup) {
+  for (int channels : {64, 257, 1030}) {
+    for (bool fp16 : {false, true}) {
+      const std::vector<int> dims = {2, 5, 7, channels};
+      const auto input = AsStored(RandomData(Count(dims), channels, -6, 6), fp16);
+      OpTester softmax(abi::kTfLiteBuiltinSoftmax);
+      softmax.AddInput(dims, input);
+      softmax.AddOutput(dims);
+      softmax.SetParams(abi::SoftmaxParams{1.3f});
+      Status status = softmax.Run(fp16);
+      ASSERT_TRUE(status.ok()) << status.message();
+      EXPECT_LE(MaxRelativeError(softmax.output(),
+                                 ChannelReference(true, input, channels, 1.3)),
+                Tolerance(fp16))
+          << channels << " channels";
+      OpTester l2(abi::kTfLiteBuiltinL2Normalization);
+      l2.AddInput(dims, input);
+      l2.AddOutput(dims);
+      l2.SetParams(abi::L2NormParams{abi::kActNone});
+      status = l2.Run(fp16);
+      ASSERT_TRUE(status.ok()) << status.message();
+      EXPECT_LE(MaxRelativeError(l2.output(), ChannelReference(false, input, channels, 1.0)),
+                Tolerance(fp16))
+          << channels << " channels";
+    }
   }
 }
 
