@@ -96,6 +96,13 @@ TFLITE_GLES_EXPORT int TfLiteGlesDelegateGetMemoryStats(
   return 0;
 }
 
+TFLITE_GLES_EXPORT int TfLiteGlesDelegateGetProgramCacheStats(
+    const TfLiteDelegate* delegate, TfLiteGlesProgramCacheStats* stats) {
+  if (!IsOurs(delegate) || stats == nullptr) return -1;
+  Unwrap(const_cast<TfLiteDelegate*>(delegate))->FillProgramCacheStats(stats);
+  return 0;
+}
+
 TFLITE_GLES_EXPORT const char* TfLiteGlesDelegateLastError(
     const TfLiteDelegate* delegate) {
   if (!IsOurs(delegate)) return "not a tflite-gles delegate";

@@ -259,6 +259,7 @@ Status GlesDelegate::AcquireEnvironment() {
   }
   TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform));
   programs_ = std::make_unique<ProgramCache>();
+  programs_->OpenSerializationCache(options_);
 
   // The storage choice, in one place: reads through samplerBuffer views
   // where texture buffers exist (15-20x cheaper than SSBO loads on
@@ -289,6 +290,8 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   nodes_delegated_ = 0;
   partitions_ = 0;
   Status status = AcquireEnvironment();
+  const ProgramCacheCounts programs_before =
+      programs_ ? programs_->counts() : ProgramCacheCounts();
   if (!status.ok()) {
     Report(context, "tflite-gles: cannot run on the GPU: " + status.message());
     return abi::kDelegateError;
@@ -402,6 +405,18 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
                  nodes_delegated_, nodes_total_, partitions_,
                  partitions_ == 1 ? "" : "s", env_->info().renderer.c_str(),
                  device_.fp16 ? "fp16" : "fp32");
+    if (programs_->serialization_enabled()) {
+      const ProgramCacheCounts& now = programs_->counts();
+      std::fprintf(stderr,
+                   "INFO: tflite-gles: serialization cache '%s': %d program%s "
+                   "loaded from the cache, %d compiled, %d entr%s written\n",
+                   options_.serialization_dir.c_str(),
+                   now.loaded - programs_before.loaded,
+                   now.loaded - programs_before.loaded == 1 ? "" : "s",
+                   now.compiled - programs_before.compiled,
+                   now.written - programs_before.written,
+                   now.written - programs_before.written == 1 ? "y" : "ies");
+    }
   }
   return result;
 }
@@ -423,6 +438,19 @@ void GlesDelegate::FillStats(TfLiteGlesDelegateStats* stats) const {
     std::snprintf(stats->egl_display, sizeof(stats->egl_display), "%s",
                   env_->display_description().c_str());
   }
+}
+
+void GlesDelegate::FillProgramCacheStats(TfLiteGlesProgramCacheStats* stats) const {
+  std::memset(stats, 0, sizeof(*stats));
+  if (!programs_) return;
+  const ProgramCacheCounts& counts = programs_->counts();
+  stats->enabled = programs_->serialization_enabled() ? 1 : 0;
+  stats->binary_formats = programs_->binary_formats();
+  stats->programs_loaded = counts.loaded;
+  stats->programs_compiled = counts.compiled;
+  stats->entries_written = counts.written;
+  stats->entries_rejected = counts.rejected;
+  std::snprintf(stats->note, sizeof(stats->note), "%s", programs_->note().c_str());
 }
 
 void GlesDelegate::FillMemoryStats(TfLiteGlesMemoryStats* stats) const {

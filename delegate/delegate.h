@@ -32,6 +32,7 @@ class GlesDelegate {
   // it holds.
   int FillProfile(TfLiteGlesDispatchProfile* entries, int capacity) const;
   void FillMemoryStats(TfLiteGlesMemoryStats* stats) const;
+  void FillProgramCacheStats(TfLiteGlesProgramCacheStats* stats) const;
   const std::string& last_error() const { return last_error_; }
 
  private:

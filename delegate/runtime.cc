@@ -40,16 +40,6 @@ Status CheckStagedType(const GraphBuilder& builder, int index, const char* role)
 }
 }  // namespace
 
-StatusOr<const gl::Program*> ProgramCache::Get(const std::string& source) {
-  auto it = programs_.find(source);
-  if (it != programs_.end()) return it->second.get();
-  TFG_ASSIGN_OR_RETURN(gl::Program program, gl::Program::CreateCompute(source));
-  auto owned = std::make_unique<gl::Program>(std::move(program));
-  const gl::Program* raw = owned.get();
-  programs_[source] = std::move(owned);
-  return raw;
-}
-
 StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     GraphBuilder& builder, const std::vector<int>& inputs,
     const std::vector<int>& outputs, const DeviceProfile& device,

@@ -10,23 +10,13 @@
 
 #include "delegate/graph.h"
 #include "delegate/memory_planner.h"
+#include "delegate/program_cache.h"
 #include "delegate/tflite_abi.h"
 #include "egl/gl_objects.h"
 #include "egl/gpu_timer.h"
 #include "egl/shader_source.h"
 
 namespace tflite_gles {
-
-// Compiled programs of one EGL context, keyed by their full source: equal
-// shaders across nodes and partitions compile once.
-class ProgramCache {
- public:
-  StatusOr<const gl::Program*> Get(const std::string& source);
-  int size() const { return static_cast<int>(programs_.size()); }
-
- private:
-  std::map<std::string, std::unique_ptr<gl::Program>> programs_;
-};
 
 // Per-dispatch GPU times of the last profiled run.
 struct DispatchTiming {

@@ -3,6 +3,8 @@
 #include <GLES3/gl32.h>
 
 #include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -203,7 +205,8 @@ std::string NumberLines(const std::string& source) {
   return out.str();
 }
 
-StatusOr<Program> Program::CreateCompute(const std::string& source) {
+StatusOr<Program> Program::CreateCompute(const std::string& source,
+                                         bool retrievable) {
   ClearGlErrors();
   ShaderGuard shader;
   shader.id = glCreateShader(GL_COMPUTE_SHADER);
@@ -230,6 +233,10 @@ StatusOr<Program> Program::CreateCompute(const std::string& source) {
     return Status::Error("glCreateProgram returned 0");
   }
   TFG_GL(glAttachShader(program.id_, shader.id));
+  if (retrievable) {
+    TFG_GL(glProgramParameteri(program.id_, GL_PROGRAM_BINARY_RETRIEVABLE_HINT,
+                               GL_TRUE));
+  }
   TFG_GL(glLinkProgram(program.id_));
   GLint linked = GL_FALSE;
   TFG_GL(glGetProgramiv(program.id_, GL_LINK_STATUS, &linked));
@@ -242,6 +249,65 @@ StatusOr<Program> Program::CreateCompute(const std::string& source) {
   // The shader is flagged for deletion by ShaderGuard and freed with the
   // program it is attached to.
   return program;
+}
+
+StatusOr<Program> Program::CreateFromBinary(GLenum format, const uint8_t* data,
+                                            size_t bytes) {
+  if (bytes == 0 || bytes > static_cast<size_t>(INT32_MAX)) {
+    return Status::Error("program binary of " + std::to_string(bytes) +
+                         " bytes: empty or too large for glProgramBinary");
+  }
+  ClearGlErrors();
+  Program program;
+  program.context_ = eglGetCurrentContext();
+  program.id_ = glCreateProgram();
+  if (program.id_ == 0) {
+    TFG_RETURN_IF_ERROR(CheckGlErrors("glCreateProgram", __FILE__, __LINE__));
+    return Status::Error("glCreateProgram returned 0");
+  }
+  TFG_GL(glProgramBinary(program.id_, format, data, static_cast<GLsizei>(bytes)));
+  // A binary the driver no longer accepts is not a GL error: it leaves the
+  // program unlinked, which is what decides.
+  GLint linked = GL_FALSE;
+  TFG_GL(glGetProgramiv(program.id_, GL_LINK_STATUS, &linked));
+  if (linked != GL_TRUE) {
+    TFG_ASSIGN_OR_RETURN(std::string log, InfoLog(program.id_, glGetProgramiv,
+                                                  glGetProgramInfoLog));
+    char hex[16];
+    std::snprintf(hex, sizeof(hex), "0x%x", format);
+    return Status::Error(std::string("the driver refused the program binary "
+                                     "(format ") + hex + ")" +
+                         (log.empty() ? "" : ": " + log));
+  }
+  return program;
+}
+
+Status Program::Binary(GLenum* format, std::vector<uint8_t>* data) const {
+  GLint length = 0;
+  TFG_GL(glGetProgramiv(id_, GL_PROGRAM_BINARY_LENGTH, &length));
+  if (length <= 0) {
+    return Status::Error("the driver reports no binary for this program "
+                         "(GL_PROGRAM_BINARY_LENGTH " + std::to_string(length) + ")");
+  }
+  data->assign(static_cast<size_t>(length), 0);
+  GLsizei written = 0;
+  TFG_GL(glGetProgramBinary(id_, length, &written, format, data->data()));
+  if (written <= 0 || written > length) {
+    return Status::Error("glGetProgramBinary wrote " + std::to_string(written) +
+                         " of " + std::to_string(length) + " bytes");
+  }
+  data->resize(static_cast<size_t>(written));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<GLenum>> ProgramBinaryFormats() {
+  GLint count = 0;
+  TFG_GL(glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &count));
+  std::vector<GLint> formats(static_cast<size_t>(count > 0 ? count : 0));
+  if (!formats.empty()) {
+    TFG_GL(glGetIntegerv(GL_PROGRAM_BINARY_FORMATS, formats.data()));
+  }
+  return std::vector<GLenum>(formats.begin(), formats.end());
 }
 
 Program& Program::operator=(Program&& other) noexcept {

@@ -14,7 +14,9 @@
 #include <GLES3/gl31.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "egl/status.h"
 
@@ -83,7 +85,17 @@ class Program {
   Program() = default;
   // Compiles and links `source`. On failure the message carries the driver's
   // info log and the line-numbered source, so the broken line can be found.
-  static StatusOr<Program> CreateCompute(const std::string& source);
+  // `retrievable`: the program's binary will be read back with Binary()
+  // (GL_PROGRAM_BINARY_RETRIEVABLE_HINT, set before linking).
+  static StatusOr<Program> CreateCompute(const std::string& source,
+                                         bool retrievable = false);
+  // Recreates a program from a binary that Binary() returned earlier. Fails
+  // (never returns an unlinked program) when the driver refuses it: another
+  // driver or version, a format it no longer takes, damaged bytes.
+  static StatusOr<Program> CreateFromBinary(GLenum format, const uint8_t* data,
+                                            size_t bytes);
+  // The driver's binary of this linked program (glGetProgramBinary).
+  Status Binary(GLenum* format, std::vector<uint8_t>* data) const;
   Program(Program&& other) noexcept { *this = std::move(other); }
   Program& operator=(Program&& other) noexcept;
   Program(const Program&) = delete;
@@ -101,5 +113,9 @@ class Program {
 
 // `source` with each line prefixed by its number, for error messages.
 std::string NumberLines(const std::string& source);
+
+// The program binary formats the driver offers (GL_PROGRAM_BINARY_FORMATS);
+// empty where it offers none and program binaries cannot be used.
+StatusOr<std::vector<GLenum>> ProgramBinaryFormats();
 
 }  // namespace tflite_gles::gl

@@ -75,7 +75,9 @@ typedef struct TfLiteGlesDelegateOptions {
   /* At most this many partitions are delegated (the largest first). */
   int32_t max_delegated_partitions;
   /* Where compiled programs are cached between runs (NULL: no cache), and a
-   * token naming the model in that cache. Both are copied at create. */
+   * token naming the model in that cache (both needed for the cache; see
+   * TfLiteGlesProgramCacheStats). The directory must exist. Both are copied
+   * at create. */
   const char* serialization_dir;
   const char* model_token;
   /* A TfLiteGlesEglPlatform; the environment variable
@@ -158,6 +160,32 @@ typedef struct TfLiteGlesMemoryStats {
 /* Fills `stats`; returns 0 on success, -1 if `delegate` is not ours. */
 int TfLiteGlesDelegateGetMemoryStats(const struct TfLiteDelegate* delegate,
                                      TfLiteGlesMemoryStats* stats);
+
+/* The serialization cache (options serialization_dir + model_token): each
+ * linked program is saved there as the driver's binary and later delegates,
+ * in any process, load it instead of compiling the shader again. Entries are
+ * keyed on the model token, the library version, the driver (vendor,
+ * renderer, GL/GLSL versions, binary formats) and the exact shader source;
+ * one that does not match, is damaged or is refused by the driver is
+ * compiled from source and rewritten. Counts are summed over the delegate's
+ * life. */
+typedef struct TfLiteGlesProgramCacheStats {
+  int32_t enabled;           /* 1: both options set, the directory exists and
+                                the driver offers program binary formats */
+  int32_t binary_formats;    /* GL_NUM_PROGRAM_BINARY_FORMATS of the driver */
+  int32_t programs_loaded;   /* programs created from cache entries */
+  int32_t programs_compiled; /* programs compiled from source (all of them
+                                when the cache is off) */
+  int32_t entries_written;   /* entries written, new or replacing bad ones */
+  int32_t entries_rejected;  /* entries found but not used: damaged,
+                                truncated, another token, refused */
+  char note[512];            /* why the cache is off, or its last problem;
+                                "" if none */
+} TfLiteGlesProgramCacheStats;
+
+/* Fills `stats`; returns 0 on success, -1 if `delegate` is not ours. */
+int TfLiteGlesDelegateGetProgramCacheStats(const struct TfLiteDelegate* delegate,
+                                           TfLiteGlesProgramCacheStats* stats);
 
 /* The last error the delegate reported ("" if none). Valid until the next
  * call into the delegate. */
