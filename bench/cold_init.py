@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Where cold init goes: one fresh process per measurement, with Mesa's
-on-disk shader cache empty (cold disk cache) and then filled (warm disk cache).
+on-disk shader cache empty (cold disk cache) and then filled (warm disk cache),
+and with the delegate's own serialization cache (serialization_dir +
+model_token) being written and then filled, each with an empty driver cache.
 
 For each case it prints the time of: applying the delegate
 (ModifyGraphWithDelegate: partitioning, kernel builds, glCompileShader and
@@ -14,7 +16,11 @@ dispatch counts.
 
 The warm-cache case reuses a private cache folder filled by the cold run, so
 the user's ~/.cache/mesa_shader_cache (Mesa) or ~/.nv/GLCache (NVIDIA) is
-neither read nor changed.
+neither read nor changed. The serialization-cache cases use a private
+temporary serialization_dir: the first fills it (its apply time includes
+writing the entries), the second loads every program from it; both start
+with a new empty driver cache, so only the delegate's cache differs from the
+cold case. Column `from_cache` is how many programs came from it.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def measure_in_this_process(model: str, fp16: bool) -> dict:
+def measure_in_this_process(model: str, fp16: bool, serialization_dir: str | None) -> dict:
     sys.path.insert(0, str(REPO / "tests" / "python"))
     sys.path.insert(0, str(REPO / "tools"))
     import numpy as np
@@ -42,7 +48,11 @@ def measure_in_this_process(model: str, fp16: bool) -> dict:
     path = str(spec.path) if spec else model
     times = {}
     start = time.perf_counter()
-    delegate = gt.make_delegate({"precision_loss_allowed": fp16})
+    options = {"precision_loss_allowed": fp16}
+    if serialization_dir:
+        options.update(serialization_dir=serialization_dir,
+                       model_token=Path(path).stem + ("-fp16" if fp16 else "-fp32"))
+    delegate = gt.make_delegate(options)
     interp = gt.interpreter(path, delegate)
     times["apply_ms"] = (time.perf_counter() - start) * 1e3
     t = time.perf_counter()
@@ -62,14 +72,18 @@ def measure_in_this_process(model: str, fp16: bool) -> dict:
     times["programs"] = stats["programs"]
     times["dispatches"] = stats["dispatches"]
     times["nodes"] = f"{stats['nodes_delegated']}/{stats['nodes_total']}"
+    cache = gt.program_cache_stats(delegate)
+    times["from_cache"] = cache["programs_loaded"] if cache["enabled"] else "-"
     return times
 
 
-def run_child(args, env_overrides: dict) -> dict:
+def run_child(args, env_overrides: dict, serialization_dir: str | None = None) -> dict:
     env = dict(os.environ, **env_overrides)
     command = [sys.executable, __file__, "--child", "--model", args.model]
     if args.fp16:
         command.append("--fp16")
+    if serialization_dir:
+        command += ["--serialization-dir", serialization_dir]
     result = subprocess.run(command, env=env, capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"child failed:\n{result.stderr[-2000:]}")
@@ -82,22 +96,32 @@ def main() -> int:
     parser.add_argument("--fp16", action="store_true")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serialization-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure_in_this_process(args.model, args.fp16)))
+        print(json.dumps(measure_in_this_process(args.model, args.fp16,
+                                                 args.serialization_dir)))
         return 0
+
+    def driver_cache(folder: str) -> dict:
+        # Mesa's and NVIDIA's on-disk shader caches, both pointed at a
+        # private folder.
+        return {"MESA_SHADER_CACHE_DIR": folder, "__GL_SHADER_DISK_CACHE_PATH": folder,
+                "__GL_SHADER_DISK_CACHE_SKIP_CLEANUP": "1"}
 
     rows = []
     for _ in range(args.repeats):
         with tempfile.TemporaryDirectory(prefix="mesa_cache_") as cache:
-            # Mesa's and NVIDIA's on-disk shader caches, both pointed at an
-            # empty private folder: the first run fills it, the second reuses it.
-            env = {"MESA_SHADER_CACHE_DIR": cache, "__GL_SHADER_DISK_CACHE_PATH": cache,
-                   "__GL_SHADER_DISK_CACHE_SKIP_CLEANUP": "1"}
-            rows.append(("cold disk cache", run_child(args, env)))
-            rows.append(("warm disk cache", run_child(args, env)))
+            # The first run fills the empty folder, the second reuses it.
+            rows.append(("cold disk cache", run_child(args, driver_cache(cache))))
+            rows.append(("warm disk cache", run_child(args, driver_cache(cache))))
+        with tempfile.TemporaryDirectory(prefix="tflite_gles_cache_") as ours:
+            for name in ("cold disk cache, writing serialization cache",
+                         "cold disk cache, serialization cache filled"):
+                with tempfile.TemporaryDirectory(prefix="mesa_cache_") as cache:
+                    rows.append((name, run_child(args, driver_cache(cache), ours)))
     keys = ["apply_ms", "allocate_ms", "first_invoke_ms", "cold_total_ms",
-            "second_invoke_ms", "programs", "dispatches", "nodes"]
+            "second_invoke_ms", "programs", "from_cache", "dispatches", "nodes"]
     print(f"model {args.model} ({'fp16' if args.fp16 else 'fp32'}), "
           f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS', 'default')}")
     print("| case | " + " | ".join(keys) + " |")

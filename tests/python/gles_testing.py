@@ -69,6 +69,20 @@ class MemoryStats(ctypes.Structure):
     ]
 
 
+class ProgramCacheStats(ctypes.Structure):
+    """TfLiteGlesProgramCacheStats from delegate/include/tflite_gles/delegate.h."""
+
+    _fields_ = [
+        ("enabled", ctypes.c_int32),
+        ("binary_formats", ctypes.c_int32),
+        ("programs_loaded", ctypes.c_int32),
+        ("programs_compiled", ctypes.c_int32),
+        ("entries_written", ctypes.c_int32),
+        ("entries_rejected", ctypes.c_int32),
+        ("note", ctypes.c_char * 512),
+    ]
+
+
 _lib = None
 
 
@@ -86,6 +100,9 @@ def library() -> ctypes.CDLL:
         _lib.TfLiteGlesDelegateGetMemoryStats.argtypes = [
             ctypes.c_void_p, ctypes.POINTER(MemoryStats)]
         _lib.TfLiteGlesDelegateGetMemoryStats.restype = ctypes.c_int
+        _lib.TfLiteGlesDelegateGetProgramCacheStats.argtypes = [
+            ctypes.c_void_p, ctypes.POINTER(ProgramCacheStats)]
+        _lib.TfLiteGlesDelegateGetProgramCacheStats.restype = ctypes.c_int
     return _lib
 
 
@@ -110,6 +127,16 @@ def memory_stats(delegate) -> dict:
                                                     ctypes.byref(s))
     assert rc == 0, "TfLiteGlesDelegateGetMemoryStats refused the delegate"
     return {name: getattr(s, name) for name, _ in MemoryStats._fields_}
+
+
+def program_cache_stats(delegate) -> dict:
+    """Where the delegate's programs came from (serialization cache or compiled)."""
+    s = ProgramCacheStats()
+    rc = library().TfLiteGlesDelegateGetProgramCacheStats(
+        delegate._get_native_delegate_pointer(), ctypes.byref(s))
+    assert rc == 0, "TfLiteGlesDelegateGetProgramCacheStats refused the delegate"
+    return {name: (getattr(s, name).decode() if isinstance(getattr(s, name), bytes)
+                   else getattr(s, name)) for name, _ in ProgramCacheStats._fields_}
 
 
 def profile(delegate) -> list[dict]:
