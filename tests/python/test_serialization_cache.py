@@ -1,0 +1,215 @@
+"""The serialization cache (options serialization_dir + model_token) through
+the real LiteRT interpreter, each delegate in a fresh child process as an
+application would run: the first runs write one entry per program, a later
+process loads every program from them (stats say so) and computes exactly
+what the first did and what the CPU does; damaged, truncated and foreign
+entries are rejected with a warning naming them, compiled from source and
+rewritten; a directory that cannot be used gives a warning and correct
+outputs. gl::ProgramBinaryCache's own cases are in
+tests/cpp/program_binary_cache_test.cc.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gles_testing import ModelBuilder, assert_close, interpreter, invoke
+from isolation import HERE, REPO, run_isolated
+
+# Runs the model through one delegate per entry of RUNS (a JSON list of
+# [serialization_dir, model_token]) and prints, per run, the delegate's
+# stats and program cache stats; outputs go to OUT_PREFIX<i>.npy.
+CHILD = r"""
+import json, os, sys
+import numpy as np
+import gles_testing as gt
+model, inputs, runs, out_prefix = sys.argv[1], np.load(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
+results = []
+for i, (directory, token) in enumerate(runs):
+    options = {"model_token": token}
+    if directory:
+        options["serialization_dir"] = directory
+    delegate = gt.make_delegate(options)
+    interp = gt.interpreter(model, delegate)
+    output = gt.invoke(interp, [inputs])[0]
+    np.save(f"{out_prefix}{i}.npy", output)
+    results.append({"stats": gt.stats(delegate), "cache": gt.program_cache_stats(delegate)})
+    del interp
+print(json.dumps(results))
+"""
+
+
+def build_model() -> bytes:
+    """conv 1x1 + ReLU -> depthwise 3x3 -> conv 3x3 stride 2: five programs
+    with the layout conversions."""
+    rng = np.random.default_rng(7)
+    b = ModelBuilder()
+    x = b.add_input([1, 12, 12, 6])
+
+    def conv(x, in_c, out_c, kernel, stride, activation):
+        out_hw = -(-b_shapes[x] // stride)
+        out = b.add_tensor([1, out_hw, out_hw, out_c])
+        b_shapes[out] = out_hw
+        weights = b.add_const(rng.uniform(-0.5, 0.5, [out_c, kernel, kernel, in_c]).astype(np.float32))
+        bias = b.add_const(rng.uniform(-1, 1, [out_c]).astype(np.float32))
+        b.add_op("CONV_2D", [x, weights, bias], [out],
+                 {"padding": "SAME", "stride_h": stride, "stride_w": stride,
+                  "dilation_h_factor": 1, "dilation_w_factor": 1,
+                  "fused_activation_function": activation})
+        return out
+
+    b_shapes = {x: 12}
+    y = conv(x, 6, 12, 1, 1, "RELU")
+    dw = b.add_tensor([1, 12, 12, 12])
+    b_shapes[dw] = 12
+    b.add_op("DEPTHWISE_CONV_2D",
+             [y, b.add_const(rng.uniform(-0.5, 0.5, [1, 3, 3, 12]).astype(np.float32)),
+              b.add_const(rng.uniform(-1, 1, [12]).astype(np.float32))],
+             [dw], {"padding": "SAME", "stride_h": 1, "stride_w": 1, "depth_multiplier": 1,
+                    "dilation_h_factor": 1, "dilation_w_factor": 1,
+                    "fused_activation_function": "NONE"})
+    out = conv(dw, 12, 10, 3, 2, "NONE")
+    b.set_outputs([out])
+    return b.build()
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    """The model on disk, its input, and the CPU kernels' output for it."""
+    folder = tmp_path_factory.mktemp("serialization")
+    model = folder / "model.tflite"
+    model.write_bytes(build_model())
+    x = np.random.default_rng(3).uniform(-2, 2, [1, 12, 12, 6]).astype(np.float32)
+    np.save(folder / "input.npy", x)
+    cpu = invoke(interpreter(str(model)), [x])[0]
+    return {"model": str(model), "input": str(folder / "input.npy"), "cpu": cpu,
+            "folder": folder}
+
+
+def command(case, runs, tag):
+    prefix = str(case["folder"] / f"{tag}_out")
+    return [sys.executable, "-c", CHILD, case["model"], case["input"], json.dumps(runs),
+            prefix], prefix
+
+
+def run_child(case, runs, tag):
+    """Runs the CHILD in a fresh process; returns (results, outputs, stderr)."""
+    args, prefix = command(case, runs, tag)
+    result = run_isolated("", args=args[1:])
+    assert result.returncode == 0, result.stderr[-4000:]
+    results = json.loads(result.stdout.strip().splitlines()[-1])
+    outputs = [np.load(f"{prefix}{i}.npy") for i in range(len(runs))]
+    return results, outputs, result.stderr
+
+
+def entries(directory):
+    return sorted(name for name in os.listdir(directory))
+
+
+def test_second_process_loads_every_program_and_computes_the_same(case, tmp_path):
+    cache_dir = str(tmp_path / "cache")
+    os.mkdir(cache_dir)
+    # Two processes fill the empty directory at the same time: each writes
+    # every entry through its own temporary file.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), str(REPO / "tools")]))
+    children = []
+    for tag in ("writer_a", "writer_b"):
+        args, prefix = command(case, [[cache_dir, "model-1"]], tag)
+        children.append((subprocess.Popen(args, env=env, cwd=str(REPO), text=True,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE),
+                         prefix))
+    first = []
+    for child, prefix in children:
+        stdout, stderr = child.communicate(timeout=120)
+        assert child.returncode == 0, stderr[-4000:]
+        stats = json.loads(stdout.strip().splitlines()[-1])[0]
+        programs = stats["stats"]["programs"]
+        assert stats["cache"]["enabled"] == 1, stats
+        assert stats["cache"]["binary_formats"] >= 1, stats
+        assert stats["cache"]["programs_compiled"] == programs, stats
+        assert stats["cache"]["entries_written"] == programs, stats
+        assert "entries written" in stderr, stderr
+        first.append(np.load(f"{prefix}0.npy"))
+    assert programs >= 5
+    names = entries(cache_dir)
+    assert len(names) == programs, f"one file per program, no temporary left: {names}"
+    assert all(n.startswith("model-1-") and n.endswith(".tfgprog") for n in names), names
+
+    results, outputs, stderr = run_child(case, [[cache_dir, "model-1"]], "reader")
+    cache = results[0]["cache"]
+    assert cache["programs_loaded"] == programs, cache
+    assert cache["programs_compiled"] == 0, cache
+    assert cache["entries_written"] == 0 and cache["entries_rejected"] == 0, cache
+    assert f"{programs} programs loaded from the cache, 0 compiled" in stderr, stderr
+    assert entries(cache_dir) == names
+    # Same driver, same programs: the same bits as the runs that compiled.
+    np.testing.assert_array_equal(outputs[0], first[0])
+    np.testing.assert_array_equal(outputs[0], first[1])
+    assert_close(outputs, [case["cpu"]])
+
+
+def test_damaged_truncated_and_foreign_entries_are_rejected_and_rewritten(case, tmp_path):
+    cache_dir, other_dir = tmp_path / "cache", tmp_path / "other"
+    cache_dir.mkdir()
+    other_dir.mkdir()
+    results, _, _ = run_child(case, [[str(cache_dir), "model-1"], [str(other_dir), "model-2"]],
+                              "fill")
+    programs = results[0]["stats"]["programs"]
+    names = entries(cache_dir)
+    damaged, truncated, foreign = (cache_dir / n for n in names[:3])
+    data = bytearray(damaged.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    damaged.write_bytes(bytes(data))
+    truncated.write_bytes(truncated.read_bytes()[:len(truncated.read_bytes()) - 100])
+    shutil.copyfile(other_dir / entries(other_dir)[0], foreign)
+    # A temporary file left by a writer that crashed is never read.
+    (cache_dir / (names[3] + ".tmp-99999-0")).write_bytes(b"torn")
+
+    # Two delegates in one process: the first repairs, the second finds all.
+    results, outputs, stderr = run_child(case, [[str(cache_dir), "model-1"]] * 2, "repair")
+    cache = results[0]["cache"]
+    assert cache["entries_rejected"] == 3, cache
+    assert cache["programs_loaded"] == programs - 3, cache
+    assert cache["programs_compiled"] == 3 and cache["entries_written"] == 3, cache
+    for path, reason in ((damaged, "checksum mismatch"), (truncated, "truncated"),
+                         (foreign, "identity differs")):
+        lines = [line for line in stderr.splitlines() if str(path) in line]
+        assert lines and "rejected" in lines[0] and reason in lines[0], (reason, stderr)
+    repaired = results[1]["cache"]
+    assert repaired["programs_loaded"] == programs and repaired["entries_rejected"] == 0, repaired
+    for output in outputs:
+        assert_close([output], [case["cpu"]])
+
+
+def test_unusable_directories_warn_and_outputs_stay_correct(case, tmp_path):
+    # /sys refuses new files even to root; otherwise a read-only folder.
+    if os.geteuid() == 0:
+        unwritable = "/sys"
+    else:
+        unwritable = str(tmp_path / "locked")
+        os.mkdir(unwritable, 0o500)
+    missing = str(tmp_path / "absent")
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    runs = [[unwritable, "model-1"], [missing, "model-1"], [str(a_file), "model-1"]]
+    results, outputs, stderr = run_child(case, runs, "unusable")
+    assert f"cannot write to the serialization cache in '{unwritable}'" in stderr, stderr
+    assert f"'{missing}' cannot be used: No such file or directory" in stderr, stderr
+    assert f"'{a_file}' cannot be used: not a directory" in stderr, stderr
+    written = results[0]["cache"]
+    assert written["enabled"] == 1 and written["entries_written"] == 0, written
+    assert unwritable in written["note"], written
+    for result in results[1:]:
+        assert result["cache"]["enabled"] == 0 and result["cache"]["note"], result
+    for result, output in zip(results, outputs):
+        assert result["cache"]["programs_compiled"] == result["stats"]["programs"], result
+        assert_close([output], [case["cpu"]])
+    if unwritable != "/sys":
+        assert os.listdir(unwritable) == []
