@@ -81,8 +81,8 @@ def shader_cache_state(disabled: bool) -> str:
     if not parts:
         parts.append("no Mesa or NVIDIA on-disk shader cache present before the run")
     return ("enabled (driver defaults); " + "; ".join(parts) +
-            ". tflite-gles keeps no program cache of its own yet "
-            "(serialization_dir is parsed but unused); LiteRT GPU runs with default options")
+            ". tflite-gles runs without its serialization cache (serialization_dir "
+            "unset; bench/cold_init.py measures it); LiteRT GPU runs with default options")
 
 
 def reasons_from_stderr(stderr: str, limit: int = 4) -> list[str]:
