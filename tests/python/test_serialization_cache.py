@@ -125,7 +125,7 @@ def test_second_process_loads_every_program_and_computes_the_same(case, tmp_path
         children.append((subprocess.Popen(args, env=env, cwd=str(REPO), text=True,
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE),
                          prefix))
-    first = []
+    first, compiled = [], 0
     for child, prefix in children:
         stdout, stderr = child.communicate(timeout=120)
         assert child.returncode == 0, stderr[-4000:]
@@ -133,11 +133,17 @@ def test_second_process_loads_every_program_and_computes_the_same(case, tmp_path
         programs = stats["stats"]["programs"]
         assert stats["cache"]["enabled"] == 1, stats
         assert stats["cache"]["binary_formats"] >= 1, stats
-        assert stats["cache"]["programs_compiled"] == programs, stats
-        assert stats["cache"]["entries_written"] == programs, stats
+        # Whichever starts later may already find some of the other's
+        # entries; every program it compiled, it wrote.
+        cache = stats["cache"]
+        assert cache["programs_compiled"] + cache["programs_loaded"] == programs, stats
+        assert cache["entries_written"] == cache["programs_compiled"], stats
+        assert cache["entries_rejected"] == 0, stats
+        compiled += cache["programs_compiled"]
         assert "entries written" in stderr, stderr
         first.append(np.load(f"{prefix}0.npy"))
     assert programs >= 5
+    assert compiled >= programs, "a program can only be loaded once written"
     names = entries(cache_dir)
     assert len(names) == programs, f"one file per program, no temporary left: {names}"
     assert all(n.startswith("model-1-") and n.endswith(".tfgprog") for n in names), names
