@@ -30,24 +30,27 @@ const float kLowest = -3.402823466e38;
 
 #if defined(COOPERATIVE)
 // GLSL ES 3.10 allows barrier() only directly in main(), outside control
-// flow and before any return: so no early return here, and the reduction
-// tree is written out for a fixed workgroup of 64.
+// flow and before any return: so no early return here. Each reduction has
+// its own shared array, written once and read once: every invocation stores
+// its partial value, and after one barrier each reads all 64 and combines
+// them itself (64 shared reads cost less than a tree's 6 barriers). (A tree
+// reduction that reused one array passed on llvmpipe and came out slightly
+// wrong on NVIDIA's driver.)
 #if LOCAL_X != 64
 #error COOPERATIVE needs LOCAL_X == 64
 #endif
-shared float partial[64];
+shared float partial_a[64];
+shared float partial_b[64];
 const int kSliceStep = 64;
 float add(float a, float b) { return a + b; }
-#define SYNC memoryBarrierShared(); barrier();
-#define STEP(op, width) \
-  if (lane < width) partial[lane] = op(partial[lane], partial[lane + width]); SYNC
 // Leaves op() of every invocation's `value` in `result`, for all of them.
-#define REDUCE(result, value, op) \
-  partial[lane] = value; SYNC STEP(op, 32) STEP(op, 16) STEP(op, 8) STEP(op, 4) \
-  STEP(op, 2) STEP(op, 1) result = partial[0]; barrier();
+#define REDUCE(result, value, op, partial) \
+  partial[lane] = value; memoryBarrierShared(); barrier(); \
+  result = partial[0]; \
+  for (int i = 1; i < 64; ++i) result = op(result, partial[i]);
 #else
 const int kSliceStep = 1;
-#define REDUCE(result, value, op) result = value;
+#define REDUCE(result, value, op, partial) result = value;
 #endif
 
 void main() {
@@ -71,13 +74,13 @@ void main() {
     largest = max(largest, mix(vec4(kLowest), v, real));
   }
   float m;
-  REDUCE(m, max(max(largest.x, largest.y), max(largest.z, largest.w)), max)
+  REDUCE(m, max(max(largest.x, largest.y), max(largest.z, largest.w)), max, partial_a)
   float sum = 0.0;
   for (int s = lane; s < slices; s += kSliceStep) {
     vec4 e = exp((LOAD(in0, first + s * kSliceStride) - vec4(m)) * BETA);
     sum += dot(zero_padded(e, s, C), vec4(1.0));
   }
-  REDUCE(sum, sum, add)
+  REDUCE(sum, sum, add, partial_b)
   float scale = 1.0 / sum;
   for (int s = lane; s < slices; s += kSliceStep) {
     vec4 e = exp((LOAD(in0, first + s * kSliceStride) - vec4(m)) * BETA);
@@ -89,7 +92,7 @@ void main() {
     vec4 v = LOAD(in0, first + s * kSliceStride);
     squares += dot(v, v);
   }
-  REDUCE(squares, squares, add)
+  REDUCE(squares, squares, add, partial_a)
   float scale = 1.0 / max(sqrt(squares), EPSILON);
   for (int s = lane; s < slices; s += kSliceStep) {
     vec4 v = LOAD(in0, first + s * kSliceStride);
