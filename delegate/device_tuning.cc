@@ -52,6 +52,12 @@ void TuneForDevice(DeviceProfile* device) {
                    "not an integer >= 0; ignored\n", text);
     }
   }
+  if (const char* text = std::getenv("TFLITE_GLES_X_DEFER_CHECKS")) {
+    device->defer_gl_checks = std::strcmp(text, "1") == 0;
+  }
+  if (const char* text = std::getenv("TFLITE_GLES_X_PHASES")) {
+    device->report_phases = std::strcmp(text, "1") == 0;
+  }
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
   UsageFromEnv("TFLITE_GLES_X_DOWNLOAD_USAGE", &device->download_usage);
 }

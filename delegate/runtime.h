@@ -89,6 +89,8 @@ class PartitionRuntime {
   // The buffer range holding `id` (its root's for a view), bound for writing
   // (SSBO) or reading (texture view or SSBO).
   bool IsUploadStaging(size_t value) const;
+  // Uploads the inputs and issues every dispatch (no wait).
+  Status UploadAndDispatch(abi::Context* context);
   Status BindForWrite(ValueId id, GLuint binding) const;
   Status BindForRead(ValueId id, GLuint binding) const;
   // Runs every step and records timings_ (GPU timer queries if the driver
@@ -116,6 +118,9 @@ class PartitionRuntime {
   int fused_ = 0;
   long long gpu_bytes_ = 0;
   std::vector<DispatchTiming> timings_;
+  // DeviceProfile::report_phases: CPU time of the last invokes by phase.
+  int phase_invokes_ = 0;
+  double phase_submit_us_ = 0, phase_wait_us_ = 0;
   gl::GpuTimer timer_;        // empty where timer queries are unavailable
   bool timer_tried_ = false;  // created lazily on the first profiled run
 };
