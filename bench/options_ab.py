@@ -11,7 +11,8 @@ alternating in rounds so that a load change hits every variant alike.
 A variant is NAME:KEY=VALUE,KEY=VALUE...; keys are delegate options
 (README's table), or env.NAME for an environment variable set while that
 variant's delegate is created (the delegate reads its knobs then). Timings
-are wall time of set_tensor + invoke + get_tensor; the table gives median,
+are wall time of set_tensor + invoke + get_tensor, in blocks of 20 per
+variant; the table gives median,
 min and p90 per variant, its ratio to the first variant, and the largest
 difference of its outputs from the first variant's.
 """
@@ -82,11 +83,16 @@ def main() -> int:
     for _ in range(5):  # warm-up: JIT, first-touch allocations
         for run in runs:
             run["outputs"] = timed(run["interp"], inputs)[1]
-    for _ in range(args.iterations):
+    # Blocks of 20 timed invokes per variant after one untimed: each delegate
+    # owns its EGL context, and the switch between interpreters costs more
+    # than a small invoke (an application runs one model many times in a row).
+    for _ in range(max(1, args.iterations // 20)):
         for run in runs:
-            run["times"].append(timed(run["interp"], inputs)[0])
+            timed(run["interp"], inputs)
+            for _ in range(20):
+                run["times"].append(timed(run["interp"], inputs)[0])
     base = statistics.median(runs[0]["times"])
-    print(f"{Path(args.model).name}, {args.iterations} rounds")
+    print(f"{Path(args.model).name}, {len(runs[0]['times'])} invokes per variant")
     print("| variant | median ms | min | p90 | ÷ first | dispatches | max diff vs first |")
     print("|---|---|---|---|---|---|---|")
     for run in runs:

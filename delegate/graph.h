@@ -87,6 +87,10 @@ struct DeviceProfile {
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;
+  // Measurement only (TFLITE_GLES_X_NO_FETCH_BARRIER=1): leaves
+  // GL_TEXTURE_FETCH_BARRIER_BIT out of the barrier between dispatches,
+  // which the GL spec needs when reads go through texture buffers.
+  bool fetch_barrier = true;
 };
 
 // Facts about the whole TFLite graph that kernels need beyond their node:

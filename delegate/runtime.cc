@@ -325,7 +325,7 @@ Status PartitionRuntime::BindAndDispatch(const Step& step) {
   // The next dispatch reads what this one wrote, through SSBO or texture;
   // the texture-fetch bit only where reads go through texture buffers (it
   // costs a texture cache invalidation on some drivers).
-  TFG_GL(glMemoryBarrier(device_.texture_buffer_reads
+  TFG_GL(glMemoryBarrier(device_.texture_buffer_reads && device_.fetch_barrier
                              ? GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT
                              : GL_SHADER_STORAGE_BARRIER_BIT));
   return Status::Ok();
