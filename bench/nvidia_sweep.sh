@@ -37,10 +37,10 @@ for precision in "" "--fp16"; do
     --iterations 50 --top 0 > "$OUT/profile_mobilenet${precision/--/_}.txt" 2>&1
   tail -n 12 "$OUT/profile_mobilenet${precision/--/_}.txt"
 done
-# SWEEP_ONLY=1: stop here (cold init and fusion on/off take another ~80 s).
+# SWEEP_ONLY=1: stop here (cold init and fusion on/off take another ~110 s).
 [ -n "${SWEEP_ONLY:-}" ] && exit 0
-echo "== cold init (fp32)"
-timeout 90 python3 bench/cold_init.py --model "$MOBILENET" 2>&1 | tail -n 4
+echo "== cold init (fp32; empty/filled driver cache, then our serialization cache written/filled)"
+timeout 120 python3 bench/cold_init.py --model "$MOBILENET" 2>&1 | tail -n 7
 echo "== fusion on/off"
 timeout 100 python3 bench/fusion_ab.py --iterations 100 "$MOBILENET" $M/selfie_segmentation.tflite \
   $M/face_detection_short_range.tflite $M/deeplabv3_257_mv_gpu.tflite 2>&1 | grep "^|"

@@ -172,7 +172,8 @@ int TfLiteGlesDelegateGetMemoryStats(const struct TfLiteDelegate* delegate,
 typedef struct TfLiteGlesProgramCacheStats {
   int32_t enabled;           /* 1: both options set, the directory exists and
                                 the driver offers program binary formats */
-  int32_t binary_formats;    /* GL_NUM_PROGRAM_BINARY_FORMATS of the driver */
+  int32_t binary_formats;    /* GL_NUM_PROGRAM_BINARY_FORMATS of the driver
+                                (read only when both options are set) */
   int32_t programs_loaded;   /* programs created from cache entries */
   int32_t programs_compiled; /* programs compiled from source (all of them
                                 when the cache is off) */
