@@ -52,12 +52,6 @@ void TuneForDevice(DeviceProfile* device) {
                    "not an integer >= 0; ignored\n", text);
     }
   }
-  if (const char* text = std::getenv("TFLITE_GLES_X_DEFER_CHECKS")) {
-    device->defer_gl_checks = std::strcmp(text, "1") == 0;
-  }
-  if (const char* text = std::getenv("TFLITE_GLES_X_NO_FETCH_BARRIER")) {
-    device->fetch_barrier = std::strcmp(text, "1") != 0;
-  }
   if (const char* text = std::getenv("TFLITE_GLES_X_PHASES")) {
     device->report_phases = std::strcmp(text, "1") == 0;
   }

@@ -81,16 +81,9 @@ struct DeviceProfile {
   // where a driver places them (device or host memory). Set by TuneForDevice.
   unsigned upload_usage = 0x88E1;    // GL_STREAM_READ
   unsigned download_usage = 0x88E1;  // GL_STREAM_READ
-  // An invoke's uploads and dispatches check GL errors once as a batch
-  // (gl::DeferredGlChecks) instead of around every call.
-  bool defer_gl_checks = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;
-  // Measurement only (TFLITE_GLES_X_NO_FETCH_BARRIER=1): leaves
-  // GL_TEXTURE_FETCH_BARRIER_BIT out of the barrier between dispatches,
-  // which the GL spec needs when reads go through texture buffers.
-  bool fetch_barrier = true;
 };
 
 // Facts about the whole TFLite graph that kernels need beyond their node:

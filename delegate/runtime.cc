@@ -325,7 +325,7 @@ Status PartitionRuntime::BindAndDispatch(const Step& step) {
   // The next dispatch reads what this one wrote, through SSBO or texture;
   // the texture-fetch bit only where reads go through texture buffers (it
   // costs a texture cache invalidation on some drivers).
-  TFG_GL(glMemoryBarrier(device_.texture_buffer_reads && device_.fetch_barrier
+  TFG_GL(glMemoryBarrier(device_.texture_buffer_reads
                              ? GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT
                              : GL_SHADER_STORAGE_BARRIER_BIT));
   return Status::Ok();
@@ -406,22 +406,6 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     }
     TFG_RETURN_IF_ERROR(DispatchProfiled());
     TFG_GL(glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT));
-  } else if (device_.defer_gl_checks) {
-    // One glGetError for the whole batch instead of two per call (about
-    // 20 per dispatch). If the batch raised an error, it runs again with
-    // every call checked, so that the message names the call; rerunning is
-    // safe because every dispatch rewrites its outputs from its inputs.
-    Status batch;
-    {
-      gl::DeferredGlChecks deferred;
-      batch = UploadAndDispatch(context);
-      Status errors = deferred.Finish("the uploads and dispatches of an invoke");
-      if (batch.ok()) batch = errors;
-    }
-    if (!batch.ok()) {
-      TFG_RETURN_IF_ERROR(UploadAndDispatch(context));
-      return batch;
-    }
   } else {
     TFG_RETURN_IF_ERROR(UploadAndDispatch(context));
   }

@@ -64,26 +64,4 @@ Status CheckEglError(const char* call, const char* file, int line) {
   return Status::Error(std::string(where) + " failed: " + EglErrorName(error));
 }
 
-namespace {
-thread_local int deferred_depth = 0;
-}  // namespace
-
-DeferredGlChecks::DeferredGlChecks() {
-  if (deferred_depth == 0) ClearGlErrors();
-  ++deferred_depth;
-}
-
-DeferredGlChecks::~DeferredGlChecks() {
-  if (!finished_) --deferred_depth;
-}
-
-bool DeferredGlChecks::Active() { return deferred_depth > 0; }
-
-Status DeferredGlChecks::Finish(const char* batch) {
-  if (finished_) return Status::Ok();
-  finished_ = true;
-  if (--deferred_depth > 0) return Status::Ok();  // the outer batch checks
-  return CheckGlErrors(batch, __FILE__, __LINE__);
-}
-
 }  // namespace tflite_gles::gl

@@ -27,37 +27,12 @@ Status CheckGlErrors(const char* call, const char* file, int line);
 // Turns eglGetError() into a Status naming `call`.
 Status CheckEglError(const char* call, const char* file, int line);
 
-// Batched checking for hot loops (an invoke's dispatches): while a
-// DeferredGlChecks is alive on this thread, TFG_GL runs its call without the
-// glGetError round trips, and Finish() then turns whatever GL error the
-// batch raised into one Status naming the batch. GL error flags are sticky,
-// so no error of the batch is lost; only the exact call is not named (the
-// caller may rerun the batch with immediate checks to find it).
-class DeferredGlChecks {
- public:
-  DeferredGlChecks();
-  ~DeferredGlChecks();
-  DeferredGlChecks(const DeferredGlChecks&) = delete;
-  DeferredGlChecks& operator=(const DeferredGlChecks&) = delete;
-  // Ends the deferral and checks the batch's errors.
-  Status Finish(const char* batch);
-  static bool Active();
-
- private:
-  bool finished_ = false;
-};
-
 }  // namespace tflite_gles::gl
 
 // Runs a GL statement and returns a Status error from the enclosing function
-// if it raised any GL error (or, inside a DeferredGlChecks, leaves the check
-// to its Finish()).
+// if it raised any GL error.
 #define TFG_GL(call)                                                        \
   do {                                                                      \
-    if (::tflite_gles::gl::DeferredGlChecks::Active()) {                    \
-      call;                                                                 \
-      break;                                                                \
-    }                                                                       \
     ::tflite_gles::gl::ClearGlErrors();                                     \
     call;                                                                   \
     TFG_RETURN_IF_ERROR(                                                    \
