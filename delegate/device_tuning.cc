@@ -41,6 +41,13 @@ void TuneForDevice(DeviceProfile* device) {
   // this number). Measured on the H100 only: other GPUs (mobile ones with
   // fewer, wider cores included) take the same until someone measures them.
   device->min_invocations = device->gpu->IsLlvmpipe() ? 0 : 32768;
+  // GEMMs (1x1 convolutions, FULLY_CONNECTED) with the depth split across a
+  // workgroup (shaders/gemm.comp): MobileNet-sized GEMMs are too small to
+  // fill a GPU with one invocation per output tile, and a 1024-deep logits
+  // layer ran 251 invocations for 67 us on the H200 (12 us split; docs/perf/
+  // log.md, "NVIDIA GEMM"). llvmpipe has a few SIMD lanes, not thousands:
+  // there splitting only adds work and a barrier, so it keeps conv2d.comp.
+  device->shared_memory_gemm = !device->gpu->IsLlvmpipe();
   if (const char* text = std::getenv("TFLITE_GLES_MIN_INVOCATIONS")) {
     char* end = nullptr;
     const long long value = std::strtoll(text, &end, 10);
@@ -57,6 +64,20 @@ void TuneForDevice(DeviceProfile* device) {
   }
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
   UsageFromEnv("TFLITE_GLES_X_DOWNLOAD_USAGE", &device->download_usage);
+  if (const char* text = std::getenv("TFLITE_GLES_SHARED_MEMORY_GEMM")) {
+    if (!std::strcmp(text, "0") || !std::strcmp(text, "1")) {
+      device->shared_memory_gemm = text[0] == '1';
+    } else {
+      std::fprintf(stderr,
+                   "WARNING: tflite-gles: TFLITE_GLES_SHARED_MEMORY_GEMM='%s' "
+                   "is not 0 or 1; ignored\n", text);
+    }
+  }
+  // Checked where it is parsed (kernels/gemm.h): a bad value makes the
+  // GEMM kernels decline with the parse error, so the sweep notices.
+  if (const char* text = std::getenv("TFLITE_GLES_GEMM_TILE")) {
+    device->gemm_tile_override = text;
+  }
 }
 
 }  // namespace tflite_gles

@@ -8,7 +8,10 @@ namespace tflite_gles {
 
 // Fills the tuning fields of `device` for `device->gpu`. The environment
 // variable TFLITE_GLES_MIN_INVOCATIONS (an integer >= 0) overrides
-// DeviceProfile::min_invocations, for measuring sweeps (bench/nvidia_sweep.sh).
+// DeviceProfile::min_invocations, for measuring sweeps (bench/nvidia_sweep.sh);
+// TFLITE_GLES_SHARED_MEMORY_GEMM (0 or 1) overrides
+// DeviceProfile::shared_memory_gemm, for A/B runs and to test gemm.comp on
+// llvmpipe; TFLITE_GLES_GEMM_TILE sets DeviceProfile::gemm_tile_override.
 void TuneForDevice(DeviceProfile* device);
 
 }  // namespace tflite_gles

@@ -81,9 +81,10 @@ std::optional<std::string> UnaryExpression(const Dispatch& consumer,
 }
 
 bool IsFusableProducer(const Dispatch& dispatch) {
-  // Both shaders: bindings out0 = 0, in0 = 1, weights = 2, bias = 3, and the
+  // All three shaders: bindings out0 = 0, in0 = 1, weights = 2, bias = 3, and the
   // optional epilogue operand at 4.
-  return (dispatch.shader == "conv2d" || dispatch.shader == "depthwise_conv2d") &&
+  return (dispatch.shader == "conv2d" || dispatch.shader == "gemm" ||
+          dispatch.shader == "depthwise_conv2d") &&
          dispatch.outputs.size() == 1 &&
          dispatch.inputs.size() == (dispatch.defines.count("EPILOGUE_IN") ? 4u : 3u);
 }

@@ -57,6 +57,12 @@ struct Dispatch {
   std::array<uint32_t, 3> local = {64, 1, 1};
   std::string label;  // node description, for profiles and errors
   long long flops = 0;  // arithmetic per run, for GFLOP/s in profiles
+  // Shapes the shader reads from a std140 uniform block at uniform binding
+  // 0 (ivec4s, so 4 ints each) instead of compile-time defines: dispatches
+  // differing only in them share one program. The runtime writes them into
+  // a buffer once at init and binds it per dispatch; nothing is uploaded
+  // inside an invoke. Empty: no uniform block.
+  std::vector<int32_t> uniforms;
 };
 
 // What a kernel may assume about the device when it checks and builds.
@@ -84,6 +90,13 @@ struct DeviceProfile {
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;
+  // 1x1 CONV_2D and FULLY_CONNECTED run shaders/gemm.comp (the depth split
+  // across a workgroup, partial sums combined in shared memory) instead of
+  // conv2d.comp's whole-depth register tiles. Set by TuneForDevice.
+  bool shared_memory_gemm = false;
+  // For sweeps: gemm.comp's tile as "TM,TN,TR,TS,KP" or "splitk,SLICES,KP"
+  // (kernels/gemm.h); empty: chosen per layer shape.
+  std::string gemm_tile_override;
 };
 
 // Facts about the whole TFLite graph that kernels need beyond their node:

@@ -170,6 +170,17 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
                                         dispatch.shader + ")");
   }
   step.program = *program;
+  if (!dispatch.uniforms.empty()) {
+    // std140 ivec4 members: whole vec4s of ints, zero-filled.
+    std::vector<int32_t> block = dispatch.uniforms;
+    block.resize((block.size() + 3) / 4 * 4, 0);
+    auto uniforms = gl::Buffer::Create(block.size() * sizeof(int32_t),
+                                       block.data(), GL_STATIC_DRAW);
+    if (!uniforms.ok()) {
+      return uniforms.status().WithContext(dispatch.label + ": uniform block");
+    }
+    step.uniforms = std::move(*uniforms);
+  }
   step.dispatch = std::move(dispatch);
   steps_.push_back(std::move(step));
   return Status::Ok();
@@ -320,6 +331,7 @@ Status PartitionRuntime::BindAndDispatch(const Step& step) {
   GLuint binding = 0;
   for (ValueId id : d.outputs) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
   for (ValueId id : d.inputs) TFG_RETURN_IF_ERROR(BindForRead(id, binding++));
+  if (step.uniforms.id() != 0) TFG_RETURN_IF_ERROR(step.uniforms.BindAsUniform(0));
   TFG_RETURN_IF_ERROR(step.program->Dispatch(step.groups[0], step.groups[1],
                                              step.groups[2]));
   // The next dispatch reads what this one wrote, through SSBO or texture;

@@ -64,6 +64,7 @@ class PartitionRuntime {
     const gl::Program* program = nullptr;
     Dispatch dispatch;
     uint32_t groups[3] = {1, 1, 1};
+    gl::Buffer uniforms;  // Dispatch::uniforms, written once; id 0 if none
   };
   // Staging buffers hold BHWC floats; bool and int32 TFLite tensors are
   // converted on the CPU on the way (bool as 0.0/1.0, int32 exact up to

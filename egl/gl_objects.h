@@ -42,6 +42,8 @@ class Buffer {
   // Copies `bytes` from the buffer into `out` through a mapped range.
   Status Download(size_t offset, size_t bytes, void* out) const;
   Status BindAsStorage(GLuint binding, size_t offset, size_t bytes) const;
+  // The whole buffer as the uniform block at `binding`.
+  Status BindAsUniform(GLuint binding) const;
 
   // Live buffers owned through this class in the process (leak checks).
   static long LiveCount();

@@ -7,6 +7,7 @@
 #include "delegate/kernel_registry.h"
 #include "delegate/kernels/common.h"
 #include "delegate/kernels/conv_common.h"
+#include "delegate/kernels/gemm.h"
 
 namespace tflite_gles {
 namespace {
@@ -111,6 +112,10 @@ Status BuildConv(const NodeView& node, GraphBuilder& builder) {
     kernels::WeightAt lane_weight = [&](int oc, int, int lane) {
       return lane < in_c ? weight(oc, 0, lane) : 0.0f;
     };
+    if (builder.device().shared_memory_gemm) {
+      return kernels::AddSharedGemmDispatch(node, builder, in, out, gemm,
+                                            lane_weight, bias, params->activation);
+    }
     return kernels::AddConv2dDispatch(node, builder, in, out, {}, &gemm,
                                       4 * gemm.depth_steps, lane_weight, bias,
                                       params->activation);

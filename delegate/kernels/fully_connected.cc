@@ -9,6 +9,7 @@
 #include "delegate/kernel_registry.h"
 #include "delegate/kernels/common.h"
 #include "delegate/kernels/conv_common.h"
+#include "delegate/kernels/gemm.h"
 
 namespace tflite_gles {
 namespace {
@@ -114,6 +115,10 @@ Status BuildFullyConnected(const NodeView& node, GraphBuilder& builder) {
     if (c >= channels) return 0.0f;
     return weights[static_cast<size_t>(oc) * depth + pixel * channels + c];
   };
+  if (builder.device().shared_memory_gemm) {
+    return kernels::AddSharedGemmDispatch(node, builder, in, out, gemm, weight,
+                                          bias, params->activation);
+  }
   return kernels::AddConv2dDispatch(node, builder, in, out, {}, &gemm,
                                     4 * gemm.depth_steps, weight, bias,
                                     params->activation);

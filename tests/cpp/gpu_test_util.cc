@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "delegate/device_tuning.h"
 #include "delegate/half.h"
 #include "delegate/kernel_registry.h"
 #include "delegate/runtime.h"
@@ -162,6 +163,8 @@ Status OpTester::Setup(bool fp16, DeviceProfile* device) {
   device->gpu = &env.info();
   device->fp16 = fp16;
   device->texture_buffer_reads = env.info().has_texture_buffer;
+  TuneForDevice(device);
+  if (tune_) tune_(device);
   return env.EnsureCurrent();
 }
 

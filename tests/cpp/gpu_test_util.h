@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -39,6 +40,11 @@ class OpTester {
                    reinterpret_cast<const char*>(&params) + sizeof(Params));
   }
   void SetCustom(const std::string& name, const std::vector<uint8_t>& data);
+  // Runs after the device is tuned as the delegate tunes it (TuneForDevice,
+  // environment overrides included), e.g. to force a kernel path.
+  void TuneDevice(std::function<void(DeviceProfile*)> tune) {
+    tune_ = std::move(tune);
+  }
 
   // Checks the node with the kernel registry (OK or the decline reason).
   Status Check(bool fp16 = false);
@@ -65,6 +71,7 @@ class OpTester {
   std::vector<char> params_;
   std::string custom_name_;
   std::vector<uint8_t> custom_data_;
+  std::function<void(DeviceProfile*)> tune_;
 };
 
 // Uniform random floats in [low, high], never zero (a zero hides sign and

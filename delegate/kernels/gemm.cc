@@ -1,0 +1,227 @@
+#include "delegate/kernels/gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "delegate/kernels/common.h"
+
+namespace tflite_gles::kernels {
+
+int SharedGemmTile::shared_vec4() const {
+  // The partial sums of every K part; a token 1 where there is one part.
+  if (k_parts == 1) return 1;
+  return local_x() * k_parts * tile_rows * (split_k ? 1 : tile_slices);
+}
+
+std::string SharedGemmTile::ToString() const {
+  std::ostringstream out;
+  if (split_k) {
+    out << "split-K " << tile_rows << " rows x " << threads_s << " slices, "
+        << k_parts << " parts";
+  } else {
+    out << tile_rows << "x" << tile_slices << " per invocation, " << threads_r
+        << "x" << threads_s << " invocations, " << k_parts << " parts";
+  }
+  return out.str();
+}
+
+namespace {
+
+int Workgroups(long long rows, int out_slices, const SharedGemmTile& tile) {
+  return static_cast<int>(((rows + tile.wg_rows() - 1) / tile.wg_rows()) *
+                          ((out_slices + tile.wg_slices() - 1) / tile.wg_slices()));
+}
+
+// The largest power of two <= `limit` (>= 1).
+int PowerOfTwoAtMost(long long limit) {
+  int p = 1;
+  while (2LL * p <= limit) p *= 2;
+  return p;
+}
+
+Status CheckTile(const SharedGemmTile& tile, const DeviceProfile& device) {
+  const int threads = tile.local_x() * tile.k_parts;
+  const int limit = device.gpu ? device.gpu->max_workgroup_invocations : 128;
+  if (tile.tile_rows < 1 || tile.tile_slices < 1 || tile.threads_r < 1 ||
+      tile.threads_s < 1 || tile.k_parts < 1) {
+    return Status::Error("GEMM tile " + tile.ToString() + " is malformed");
+  }
+  if (threads > limit) {
+    return Status::Error("GEMM tile " + tile.ToString() + " needs " +
+                         std::to_string(threads) +
+                         " invocations per workgroup; the device allows " +
+                         std::to_string(limit));
+  }
+  if (tile.shared_vec4() > kSharedGemmVec4) {
+    return Status::Error("GEMM tile " + tile.ToString() + " needs " +
+                         std::to_string(tile.shared_vec4() * 16) +
+                         " bytes of shared memory, over " +
+                         std::to_string(kSharedGemmVec4 * 16));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<SharedGemmTile> ParseSharedGemmTile(const std::string& text) {
+  std::vector<std::string> fields;
+  std::stringstream in(text);
+  std::string field;
+  while (std::getline(in, field, ',')) fields.push_back(field);
+  SharedGemmTile tile;
+  std::vector<int> numbers;
+  const bool split_k = !fields.empty() && fields[0] == "splitk";
+  for (size_t i = split_k ? 1 : 0; i < fields.size(); ++i) {
+    char* end = nullptr;
+    const long value = std::strtol(fields[i].c_str(), &end, 10);
+    if (fields[i].empty() || *end != '\0' || value < 1 || value > 1024) {
+      return Status::Error("GEMM tile '" + text + "': '" + fields[i] +
+                           "' is not an integer in [1, 1024]");
+    }
+    numbers.push_back(static_cast<int>(value));
+  }
+  if (split_k && numbers.size() == 2) {
+    tile.split_k = true;
+    tile.threads_s = numbers[0];
+    tile.k_parts = numbers[1];
+  } else if (!split_k && numbers.size() == 5) {
+    tile.tile_rows = numbers[0];
+    tile.tile_slices = numbers[1];
+    tile.threads_r = numbers[2];
+    tile.threads_s = numbers[3];
+    tile.k_parts = numbers[4];
+  } else {
+    return Status::Error("GEMM tile '" + text +
+                         "' is neither TM,TN,TR,TS,KP nor splitk,SLICES,KP");
+  }
+  return tile;
+}
+
+// Why these shapes (docs/perf/log.md, "NVIDIA GEMM"): a GPU hides memory
+// latency with many invocations in flight, and MobileNet-sized GEMMs
+// (196 x 512 x 512) are too small to fill one with large tiles. So the
+// register tile shrinks, and then the depth is split across the workgroup
+// (K parts), until the dispatch has about min_invocations invocations.
+// Rows <= 4 (an FC over a batch, a classifier's logits) reuse no weights,
+// so the split-K form reads them directly.
+StatusOr<SharedGemmTile> ChooseSharedGemmTile(long long rows, int out_slices,
+                                              int depth_steps,
+                                              const DeviceProfile& device) {
+  SharedGemmTile tile;
+  const int max_threads = std::min(
+      1024, device.gpu ? device.gpu->max_workgroup_invocations : 128);
+  const bool few_rows = rows <= 4;
+  if (!device.gemm_tile_override.empty()) {
+    TFG_ASSIGN_OR_RETURN(tile, ParseSharedGemmTile(device.gemm_tile_override));
+    // An override of the other form does not apply to this layer.
+    if (tile.split_k == few_rows) {
+      if (tile.split_k) tile.tile_rows = static_cast<int>(rows);
+      TFG_RETURN_IF_ERROR(CheckTile(tile, device));
+      return tile;
+    }
+    tile = SharedGemmTile();
+  }
+  if (few_rows) {
+    tile.split_k = true;
+    tile.tile_rows = static_cast<int>(rows);
+    // H200 sweep of the 1024 -> 1001 logits: 8 slices x 32 parts 11 us
+    // (the dispatch floor), 16 x 16 14 us, 32 x 8 18 us, 64 x 4 27 us.
+    tile.threads_s = 8;
+    tile.k_parts = PowerOfTwoAtMost(std::min<long long>(
+        {32, depth_steps, max_threads / tile.threads_s,
+         kSharedGemmVec4 / (tile.threads_s * tile.tile_rows)}));
+    TFG_RETURN_IF_ERROR(CheckTile(tile, device));
+    return tile;
+  }
+  // {rows, slices per invocation, invocations along rows, along slices,
+  // K parts}, from the H200 sweeps (docs/perf/log.md, "NVIDIA GEMM"): 4 rows
+  // x 1 slice with K in 4 parts was the best or within 1 us of it on every
+  // MobileNet layer down to 14x14; on 7x7 (49 rows) it leaves too few
+  // workgroups and 2 rows x 1 slice with 8 parts won (16 vs 20 us).
+  const int candidates[][5] = {{4, 1, 16, 4, 4}, {2, 1, 16, 4, 8}, {1, 1, 16, 4, 16}};
+  for (const auto& c : candidates) {
+    tile.tile_rows = c[0];
+    tile.tile_slices = c[1];
+    tile.threads_r = c[2];
+    tile.threads_s = c[3];
+    // As many parts as measured, the workgroup and shared memory allow, and
+    // at least one depth step each.
+    tile.k_parts = PowerOfTwoAtMost(std::max<long long>(
+        1, std::min<long long>(
+               {c[4], max_threads / tile.local_x(),
+                kSharedGemmVec4 / (tile.local_x() * tile.tile_rows * tile.tile_slices),
+                depth_steps})));
+    const long long invocations =
+        1LL * Workgroups(rows, out_slices, tile) * tile.local_x() * tile.k_parts;
+    if (invocations >= device.min_invocations) break;
+  }
+  TFG_RETURN_IF_ERROR(CheckTile(tile, device));
+  return tile;
+}
+
+Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
+                             ValueId in, ValueId out, const GemmInput& gemm,
+                             const WeightAt& weight,
+                             const std::vector<float>& bias,
+                             abi::FusedActivation activation) {
+  const Shape4 in_shape = builder.shape(in);
+  const Shape4 out_shape = builder.shape(out);
+  const int out_slices = out_shape.slices();
+  TFG_ASSIGN_OR_RETURN(SharedGemmTile tile,
+                       ChooseSharedGemmTile(gemm.rows, out_slices,
+                                            gemm.depth_steps, builder.device()));
+  const int slice_groups = (out_slices + tile.wg_slices() - 1) / tile.wg_slices();
+  const long long row_groups = (gemm.rows + tile.wg_rows() - 1) / tile.wg_rows();
+  const int in_lanes = 4 * gemm.depth_steps;
+
+  Dispatch dispatch;
+  dispatch.shader = "gemm";
+  dispatch.label = node.Describe();
+  auto& d = dispatch.defines;
+  TFG_ASSIGN_OR_RETURN(std::string act, ActivationDefine(activation));
+  if (!act.empty()) d[act] = "";
+  if (tile.split_k) d["SPLIT_K"] = "";
+  d["TILE_ROWS"] = std::to_string(tile.tile_rows);
+  d["TILE_SLICES"] = std::to_string(tile.tile_slices);
+  d["THREADS_R"] = std::to_string(tile.threads_r);
+  d["THREADS_S"] = std::to_string(tile.threads_s);
+  d["K_PARTS"] = std::to_string(tile.k_parts);
+  d["SHARED_VEC4"] = std::to_string(tile.shared_vec4());
+  // Weight slices per step (split-K: all slices of the layer, padded to
+  // whole workgroups).
+  const int weight_slices = slice_groups * tile.wg_slices();
+  dispatch.uniforms = {static_cast<int32_t>(gemm.rows),
+                       out_slices,
+                       gemm.depth_steps,
+                       out_shape.c,
+                       gemm.row_pixels,
+                       gemm.depth_stride,
+                       in_shape.slices() * in_shape.h * in_shape.w,
+                       out_shape.h * out_shape.w,
+                       weight_slices,
+                       slice_groups,
+                       0,
+                       0};
+  // Workgroups: x over row groups (tiled) or slice groups (split-K).
+  const uint32_t groups_x =
+      static_cast<uint32_t>(tile.split_k ? slice_groups : row_groups);
+  const uint32_t groups_y =
+      static_cast<uint32_t>(tile.split_k ? row_groups : slice_groups);
+  dispatch.local = {static_cast<uint32_t>(tile.local_x()),
+                    static_cast<uint32_t>(tile.k_parts), 1};
+  dispatch.grid = {groups_x * dispatch.local[0], groups_y * dispatch.local[1], 1};
+  dispatch.flops = 2LL * gemm.rows * out_shape.c * in_lanes;
+
+  const int tile_slices = tile.split_k ? weight_slices : tile.wg_slices();
+  ValueId weights = builder.NewConstant(
+      PackGemmWeights(out_shape.c, 1, in_lanes, tile_slices, weight));
+  ValueId packed_bias =
+      builder.NewConstant(PackBias(bias, out_shape.c, weight_slices));
+  dispatch.outputs = {out};
+  dispatch.inputs = {in, weights, packed_bias};
+  builder.AddDispatch(std::move(dispatch));
+  return Status::Ok();
+}
+
+}  // namespace tflite_gles::kernels

@@ -1,0 +1,59 @@
+// The many-core GEMM (shaders/gemm.comp: the depth split across a workgroup,
+// partial sums combined in shared memory) for 1x1 CONV_2D and
+// FULLY_CONNECTED on real GPUs: its workgroup tiles, chosen per layer
+// shape, and the dispatch. Used instead of conv2d.comp's
+// GEMM path when DeviceProfile::shared_memory_gemm is set
+// (delegate/device_tuning.cc).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "delegate/graph.h"
+#include "delegate/kernels/conv_common.h"
+#include "delegate/node_view.h"
+
+namespace tflite_gles::kernels {
+
+// One gemm.comp workgroup (see the shader's header).
+struct SharedGemmTile {
+  bool split_k = false;  // few rows: one slice per invocation, no row tile
+  int tile_rows = 1;     // per invocation (split_k: the rows of a workgroup)
+  int tile_slices = 1;   // per invocation (tiled only)
+  int threads_r = 1;     // tiled: invocations along rows / along slices;
+  int threads_s = 1;     // split_k: threads_s = slices per workgroup
+  int k_parts = 1;       // invocations splitting each output's depth
+  int local_x() const { return threads_r * threads_s; }
+  int wg_rows() const { return split_k ? tile_rows : tile_rows * threads_r; }
+  int wg_slices() const { return split_k ? threads_s : tile_slices * threads_s; }
+  // vec4s of shared memory the shader declares (<= kSharedGemmVec4).
+  int shared_vec4() const;
+  std::string ToString() const;
+};
+
+// Shared memory a gemm.comp workgroup may use: 16 KiB, the least GLES 3.1
+// guarantees (GL_MAX_COMPUTE_SHARED_MEMORY_SIZE), which also leaves room
+// for several workgroups per multiprocessor.
+constexpr int kSharedGemmVec4 = 1024;
+
+// The tile for a GEMM of `rows` x `out_slices` over `depth_steps`: the
+// largest of the measured tiles that gives DeviceProfile::min_invocations
+// invocations (K parts counted), within the device's workgroup size.
+// DeviceProfile::gemm_tile_override, if set, wins (for sweeps).
+StatusOr<SharedGemmTile> ChooseSharedGemmTile(long long rows, int out_slices,
+                                              int depth_steps,
+                                              const DeviceProfile& device);
+
+// Parses "TM,TN,TR,TS,KP" (tiled) or "splitk,SLICES,KP"
+// (TFLITE_GLES_GEMM_TILE).
+StatusOr<SharedGemmTile> ParseSharedGemmTile(const std::string& text);
+
+// Emits one gemm.comp dispatch writing `out` from `in`, read as `gemm`
+// describes (in_lanes = 4 * gemm.depth_steps).
+Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
+                             ValueId in, ValueId out, const GemmInput& gemm,
+                             const WeightAt& weight,
+                             const std::vector<float>& bias,
+                             abi::FusedActivation activation);
+
+}  // namespace tflite_gles::kernels

@@ -1,0 +1,191 @@
+// shaders/gemm.comp (the split-depth GEMM real GPUs use for 1x1 CONV_2D
+// and FULLY_CONNECTED) forced on whatever GPU runs the tests (llvmpipe in
+// CI, where the delegate would not choose it), against a naive float64
+// reference: odd channel counts, depths not a multiple of the K parts,
+// batches, rows past the last workgroup, K split in 1-16 parts, the
+// split-K form for few rows, and each fused activation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "delegate/kernels/gemm.h"
+#include "delegate/tflite_builtin.h"
+#include "gpu_test_util.h"
+
+namespace tflite_gles::testing {
+namespace {
+
+double Activate(double x, abi::FusedActivation act) {
+  switch (act) {
+    case abi::kActRelu: return std::max(0.0, x);
+    case abi::kActRelu6: return std::min(6.0, std::max(0.0, x));
+    case abi::kActReluN1To1: return std::min(1.0, std::max(-1.0, x));
+    default: return x;
+  }
+}
+
+// out[r][o] = act(bias[o] + sum_k x[r][k] * w[o][k]): both ops are this
+// GEMM once the input is read as rows of depth `depth`.
+std::vector<float> GemmReference(const std::vector<float>& x, int rows, int depth,
+                                 const std::vector<float>& w, int outputs,
+                                 const std::vector<float>& bias,
+                                 abi::FusedActivation act) {
+  std::vector<float> out;
+  for (int r = 0; r < rows; ++r) {
+    for (int o = 0; o < outputs; ++o) {
+      double sum = bias.empty() ? 0.0 : bias[o];
+      for (int k = 0; k < depth; ++k) {
+        sum += static_cast<double>(x[static_cast<size_t>(r) * depth + k]) *
+               w[static_cast<size_t>(o) * depth + k];
+      }
+      out.push_back(static_cast<float>(Activate(sum, act)));
+    }
+  }
+  return out;
+}
+
+// Forces gemm.comp, with `tile` ("" = chosen per shape, as on a GPU with
+// DeviceProfile::min_invocations = `min_invocations`).
+void ForceGemm(OpTester& tester, const std::string& tile,
+               long long min_invocations) {
+  tester.TuneDevice([tile, min_invocations](DeviceProfile* device) {
+    device->shared_memory_gemm = true;
+    device->gemm_tile_override = tile;
+    device->min_invocations = min_invocations;
+  });
+}
+
+struct PointwiseCase {
+  int batch, height, width, in_c, out_c;
+  abi::FusedActivation act;
+  std::string tile;
+  long long min_invocations;
+};
+
+void RunPointwise(const PointwiseCase& c, bool fp16, uint32_t seed) {
+  SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.height) + "x" +
+               std::to_string(c.width) + "x" + std::to_string(c.in_c) + "->" +
+               std::to_string(c.out_c) + " tile '" + c.tile + "' act " +
+               std::to_string(c.act) + (fp16 ? " fp16" : " fp32"));
+  const std::vector<int> in_dims = {c.batch, c.height, c.width, c.in_c};
+  const int rows = c.batch * c.height * c.width;
+  auto x = AsStored(RandomData(Count(in_dims), seed, -2, 2), fp16);
+  auto w = AsStored(RandomData(static_cast<size_t>(c.out_c) * c.in_c, seed + 1,
+                               -0.5f, 0.5f), fp16);
+  auto bias = AsStored(RandomData(c.out_c, seed + 2, -1, 1), fp16);
+  OpTester tester(abi::kTfLiteBuiltinConv2d);
+  tester.AddInput(in_dims, x);
+  tester.AddConstInput({c.out_c, 1, 1, c.in_c}, w);
+  tester.AddConstInput({c.out_c}, bias);
+  tester.AddOutput({c.batch, c.height, c.width, c.out_c});
+  tester.SetParams(abi::ConvParams{abi::kPaddingSame, 1, 1, c.act, 1, 1,
+                                   abi::kNoType});
+  ForceGemm(tester, c.tile, c.min_invocations);
+  Status status = tester.Run(fp16);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_LE(MaxRelativeError(tester.output(),
+                             GemmReference(x, rows, c.in_c, w, c.out_c, bias, c.act)),
+            Tolerance(fp16));
+}
+
+TEST(SharedMemoryGemm, PointwiseOverTilesChannelsAndBatches) {
+  constexpr abi::FusedActivation kNone = abi::kActNone;
+  const PointwiseCase cases[] = {
+      // Tiles chosen per shape: the first (min_invocations 0), and those a
+      // GPU's target picks (K in 4-16 parts).
+      {1, 9, 11, 37, 30, kNone, "", 0},        // 99 rows, depth 10 steps
+      {2, 7, 5, 5, 13, abi::kActRelu6, "", 0},  // batch 2, odd channels
+      {1, 12, 12, 64, 20, kNone, "", 1 << 15},
+      {2, 6, 7, 70, 9, abi::kActRelu, "", 1 << 15},
+      // Forced tiles: more K parts than steps (3 steps in 4 and 16 parts),
+      // one invocation per output, wide tiles over few slices.
+      {1, 5, 7, 9, 17, kNone, "2,2,8,8,4", 0},
+      {2, 3, 5, 13, 6, kNone, "1,1,16,4,2", 0},
+      {1, 10, 10, 3, 40, abi::kActReluN1To1, "4,4,16,4,1", 0},
+      {1, 8, 9, 33, 3, kNone, "1,2,8,8,8", 0},
+      {2, 4, 3, 10, 21, abi::kActRelu6, "1,1,16,4,16", 0},
+  };
+  for (bool fp16 : {false, true}) {
+    for (const PointwiseCase& c : cases) RunPointwise(c, fp16, 50 + c.in_c);
+  }
+}
+
+struct FcCase {
+  std::vector<int> in_dims;
+  int outputs;
+  std::vector<int> out_dims;
+  std::string tile;
+};
+
+TEST(SharedMemoryGemm, FullyConnectedSplitKAndTiledRows) {
+  const FcCase cases[] = {
+      {{1, 1024}, 1001, {1, 1001}, ""},       // a classifier's logits: split-K
+      {{3, 45}, 7, {3, 7}, ""},               // 3 rows, depth past the parts
+      {{2, 3, 3, 5}, 11, {2, 11}, ""},        // whole batch flattened
+      {{1, 200}, 9, {1, 9}, "splitk,4,8"},
+      {{2, 30}, 70, {2, 70}, "splitk,32,1"},
+      {{9, 21}, 6, {9, 6}, ""},               // 9 rows: the tiled form
+      {{3, 5, 4}, 10, {15, 10}, "1,2,8,8,2"},
+  };
+  for (bool fp16 : {false, true}) {
+    for (const FcCase& c : cases) {
+      const int rows = static_cast<int>(Count(c.out_dims) / c.outputs);
+      const int depth = static_cast<int>(Count(c.in_dims)) / rows;
+      SCOPED_TRACE("rows " + std::to_string(rows) + " depth " +
+                   std::to_string(depth) + " outputs " +
+                   std::to_string(c.outputs) + " tile '" + c.tile + "'" +
+                   (fp16 ? " fp16" : " fp32"));
+      auto x = AsStored(RandomData(Count(c.in_dims), depth, -2, 2), fp16);
+      auto w = AsStored(
+          RandomData(static_cast<size_t>(c.outputs) * depth, 7, -0.5f, 0.5f), fp16);
+      auto bias = AsStored(RandomData(c.outputs, 8, -1, 1), fp16);
+      OpTester tester(abi::kTfLiteBuiltinFullyConnected, 5);
+      tester.AddInput(c.in_dims, x);
+      tester.AddConstInput({c.outputs, depth}, w);
+      tester.AddConstInput({c.outputs}, bias);
+      tester.AddOutput(c.out_dims);
+      abi::FullyConnectedParams params{};
+      params.activation = abi::kActRelu;
+      tester.SetParams(params);
+      ForceGemm(tester, c.tile, 1 << 15);
+      Status status = tester.Run(fp16);
+      ASSERT_TRUE(status.ok()) << status.message();
+      EXPECT_LE(MaxRelativeError(tester.output(),
+                                 GemmReference(x, rows, depth, w, c.outputs, bias,
+                                               abi::kActRelu)),
+                Tolerance(fp16));
+    }
+  }
+}
+
+TEST(SharedMemoryGemm, TileChoiceStaysWithinTheWorkgroupAndSharedMemory) {
+  const egl::GlEnvironment& env = TestEnvironment();
+  DeviceProfile device;
+  device.gpu = &env.info();
+  device.min_invocations = 1 << 15;
+  // MobileNet v1's pointwise layers and logits (rows, slices, depth steps).
+  const long long shapes[][3] = {{12544, 16, 8}, {3136, 32, 32}, {784, 64, 64},
+                                 {196, 128, 128}, {49, 256, 256}, {1, 251, 256},
+                                 {5, 1, 1}, {2, 3, 1}};
+  for (const auto& s : shapes) {
+    auto tile = kernels::ChooseSharedGemmTile(s[0], static_cast<int>(s[1]),
+                                              static_cast<int>(s[2]), device);
+    ASSERT_TRUE(tile.ok()) << tile.status().message();
+    SCOPED_TRACE(tile->ToString());
+    EXPECT_EQ(tile->split_k, s[0] <= 4);
+    EXPECT_LE(tile->shared_vec4(), kernels::kSharedGemmVec4);
+    EXPECT_LE(tile->local_x() * tile->k_parts, env.info().max_workgroup_invocations);
+  }
+  device.gemm_tile_override = "4,4,16,4,8";  // 64 x 8 x 16 partials: too many
+  EXPECT_FALSE(kernels::ChooseSharedGemmTile(196, 128, 128, device).ok());
+  device.gemm_tile_override = "4,4,x,4,1";
+  auto bad = kernels::ChooseSharedGemmTile(196, 128, 128, device);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'x'"), std::string::npos)
+      << bad.status().message();
+}
+
+}  // namespace
+}  // namespace tflite_gles::testing
