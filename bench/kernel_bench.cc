@@ -1,7 +1,12 @@
 // Times the convolution kernels on the layer shapes of MobileNet v1 1.0 224
 // and prints GFLOP/s per layer plus the sum over the network's conv layers.
 //
-//   build/kernel_bench [--runs N] [--fp16] [--filter SUBSTRING]
+//   build/kernel_bench [--runs N] [--fp16] [--ssbo] [--filter SUBSTRING]
+//
+// --ssbo reads tensors as SSBOs instead of texture buffers (the delegate's
+// storage=ssbo). The device is tuned as the delegate tunes it
+// (TuneForDevice: TFLITE_GLES_MIN_INVOCATIONS, TFLITE_GLES_SHARED_MEMORY_GEMM
+// and TFLITE_GLES_GEMM_TILE apply).
 //
 // Each layer is built once through the same path as the delegate (kernel
 // registry -> GraphBuilder -> PartitionRuntime, via the tests' OpTester),
@@ -60,7 +65,8 @@ struct Result {
   double flops = 0;
 };
 
-Status TimeLayer(const Layer& layer, bool fp16, int runs, Result* result) {
+Status TimeLayer(const Layer& layer, bool fp16, bool ssbo, int runs,
+                 Result* result) {
   const int out_size = (layer.size + layer.stride - 1) / layer.stride;
   const std::vector<int> in_dims = {1, layer.size, layer.size, layer.in_c};
   const std::vector<int> w_dims =
@@ -85,6 +91,9 @@ Status TimeLayer(const Layer& layer, bool fp16, int runs, Result* result) {
                                      layer.stride, abi::kActRelu6, 1, 1,
                                      abi::kNoType});
   }
+  if (ssbo) {
+    tester.TuneDevice([](DeviceProfile* device) { device->texture_buffer_reads = false; });
+  }
   std::vector<double> ms;
   TFG_RETURN_IF_ERROR(tester.Profile(fp16, runs + 2, &ms));
   ms.erase(ms.begin(), ms.begin() + 2);
@@ -101,23 +110,26 @@ Status TimeLayer(const Layer& layer, bool fp16, int runs, Result* result) {
 int Main(int argc, char** argv) {
   int runs = 15;
   bool fp16 = false;
+  bool ssbo = false;
   std::string filter;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) {
       runs = std::max(1, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--fp16")) {
       fp16 = true;
+    } else if (!std::strcmp(argv[i], "--ssbo")) {
+      ssbo = true;
     } else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) {
       filter = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--runs N] [--fp16] [--filter SUBSTRING]\n",
+      std::fprintf(stderr, "usage: %s [--runs N] [--fp16] [--ssbo] [--filter SUBSTRING]\n",
                    argv[0]);
       return 2;
     }
   }
-  std::printf("renderer: %s, %s, median of %d warm runs\n",
+  std::printf("renderer: %s, %s, %s reads, median of %d warm runs\n",
               TestEnvironment().info().renderer.c_str(), fp16 ? "fp16" : "fp32",
-              runs);
+              ssbo ? "SSBO" : "texture buffer", runs);
   std::printf("%-22s %5s %10s %10s %9s %9s\n", "layer", "count", "median ms",
               "min ms", "GFLOP/s", "best");
   double total_ms = 0, total_best_ms = 0, total_flops = 0;
@@ -128,7 +140,7 @@ int Main(int argc, char** argv) {
       continue;
     }
     Result r;
-    Status status = TimeLayer(layer, fp16, runs, &r);
+    Status status = TimeLayer(layer, fp16, ssbo, runs, &r);
     if (!status.ok()) {
       std::printf("%-22s failed: %s\n", layer.name, status.message().c_str());
       return 1;

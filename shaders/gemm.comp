@@ -116,6 +116,7 @@ void main() {
       acc[p] += w0 * x.x + w1 * x.y + w2 * x.z + w3 * x.w;
     }
   }
+#if K_PARTS > 1
   for (int p = 0; p < TILE_ROWS; ++p) {
     scratch[(part * LOCAL_X + tx) * TILE_ROWS + p] = acc[p];
   }
@@ -128,6 +129,10 @@ void main() {
     }
     store_result(first_row + p, slice, sum);
   }
+#else
+  // One part: no partial sums to meet (SHARED_VEC4 is a token 1).
+  for (int p = 0; p < TILE_ROWS; ++p) store_result(first_row + p, slice, acc[p]);
+#endif
 }
 
 #else

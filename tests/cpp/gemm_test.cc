@@ -125,7 +125,8 @@ TEST(SharedMemoryGemm, FullyConnectedSplitKAndTiledRows) {
       {{3, 45}, 7, {3, 7}, ""},               // 3 rows, depth past the parts
       {{2, 3, 3, 5}, 11, {2, 11}, ""},        // whole batch flattened
       {{1, 200}, 9, {1, 9}, "splitk,4,8"},
-      {{2, 30}, 70, {2, 70}, "splitk,32,1"},
+      {{2, 30}, 70, {2, 70}, "splitk,32,1"},  // one part: no shared memory
+      {{2, 3}, 5, {2, 5}, ""},                // depth of one step: one part
       {{9, 21}, 6, {9, 6}, ""},               // 9 rows: the tiled form
       {{3, 5, 4}, 10, {15, 10}, "1,2,8,8,2"},
   };
