@@ -121,7 +121,7 @@ class PartitionRuntime {
   std::vector<DispatchTiming> timings_;
   // DeviceProfile::report_phases: CPU time of the last invokes by phase.
   int phase_invokes_ = 0;
-  double phase_submit_us_ = 0, phase_wait_us_ = 0;
+  double phase_upload_us_ = 0, phase_submit_us_ = 0, phase_wait_us_ = 0;
   gl::GpuTimer timer_;        // empty where timer queries are unavailable
   bool timer_tried_ = false;  // created lazily on the first profiled run
 };
