@@ -99,10 +99,10 @@ def command(case, runs, tag):
             prefix], prefix
 
 
-def run_child(case, runs, tag):
+def run_child(case, runs, tag, env=None):
     """Runs the CHILD in a fresh process; returns (results, outputs, stderr)."""
     args, prefix = command(case, runs, tag)
-    result = run_isolated("", args=args[1:])
+    result = run_isolated("", args=args[1:], env=env)
     assert result.returncode == 0, result.stderr[-4000:]
     results = json.loads(result.stdout.strip().splitlines()[-1])
     outputs = [np.load(f"{prefix}{i}.npy") for i in range(len(runs))]
@@ -159,6 +159,21 @@ def test_second_process_loads_every_program_and_computes_the_same(case, tmp_path
     np.testing.assert_array_equal(outputs[0], first[0])
     np.testing.assert_array_equal(outputs[0], first[1])
     assert_close(outputs, [case["cpu"]])
+
+
+def test_programs_with_a_uniform_block_load_and_compute_the_same(case, tmp_path):
+    # The shared-memory GEMM (forced here; on by default off llvmpipe) reads
+    # its shapes from a uniform block bound at init: a loaded binary must
+    # keep that binding.
+    env = {"TFLITE_GLES_SHARED_MEMORY_GEMM": "1"}
+    runs = [[str(tmp_path), "model-1"]]
+    written, first, _ = run_child(case, runs, "gemm_write", env)
+    loaded, second, _ = run_child(case, runs, "gemm_load", env)
+    programs = written[0]["stats"]["programs"]
+    assert written[0]["cache"]["entries_written"] == programs, written
+    assert loaded[0]["cache"]["programs_loaded"] == programs, loaded
+    np.testing.assert_array_equal(second[0], first[0])
+    assert_close(second, [case["cpu"]])
 
 
 def test_damaged_truncated_and_foreign_entries_are_rejected_and_rewritten(case, tmp_path):
