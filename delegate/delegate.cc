@@ -261,14 +261,16 @@ Status GlesDelegate::AcquireEnvironment() {
   programs_ = std::make_unique<ProgramCache>();
   programs_->OpenSerializationCache(options_);
 
-  // The storage choice, in one place: reads through samplerBuffer views
-  // where texture buffers exist (15-20x cheaper than SSBO loads on
-  // llvmpipe, and as fast elsewhere), SSBO reads otherwise or on request.
+  // The storage choice, in one place: the read path the device measured
+  // best (PreferTextureBufferReads), unless the options ask for one.
   const egl::GpuInfo& gpu = env_->info();
   device_.gpu = &gpu;
   device_.fp16 = options_.UseFp16();
-  device_.texture_buffer_reads =
-      gpu.has_texture_buffer && options_.storage != TFLITE_GLES_STORAGE_SSBO;
+  const bool texture_reads_wanted =
+      options_.storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER ||
+      (options_.storage == TFLITE_GLES_STORAGE_AUTO && PreferTextureBufferReads(gpu));
+  device_.texture_buffer_reads = gpu.has_texture_buffer && texture_reads_wanted;
+  device_.staging_texture_reads = gpu.has_texture_buffer && !device_.texture_buffer_reads;
   if (options_.storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER &&
       !gpu.has_texture_buffer) {
     return Status::Error("storage=texture_buffer requested, but '" +

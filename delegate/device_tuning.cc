@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include <GLES3/gl31.h>
 
@@ -30,6 +31,17 @@ void UsageFromEnv(const char* name, unsigned* usage) {
 }
 
 }  // namespace
+
+bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
+  // llvmpipe: SSBO loads cost 15-20x more than texelFetch (research note;
+  // MobileNet v1 31.8 vs 67.9 ms). NVIDIA (H200, driver 580): a dispatch
+  // that binds texture buffers costs ~3.3 us more than one reading SSBOs
+  // (7.2 vs 3.9 us per extra dispatch, bench/dispatch_floor.py) and
+  // MobileNet v1 ran 0.544 ms with texture-buffer reads vs 0.474 ms with
+  // SSBO reads (docs/perf/log.md). Other GPUs keep texture buffers, as
+  // mobile GPUs favour the texture path, until someone measures them.
+  return gpu.renderer.find("NVIDIA") == std::string::npos;
+}
 
 void TuneForDevice(DeviceProfile* device) {
   // llvmpipe runs one invocation per SIMD lane on 2-16 CPU threads: few

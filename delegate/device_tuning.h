@@ -14,4 +14,8 @@ namespace tflite_gles {
 // llvmpipe; TFLITE_GLES_GEMM_TILE sets DeviceProfile::gemm_tile_override.
 void TuneForDevice(DeviceProfile* device);
 
+// Whether tensors should be read through texture-buffer views rather than
+// SSBOs on this GPU when the options leave it open (storage=auto).
+bool PreferTextureBufferReads(const egl::GpuInfo& gpu);
+
 }  // namespace tflite_gles

@@ -70,6 +70,9 @@ struct DeviceProfile {
   const egl::GpuInfo* gpu = nullptr;
   bool fp16 = false;                  // tensors stored as half floats
   bool texture_buffer_reads = true;   // reads through samplerBuffer views
+  // With SSBO reads: the BHWC staging of uploads still read through a
+  // samplerBuffer view (see gl::StorageChoice::staging_texture_reads).
+  bool staging_texture_reads = false;
   // Preferred workgroup width along x (multiple of 8 for llvmpipe).
   uint32_t preferred_local_x = 64;
   // Elementwise ops fold into the store of the convolution that feeds them

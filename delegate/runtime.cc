@@ -160,6 +160,7 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
   gl::StorageChoice storage;
   storage.fp16 = device_.fp16;
   storage.texture_buffer_reads = device_.texture_buffer_reads;
+  storage.staging_texture_reads = device_.staging_texture_reads;
   storage.texture_buffer_extension = gpu.texture_buffer_extension;
   TFG_ASSIGN_OR_RETURN(std::string source,
                        gl::AssembleShader(dispatch.shader, body, storage,
@@ -284,7 +285,8 @@ Status PartitionRuntime::Allocate() {
     if (!buffer.ok()) return buffer.status();
     gpu_bytes_ += static_cast<long long>(buffer->bytes());
     memory_.other_bytes += static_cast<long long>(buffer->bytes());
-    if (device_.texture_buffer_reads) {
+    if (device_.texture_buffer_reads ||
+        (device_.staging_texture_reads && staging_[i] && IsUploadStaging(i))) {
       const GLenum format = staging_[i] ? GL_R32F
                             : device_.fp16 ? GL_RGBA16F : GL_RGBA32F;
       const size_t texel = staging_[i] ? 4 : vec4_bytes;
@@ -322,7 +324,9 @@ Status PartitionRuntime::BindForWrite(ValueId view, GLuint binding) const {
 Status PartitionRuntime::BindForRead(ValueId view, GLuint binding) const {
   const size_t id = static_cast<size_t>(
       values_[view].storage_of >= 0 ? values_[view].storage_of : view);
-  if (device_.texture_buffer_reads) return views_[id].Bind(binding);
+  // Texture-buffer reads, or an upload staging buffer read as one
+  // (DeviceProfile::staging_texture_reads): only those have a view.
+  if (views_[id].id() != 0) return views_[id].Bind(binding);
   return BindForWrite(static_cast<ValueId>(id), binding);
 }
 

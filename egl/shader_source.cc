@@ -21,11 +21,16 @@ vec4 unpack_half4(uvec2 packed_value) {
 uvec2 pack_half4(vec4 v) {
   return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw));
 }
+#if READ_TEXBUF || STAGING_TEXBUF
+#define FLOATS_IN(name, b, Block) layout(binding = b) uniform highp samplerBuffer name
+#define LOAD_FLOAT(name, i) texelFetch(name, int(i)).x
+#else
+#define FLOATS_IN(name, b, Block) layout(std430, binding = b) readonly buffer Block { float name[]; }
+#define LOAD_FLOAT(name, i) name[int(i)]
+#endif
 #if READ_TEXBUF
 #define TENSOR_IN(name, b, Block) layout(binding = b) uniform highp samplerBuffer name
 #define LOAD(name, i) texelFetch(name, int(i))
-#define FLOATS_IN(name, b, Block) layout(binding = b) uniform highp samplerBuffer name
-#define LOAD_FLOAT(name, i) texelFetch(name, int(i)).x
 #else
 #if STORAGE_FP16
 #define TENSOR_IN(name, b, Block) layout(std430, binding = b) readonly buffer Block { uvec2 name[]; }
@@ -34,8 +39,6 @@ uvec2 pack_half4(vec4 v) {
 #define TENSOR_IN(name, b, Block) layout(std430, binding = b) readonly buffer Block { vec4 name[]; }
 #define LOAD(name, i) name[int(i)]
 #endif
-#define FLOATS_IN(name, b, Block) layout(std430, binding = b) readonly buffer Block { float name[]; }
-#define LOAD_FLOAT(name, i) name[int(i)]
 #endif
 #if STORAGE_FP16
 #define TENSOR_OUT(name, b, Block) layout(std430, binding = b) writeonly buffer Block { uvec2 name[]; }
@@ -158,15 +161,19 @@ StatusOr<std::string> AssembleShader(
 
   std::ostringstream out;
   out << version_line << "\n";
-  if (storage.texture_buffer_reads) {
+  const bool any_texture_reads =
+      storage.texture_buffer_reads || storage.staging_texture_reads;
+  if (any_texture_reads) {
     out << "#extension " << storage.texture_buffer_extension << " : require\n";
   }
   out << "precision highp float;\nprecision highp int;\n";
-  if (storage.texture_buffer_reads) {
+  if (any_texture_reads) {
     out << "precision highp samplerBuffer;\n";
   }
   out << "#define STORAGE_FP16 " << (storage.fp16 ? 1 : 0) << "\n";
   out << "#define READ_TEXBUF " << (storage.texture_buffer_reads ? 1 : 0)
+      << "\n";
+  out << "#define STAGING_TEXBUF " << (storage.staging_texture_reads ? 1 : 0)
       << "\n";
   // The kernel's defines come before the shared helpers, which read them
   // (activate() picks its fused activation from ACT_*).

@@ -25,6 +25,11 @@ namespace tflite_gles::gl {
 struct StorageChoice {
   bool fp16 = false;         // tensors stored as half floats
   bool texture_buffer_reads = true;  // reads through samplerBuffer views
+  // FLOATS_IN (the BHWC staging of uploads) through a samplerBuffer even
+  // when tensors are read as SSBOs: a buffer the driver never sees bound as
+  // an SSBO stays in host memory, where glBufferSubData is a plain copy
+  // (docs/perf/log.md: 87 -> ~38 us for MobileNet's input on an H200).
+  bool staging_texture_reads = false;
   // Shaders are GLSL ES 3.10, where samplerBuffer needs an extension even
   // on ES 3.2 contexts: "GL_EXT_texture_buffer" or "GL_OES_texture_buffer".
   std::string texture_buffer_extension = "GL_EXT_texture_buffer";

@@ -70,10 +70,13 @@ int Validate(const std::string& glslang, const std::string& workdir,
   std::vector<std::string> batches(1);
   int count = 0;
   for (const auto& defines : variants) {
-    for (int storage_index = 0; storage_index < 4; ++storage_index) {
+    // fp16 x texture-buffer reads x staging through a texture buffer (only
+    // with SSBO reads; with texture-buffer reads it changes nothing).
+    for (int storage_index = 0; storage_index < 6; ++storage_index) {
       StorageChoice storage;
       storage.fp16 = storage_index & 1;
-      storage.texture_buffer_reads = storage_index & 2;
+      storage.texture_buffer_reads = (storage_index & 6) == 2;
+      storage.staging_texture_reads = (storage_index & 6) == 4;
       auto text = AssembleShader(name, source, storage, defines);
       if (!text.ok()) {
         std::cerr << path << ": " << text.status().message() << "\n";

@@ -431,5 +431,39 @@ TEST(ElementwiseSupport, DeclinesUnknownNewerVersions) {
   EXPECT_NE(status.message().find("version 99"), std::string::npos);
 }
 
+// The three read paths a device can get (delegate.cc AcquireEnvironment):
+// texture-buffer reads everywhere; SSBO reads with the upload staging still
+// read through a texture buffer (NVIDIA's default); SSBO reads throughout
+// (GPUs without texture buffers). Each must upload, compute and read back
+// the same answer: a SUB of two inputs with a ReLU, odd channel count so the
+// BHWC<->PHWC4 conversions handle a partial slice.
+TEST(ReadPaths, UploadComputeReadbackAgreeOnEveryPath) {
+  const std::vector<int> dims = {2, 3, 5, 7};
+  const auto a = RandomData(Count(dims), 41, -3, 3);
+  const auto b = RandomData(Count(dims), 42, -3, 3);
+  std::vector<float> expected(a.size());
+  for (size_t i = 0; i < a.size(); ++i) expected[i] = std::max(0.0f, a[i] - b[i]);
+  struct Path { const char* name; bool texture_reads, staging_texture_reads; };
+  for (const Path& path : {Path{"texture buffers", true, false},
+                           Path{"SSBO + staging texture", false, true},
+                           Path{"SSBO only", false, false}}) {
+    for (bool fp16 : {false, true}) {
+      OpTester tester(abi::kTfLiteBuiltinSub);
+      tester.AddInput(dims, a);
+      tester.AddInput(dims, b);
+      tester.AddOutput(dims);
+      tester.SetParams(abi::SubParams{abi::kActRelu, false});
+      tester.TuneDevice([&](DeviceProfile* device) {
+        device->texture_buffer_reads = path.texture_reads;
+        device->staging_texture_reads = path.staging_texture_reads;
+      });
+      Status status = tester.Run(fp16);
+      ASSERT_TRUE(status.ok()) << path.name << ": " << status.message();
+      EXPECT_LE(MaxRelativeError(tester.output(), expected), fp16 ? 4e-3 : 1e-6)
+          << path.name << (fp16 ? " fp16" : " fp32");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tflite_gles::testing
