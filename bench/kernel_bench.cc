@@ -3,8 +3,8 @@
 //
 //   build/kernel_bench [--runs N] [--fp16] [--ssbo] [--filter SUBSTRING]
 //
-// --ssbo reads tensors as SSBOs instead of texture buffers (the delegate's
-// storage=ssbo). The device is tuned as the delegate tunes it
+// --ssbo reads tensors as SSBOs even where the delegate's storage=auto would
+// read texture buffers. The device is tuned as the delegate tunes it
 // (TuneForDevice: TFLITE_GLES_MIN_INVOCATIONS, TFLITE_GLES_SHARED_MEMORY_GEMM
 // and TFLITE_GLES_GEMM_TILE apply).
 //
@@ -129,7 +129,7 @@ int Main(int argc, char** argv) {
   }
   std::printf("renderer: %s, %s, %s reads, median of %d warm runs\n",
               TestEnvironment().info().renderer.c_str(), fp16 ? "fp16" : "fp32",
-              ssbo ? "SSBO" : "texture buffer", runs);
+              ssbo ? "SSBO" : "auto storage", runs);
   std::printf("%-22s %5s %10s %10s %9s %9s\n", "layer", "count", "median ms",
               "min ms", "GFLOP/s", "best");
   double total_ms = 0, total_best_ms = 0, total_flops = 0;

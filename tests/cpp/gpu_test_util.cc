@@ -162,7 +162,11 @@ Status OpTester::Setup(bool fp16, DeviceProfile* device) {
   const egl::GlEnvironment& env = TestEnvironment();
   device->gpu = &env.info();
   device->fp16 = fp16;
-  device->texture_buffer_reads = env.info().has_texture_buffer;
+  // storage=auto, as the delegate chooses it.
+  device->texture_buffer_reads =
+      env.info().has_texture_buffer && PreferTextureBufferReads(env.info());
+  device->staging_texture_reads =
+      env.info().has_texture_buffer && !device->texture_buffer_reads;
   TuneForDevice(device);
   if (tune_) tune_(device);
   return env.EnsureCurrent();
