@@ -405,6 +405,8 @@ Status GlEnvironment::ReadGpuInfo() {
   }
   TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS,
                        &info_.max_workgroup_invocations));
+  TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE,
+                       &info_.max_shared_memory_bytes));
   TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS,
                        &info_.max_ssbo_bindings));
   TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_TEXTURE_IMAGE_UNITS,

@@ -43,6 +43,7 @@ struct GpuInfo {
   int max_texture_buffer_texels = 0;  // GL_MAX_TEXTURE_BUFFER_SIZE
   int max_workgroup_count[3] = {0, 0, 0};
   int max_workgroup_invocations = 0;
+  int max_shared_memory_bytes = 0;    // GL_MAX_COMPUTE_SHARED_MEMORY_SIZE
   int max_ssbo_bindings = 0;          // per compute shader
   int max_texture_units = 0;          // per compute shader
   int texture_buffer_offset_alignment = 1;

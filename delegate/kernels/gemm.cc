@@ -40,6 +40,16 @@ int PowerOfTwoAtMost(long long limit) {
   return p;
 }
 
+}  // namespace
+
+int SharedGemmVec4Limit(const DeviceProfile& device) {
+  const int device_vec4 =
+      device.gpu ? device.gpu->max_shared_memory_bytes / 16 : kSharedGemmVec4;
+  return std::max(kSharedGemmVec4, std::min(device_vec4, 2048));
+}
+
+namespace {
+
 Status CheckTile(const SharedGemmTile& tile, const DeviceProfile& device) {
   const int threads = tile.local_x() * tile.k_parts;
   const int limit = device.gpu ? device.gpu->max_workgroup_invocations : 128;
@@ -53,11 +63,11 @@ Status CheckTile(const SharedGemmTile& tile, const DeviceProfile& device) {
                          " invocations per workgroup; the device allows " +
                          std::to_string(limit));
   }
-  if (tile.shared_vec4() > kSharedGemmVec4) {
+  if (tile.shared_vec4() > SharedGemmVec4Limit(device)) {
     return Status::Error("GEMM tile " + tile.ToString() + " needs " +
                          std::to_string(tile.shared_vec4() * 16) +
                          " bytes of shared memory, over " +
-                         std::to_string(kSharedGemmVec4 * 16));
+                         std::to_string(SharedGemmVec4Limit(device) * 16));
   }
   return Status::Ok();
 }
@@ -101,8 +111,8 @@ StatusOr<SharedGemmTile> ParseSharedGemmTile(const std::string& text) {
 // Why these shapes (docs/perf/log.md, "NVIDIA GEMM"): a GPU hides memory
 // latency with many invocations in flight, and MobileNet-sized GEMMs
 // (196 x 512 x 512) are too small to fill one with large tiles. So the
-// register tile shrinks, and then the depth is split across the workgroup
-// (K parts), until the dispatch has about min_invocations invocations.
+// register tiles stay small and the depth is split across the workgroup
+// (K parts), more parts where the map gives few workgroups.
 // Rows <= 4 (an FC over a batch, a classifier's logits) reuse no weights,
 // so the split-K form reads them directly.
 StatusOr<SharedGemmTile> ChooseSharedGemmTile(long long rows, int out_slices,
@@ -130,16 +140,21 @@ StatusOr<SharedGemmTile> ChooseSharedGemmTile(long long rows, int out_slices,
     tile.threads_s = 8;
     tile.k_parts = PowerOfTwoAtMost(std::min<long long>(
         {32, depth_steps, max_threads / tile.threads_s,
-         kSharedGemmVec4 / (tile.threads_s * tile.tile_rows)}));
+         SharedGemmVec4Limit(device) / (tile.threads_s * tile.tile_rows)}));
     TFG_RETURN_IF_ERROR(CheckTile(tile, device));
     return tile;
   }
   // {rows, slices per invocation, invocations along rows, along slices,
-  // K parts}, from the H200 sweeps (docs/perf/log.md, "NVIDIA GEMM"): 4 rows
-  // x 1 slice with K in 4 parts was the best or within 1 us of it on every
-  // MobileNet layer down to 14x14; on 7x7 (49 rows) it leaves too few
-  // workgroups and 2 rows x 1 slice with 8 parts won (16 vs 20 us).
-  const int candidates[][5] = {{4, 1, 16, 4, 4}, {2, 1, 16, 4, 8}, {1, 1, 16, 4, 16}};
+  // K parts}, from the H200 sweeps (docs/perf/log.md, "NVIDIA GEMM"; SSBO
+  // reads): 4 rows x 1 slice with K in 4 parts was best on every MobileNet
+  // layer from 112x112 to 28x28; where it makes few workgroups, splitting K
+  // further won (14x14x512: 18 -> 16 us with 2 x 1 and 8 parts; 7x7x1024:
+  // 28 -> 15 us with 2 x 1 and 16 parts, 1024 invocations a workgroup).
+  // A many-core GPU takes the first that gives kMinGemmWorkgroups
+  // workgroups (the H200 has 132 multiprocessors); llvmpipe, when forced
+  // (min_invocations 0), the first.
+  constexpr int kMinGemmWorkgroups = 192;
+  const int candidates[][5] = {{4, 1, 16, 4, 4}, {2, 1, 16, 4, 8}, {2, 1, 16, 4, 16}};
   for (const auto& c : candidates) {
     tile.tile_rows = c[0];
     tile.tile_slices = c[1];
@@ -150,11 +165,13 @@ StatusOr<SharedGemmTile> ChooseSharedGemmTile(long long rows, int out_slices,
     tile.k_parts = PowerOfTwoAtMost(std::max<long long>(
         1, std::min<long long>(
                {c[4], max_threads / tile.local_x(),
-                kSharedGemmVec4 / (tile.local_x() * tile.tile_rows * tile.tile_slices),
+                SharedGemmVec4Limit(device) /
+                    (tile.local_x() * tile.tile_rows * tile.tile_slices),
                 depth_steps})));
-    const long long invocations =
-        1LL * Workgroups(rows, out_slices, tile) * tile.local_x() * tile.k_parts;
-    if (invocations >= device.min_invocations) break;
+    if (device.min_invocations == 0 ||
+        Workgroups(rows, out_slices, tile) >= kMinGemmWorkgroups) {
+      break;
+    }
   }
   TFG_RETURN_IF_ERROR(CheckTile(tile, device));
   return tile;

@@ -26,20 +26,23 @@ struct SharedGemmTile {
   int local_x() const { return threads_r * threads_s; }
   int wg_rows() const { return split_k ? tile_rows : tile_rows * threads_r; }
   int wg_slices() const { return split_k ? threads_s : tile_slices * threads_s; }
-  // vec4s of shared memory the shader declares (<= kSharedGemmVec4).
+  // vec4s of shared memory the shader declares (<= SharedGemmVec4Limit).
   int shared_vec4() const;
   std::string ToString() const;
 };
 
-// Shared memory a gemm.comp workgroup may use: 16 KiB, the least GLES 3.1
-// guarantees (GL_MAX_COMPUTE_SHARED_MEMORY_SIZE), which also leaves room
-// for several workgroups per multiprocessor.
+// Shared memory a gemm.comp workgroup may use, in vec4s: the device's
+// GL_MAX_COMPUTE_SHARED_MEMORY_SIZE up to 32 KiB (NVIDIA has 48 KiB; the
+// rest leaves room for a second workgroup), and never less than the 16 KiB
+// every GLES 3.1 device has.
 constexpr int kSharedGemmVec4 = 1024;
+int SharedGemmVec4Limit(const DeviceProfile& device);
 
-// The tile for a GEMM of `rows` x `out_slices` over `depth_steps`: the
-// largest of the measured tiles that gives DeviceProfile::min_invocations
-// invocations (K parts counted), within the device's workgroup size.
-// DeviceProfile::gemm_tile_override, if set, wins (for sweeps).
+// The tile for a GEMM of `rows` x `out_slices` over `depth_steps`: the first
+// of the measured tiles that makes enough workgroups to busy a many-core GPU
+// (DeviceProfile::min_invocations > 0), within the device's workgroup size
+// and shared memory. DeviceProfile::gemm_tile_override, if set, wins (for
+// sweeps).
 StatusOr<SharedGemmTile> ChooseSharedGemmTile(long long rows, int out_slices,
                                               int depth_steps,
                                               const DeviceProfile& device);

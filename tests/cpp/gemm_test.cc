@@ -176,7 +176,8 @@ TEST(SharedMemoryGemm, TileChoiceStaysWithinTheWorkgroupAndSharedMemory) {
     ASSERT_TRUE(tile.ok()) << tile.status().message();
     SCOPED_TRACE(tile->ToString());
     EXPECT_EQ(tile->split_k, s[0] <= 4);
-    EXPECT_LE(tile->shared_vec4(), kernels::kSharedGemmVec4);
+    EXPECT_LE(tile->shared_vec4(), kernels::SharedGemmVec4Limit(device));
+    EXPECT_LE(tile->shared_vec4() * 16, env.info().max_shared_memory_bytes);
     EXPECT_LE(tile->local_x() * tile->k_parts, env.info().max_workgroup_invocations);
   }
   device.gemm_tile_override = "4,4,16,4,8";  // 64 x 8 x 16 partials: too many
