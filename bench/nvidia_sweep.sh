@@ -29,6 +29,10 @@ for precision in "" "--fp16"; do
   done
 done
 
+echo "== GEMMs: gemm.comp (the default on real GPUs) vs conv2d.comp"
+timeout 100 python3 bench/options_ab.py --model "$MOBILENET" --iterations 300 \
+  --variant conv2d:env.TFLITE_GLES_SHARED_MEMORY_GEMM=0 --variant gemm: 2>&1 | grep "^|"
+
 for precision in "" "--fp16"; do
   echo "== run_model mobilenet_v1_1.0_224 ${precision:-fp32}"
   timeout 60 python3 tools/run_model.py --model "$MOBILENET" $precision \
