@@ -11,8 +11,8 @@
  *   TfLiteGlesDelegateDelete(delegate);  // after the interpreter is gone
  *
  * From Python (ai-edge-litert) or benchmark_model, load the shared library as
- * an external delegate; options are string key/value pairs (see
- * docs/options.md or the error message for a bad key).
+ * an external delegate; options are string key/value pairs (see the
+ * options paragraph of README.md, or the error message for a bad key).
  *
  * Threading: ModifyGraphWithDelegate and Invoke must run on the same thread
  * with the same EGLContext current. If the thread has no current EGLContext
@@ -54,7 +54,8 @@ typedef enum {
 } TfLiteGlesEglPlatform;
 
 typedef enum {
-  TFLITE_GLES_STORAGE_AUTO = 0,           /* chosen per device */
+  TFLITE_GLES_STORAGE_AUTO = 0,           /* chosen per device: SSBO reads on
+                                             NVIDIA, texture buffers elsewhere */
   TFLITE_GLES_STORAGE_SSBO = 1,           /* reads and writes through SSBOs */
   TFLITE_GLES_STORAGE_TEXTURE_BUFFER = 2, /* reads through samplerBuffer */
 } TfLiteGlesStorage;
