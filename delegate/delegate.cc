@@ -265,7 +265,9 @@ Status GlesDelegate::AcquireEnvironment() {
   // best (PreferTextureBufferReads), unless the options ask for one.
   const egl::GpuInfo& gpu = env_->info();
   device_.gpu = &gpu;
-  device_.fp16 = options_.UseFp16();
+  // fp16 where precision loss is allowed and it pays on this device, or
+  // where memory comes first (it halves every tensor and weight).
+  device_.fp16 = options_.UseFp16() && (options_.MemoryFirst() || Fp16StoragePays(gpu));
   const bool texture_reads_wanted =
       options_.storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER ||
       (options_.storage == TFLITE_GLES_STORAGE_AUTO && PreferTextureBufferReads(gpu));

@@ -43,6 +43,15 @@ bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
   return gpu.renderer.find("NVIDIA") == std::string::npos;
 }
 
+bool Fp16StoragePays(const egl::GpuInfo& gpu) {
+  // llvmpipe has no fp16 arithmetic: half storage costs a conversion at
+  // every fetch and store, and every model ran about 2x slower with it
+  // (MobileNet v1 59.6 vs 33.0 ms, deeplabv3 393 vs 139 ms; docs/perf/log.md).
+  // NVIDIA H200: 0.479 vs 0.490 ms on MobileNet v1; mobile GPUs have fp16
+  // ALUs and half the memory traffic to gain.
+  return !gpu.IsLlvmpipe();
+}
+
 void TuneForDevice(DeviceProfile* device) {
   // llvmpipe runs one invocation per SIMD lane on 2-16 CPU threads: few
   // invocations with big register tiles win (docs/perf/log.md, convolution

@@ -18,4 +18,8 @@ void TuneForDevice(DeviceProfile* device);
 // SSBOs on this GPU when the options leave it open (storage=auto).
 bool PreferTextureBufferReads(const egl::GpuInfo& gpu);
 
+// Whether fp16 storage is faster than fp32 on this GPU: where it is not,
+// precision_loss_allowed keeps fp32 (unless memory is the first priority).
+bool Fp16StoragePays(const egl::GpuInfo& gpu);
+
 }  // namespace tflite_gles

@@ -142,6 +142,15 @@ Status Validate(const Options& options) {
 
 }  // namespace
 
+bool Options::MemoryFirst() const {
+  for (int priority : priorities) {
+    if (priority != TFLITE_GLES_PRIORITY_AUTO) {
+      return priority == TFLITE_GLES_PRIORITY_MIN_MEMORY_USAGE;
+    }
+  }
+  return false;
+}
+
 bool Options::UseFp16() const {
   if (!precision_loss_allowed) return false;
   for (int priority : priorities) {

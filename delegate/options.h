@@ -33,9 +33,12 @@ struct Options {
   // fail to load).
   bool reapply_on_resize = false;
 
-  // fp16 storage is used when precision loss is allowed and no priority
-  // asks for max precision.
+  // fp16 storage is allowed when precision loss is allowed and no priority
+  // asks for max precision (whether it is used is the device's choice:
+  // DeviceProfile::fp16, GlesDelegate::AcquireEnvironment).
   bool UseFp16() const;
+  // The first priority that is not AUTO is MIN_MEMORY_USAGE.
+  bool MemoryFirst() const;
 };
 
 // Checks and copies the C struct.

@@ -107,8 +107,18 @@ def library() -> ctypes.CDLL:
 
 
 def make_delegate(options: dict | None = None):
-    """A fresh delegate through the external-delegate interface."""
-    return load_delegate(LIB, options or {})
+    """A fresh delegate through the external-delegate interface.
+
+    Where precision loss is allowed and no priority is given, fp16 storage
+    is asked for explicitly (inference_priority1=min_memory_usage): the
+    delegate would otherwise keep fp32 on llvmpipe, where that is faster, and
+    the fp16 tests would not test fp16.
+    """
+    options = dict(options or {})
+    if str(options.get("precision_loss_allowed", "")).lower() in ("true", "1") and not any(
+            key.startswith("inference_priority") for key in options):
+        options["inference_priority1"] = "min_memory_usage"
+    return load_delegate(LIB, options)
 
 
 def stats(delegate) -> dict:

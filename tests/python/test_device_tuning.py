@@ -48,3 +48,34 @@ def test_gpu_tiles_agree_with_cpu(monkeypatch, min_invocations, fp16):
                                       {"precision_loss_allowed": fp16})
     assert_fully_delegated(stats)
     assert_close(gpu, cpu, fp16)
+
+
+def test_precision_loss_allowed_uses_fp16_only_where_it_pays(capfd):
+    """precision_loss_allowed permits fp16 storage; the delegate takes it
+    where it is faster (Fp16StoragePays: not on llvmpipe, where every model
+    ran about 2x slower with it) or where memory is the first priority.
+    The choice shows in the INFO line and in the GPU memory, and both
+    answers agree with the CPU within their precision's tolerance."""
+    import gles_testing as gt
+    shape = [1, 8, 8, 24]
+    model = gt.single_op_model("ADD", [shape, shape], {"fused_activation_function": "RELU"})
+    inputs = random_inputs([shape, shape], seed=3)
+    cpu = gt.invoke(gt.interpreter(model), inputs)
+    results = {}
+    for name, options in (("allowed", {"precision_loss_allowed": "true"}),
+                          ("memory_first", {"precision_loss_allowed": "true",
+                                            "inference_priority1": "min_memory_usage"})):
+        capfd.readouterr()
+        delegate = gt.load_delegate(gt.LIB, options)  # not make_delegate: no forcing
+        interp = gt.interpreter(model, delegate)
+        gpu = gt.invoke(interp, inputs)
+        line = [l for l in capfd.readouterr().err.splitlines() if "delegated" in l][0]
+        renderer = gt.stats(delegate)["renderer"]
+        results[name] = (line, gt.stats(delegate)["gpu_bytes"])
+        assert_close(gpu, cpu, fp16=True)
+        del interp
+    fp16_pays = "llvmpipe" not in renderer
+    assert results["allowed"][0].endswith("(fp16)" if fp16_pays else "(fp32)"), results
+    assert results["memory_first"][0].endswith("(fp16)"), results
+    if not fp16_pays:
+        assert results["memory_first"][1] < results["allowed"][1], results
