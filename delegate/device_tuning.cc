@@ -52,6 +52,11 @@ bool Fp16StoragePays(const egl::GpuInfo& gpu) {
   return !gpu.IsLlvmpipe();
 }
 
+bool SpecializeShapesRequested() {
+  const char* text = std::getenv("TFLITE_GLES_SPECIALIZE_SHAPES");
+  return text != nullptr && std::string(text) == "1";
+}
+
 void TuneForDevice(DeviceProfile* device) {
   // llvmpipe runs one invocation per SIMD lane on 2-16 CPU threads: few
   // invocations with big register tiles win (docs/perf/log.md, convolution
@@ -69,6 +74,9 @@ void TuneForDevice(DeviceProfile* device) {
   // log.md, "NVIDIA GEMM"). llvmpipe has a few SIMD lanes, not thousands:
   // there splitting only adds work and a barrier, so it keeps conv2d.comp.
   device->shared_memory_gemm = !device->gpu->IsLlvmpipe();
+  // Shapes as uniforms (one program per tile shape, not per layer shape)
+  // everywhere; "1" restores one program per layer shape, for A/B runs.
+  device->specialize_shapes = SpecializeShapesRequested();
   if (const char* text = std::getenv("TFLITE_GLES_MIN_INVOCATIONS")) {
     char* end = nullptr;
     const long long value = std::strtoll(text, &end, 10);

@@ -63,6 +63,11 @@ struct Dispatch {
   // a buffer once at init and binds it per dispatch; nothing is uploaded
   // inside an invoke. Empty: no uniform block.
   std::vector<int32_t> uniforms;
+  // The shader's @uniform values (shapes) are compiled in instead of read
+  // from its uniform block (egl/shader_source.h): one program for this
+  // shape alone. Kernels set it where an index exceeds the range the
+  // shader's div_mod() is exact for (gl::kExactDivModLimit).
+  bool specialize = false;
 };
 
 // What a kernel may assume about the device when it checks and builds.
@@ -100,6 +105,10 @@ struct DeviceProfile {
   // For sweeps: gemm.comp's tile as "TM,TN,TR,TS,KP" or "splitk,SLICES,KP"
   // (kernels/gemm.h); empty: chosen per layer shape.
   std::string gemm_tile_override;
+  // Every dispatch compiles its shapes in (Dispatch::specialize): one
+  // program per layer shape, as before shapes became uniforms. For A/B
+  // measurements (TFLITE_GLES_SPECIALIZE_SHAPES=1, delegate/device_tuning.h).
+  bool specialize_shapes = false;
 };
 
 // Facts about the whole TFLite graph that kernels need beyond their node:

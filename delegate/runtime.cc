@@ -157,6 +157,7 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
   dispatch.defines["LOCAL_Y"] = std::to_string(dispatch.local[1]);
   dispatch.defines["LOCAL_Z"] = std::to_string(dispatch.local[2]);
   TFG_ASSIGN_OR_RETURN(std::string body, gl::EmbeddedShader(dispatch.shader));
+  const bool specialize = dispatch.specialize || device_.specialize_shapes;
   gl::StorageChoice storage;
   storage.fp16 = device_.fp16;
   storage.texture_buffer_reads = device_.texture_buffer_reads;
@@ -164,24 +165,37 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
   storage.texture_buffer_extension = gpu.texture_buffer_extension;
   TFG_ASSIGN_OR_RETURN(std::string source,
                        gl::AssembleShader(dispatch.shader, body, storage,
-                                          dispatch.defines));
+                                          dispatch.defines, specialize));
   auto program = programs.Get(source);
   if (!program.ok()) {
     return program.status().WithContext(dispatch.label + " (shader " +
                                         dispatch.shader + ")");
   }
-  step.program = *program;
-  if (!dispatch.uniforms.empty()) {
-    // std140 ivec4 members: whole vec4s of ints, zero-filled.
-    std::vector<int32_t> block = dispatch.uniforms;
-    block.resize((block.size() + 3) / 4 * 4, 0);
-    auto uniforms = gl::Buffer::Create(block.size() * sizeof(int32_t),
-                                       block.data(), GL_STATIC_DRAW);
-    if (!uniforms.ok()) {
-      return uniforms.status().WithContext(dispatch.label + ": uniform block");
-    }
-    step.uniforms = std::move(*uniforms);
+  // A uniform block comes either from the shader's @uniform names
+  // (egl/shader_source.h) or from the kernel (Dispatch::uniforms, ivec4
+  // members). Every step's block goes into one buffer, written at Allocate;
+  // each dispatch binds its own range.
+  auto uniforms = gl::ShaderUniformValues(dispatch.shader, body,
+                                          dispatch.defines, specialize);
+  if (!uniforms.ok()) return uniforms.status().WithContext(dispatch.label);
+  if (!uniforms->empty() && !dispatch.uniforms.empty()) {
+    return Status::Error(dispatch.label + " (shader " + dispatch.shader +
+                         "): both @uniform names and Dispatch::uniforms");
   }
+  const std::vector<int32_t>& block =
+      dispatch.uniforms.empty() ? *uniforms : dispatch.uniforms;
+  if (!block.empty()) {
+    // Ranges start at the device's binding alignment; std140 rounds a
+    // block of ints up to 16 bytes (and ivec4 members are whole vec4s).
+    const size_t alignment = static_cast<size_t>(
+        std::max(16, gpu.uniform_buffer_offset_alignment));
+    step.uniform_offset = (uniform_data_.size() + alignment - 1) / alignment * alignment;
+    step.uniform_bytes = (block.size() * sizeof(int32_t) + 15) / 16 * 16;
+    uniform_data_.resize(step.uniform_offset + step.uniform_bytes, 0);
+    std::memcpy(uniform_data_.data() + step.uniform_offset, block.data(),
+                block.size() * sizeof(int32_t));
+  }
+  step.program = *program;
   step.dispatch = std::move(dispatch);
   steps_.push_back(std::move(step));
   return Status::Ok();
@@ -243,6 +257,16 @@ Status PartitionRuntime::Allocate() {
   gpu_bytes_ = 0;
   memory_ = MemoryStats();
   TFG_RETURN_IF_ERROR(AllocateArena());
+  if (!uniform_data_.empty()) {
+    auto uniforms = gl::Buffer::Create(uniform_data_.size(), uniform_data_.data(),
+                                       GL_STATIC_DRAW);
+    if (!uniforms.ok()) {
+      return uniforms.status().WithContext("allocating the dispatch uniforms");
+    }
+    uniforms_ = std::move(*uniforms);
+    gpu_bytes_ += static_cast<long long>(uniforms_.bytes());
+    memory_.other_bytes += static_cast<long long>(uniforms_.bytes());
+  }
   // Values no dispatch binds (e.g. a convolution output that fusion folded
   // into its consumer, delegate/fusion.h) get no buffer.
   std::vector<bool> bound(values_.size(), false);
@@ -335,7 +359,10 @@ Status PartitionRuntime::BindAndDispatch(const Step& step) {
   GLuint binding = 0;
   for (ValueId id : d.outputs) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
   for (ValueId id : d.inputs) TFG_RETURN_IF_ERROR(BindForRead(id, binding++));
-  if (step.uniforms.id() != 0) TFG_RETURN_IF_ERROR(step.uniforms.BindAsUniform(0));
+  if (step.uniform_bytes > 0) {
+    TFG_RETURN_IF_ERROR(uniforms_.BindAsUniforms(
+        gl::kShaderUniformBinding, step.uniform_offset, step.uniform_bytes));
+  }
   TFG_RETURN_IF_ERROR(step.program->Dispatch(step.groups[0], step.groups[1],
                                              step.groups[2]));
   // The next dispatch reads what this one wrote, through SSBO or texture;

@@ -64,7 +64,10 @@ class PartitionRuntime {
     const gl::Program* program = nullptr;
     Dispatch dispatch;
     uint32_t groups[3] = {1, 1, 1};
-    gl::Buffer uniforms;  // Dispatch::uniforms, written once; id 0 if none
+    // The shader's @uniform values (egl/shader_source.h): this range of
+    // uniforms_, bound before the dispatch; 0 bytes for shaders without.
+    size_t uniform_offset = 0;
+    size_t uniform_bytes = 0;
   };
   // Staging buffers hold BHWC floats; bool and int32 TFLite tensors are
   // converted on the CPU on the way (bool as 0.0/1.0, int32 exact up to
@@ -110,6 +113,10 @@ class PartitionRuntime {
   std::vector<float> conversion_scratch_;  // bool/int32 <-> float staging
   std::vector<gl::Buffer> buffers_;                 // per value
   std::vector<gl::TextureBufferView> views_;        // per value (if used)
+  // Every step's uniform block, written once at Allocate (an invoke uploads
+  // no uniforms; it binds each step's range).
+  std::vector<uint8_t> uniform_data_;
+  gl::Buffer uniforms_;
   gl::Buffer arena_;                   // intermediates, shared by lifetime
   std::vector<size_t> arena_offset_;   // per value; kOwnBuffer if not in it
   std::vector<size_t> arena_bytes_;    // per value: its range in the arena

@@ -413,6 +413,8 @@ Status GlEnvironment::ReadGpuInfo() {
                        &info_.max_texture_units));
   TFG_GL(glGetIntegerv(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT,
                        &info_.ssbo_offset_alignment));
+  TFG_GL(glGetIntegerv(GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT,
+                       &info_.uniform_buffer_offset_alignment));
   return Status::Ok();
 }
 

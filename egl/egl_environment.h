@@ -48,6 +48,7 @@ struct GpuInfo {
   int max_texture_units = 0;          // per compute shader
   int texture_buffer_offset_alignment = 1;
   int ssbo_offset_alignment = 1;
+  int uniform_buffer_offset_alignment = 1;  // GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT
 
   bool HasExtension(const std::string& name) const;
   bool IsLlvmpipe() const;

@@ -146,6 +146,14 @@ Status Buffer::BindAsStorage(GLuint binding, size_t offset,
   return Status::Ok();
 }
 
+Status Buffer::BindAsUniforms(GLuint binding, size_t offset,
+                              size_t bytes) const {
+  TFG_GL(glBindBufferRange(GL_UNIFORM_BUFFER, binding, id_,
+                           static_cast<GLintptr>(offset),
+                           static_cast<GLsizeiptr>(bytes)));
+  return Status::Ok();
+}
+
 StatusOr<TextureBufferView> TextureBufferView::Create(const Buffer& buffer,
                                                       GLenum format,
                                                       size_t offset,

@@ -44,6 +44,8 @@ class Buffer {
   Status BindAsStorage(GLuint binding, size_t offset, size_t bytes) const;
   // The whole buffer as the uniform block at `binding`.
   Status BindAsUniform(GLuint binding) const;
+  // Binds [offset, offset + bytes) as the uniform block at `binding`.
+  Status BindAsUniforms(GLuint binding, size_t offset, size_t bytes) const;
 
   // Live buffers owned through this class in the process (leak checks).
   static long LiveCount();

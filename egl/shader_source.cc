@@ -1,5 +1,8 @@
 #include "egl/shader_source.h"
 
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -54,6 +57,24 @@ uvec2 pack_half4(vec4 v) {
 uint global_index() {
   return gl_GlobalInvocationID.x +
          gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * uint(LOCAL_X));
+}
+// (n / d, n % d) for 0 <= n < 2^21 (kExactDivModLimit) and d >= 1. With
+// shapes in a uniform block the divisor is not a constant, and llvmpipe
+// turns an integer division by a variable into 8 scalar divisions per
+// 8-lane vector (as much as the whole GEMM of a small layer); a float
+// quotient is one vector division. GLSL ES allows it 2.5 ULP, so the
+// estimate is within 0.7 of n / d below 2^21 and one correction step makes
+// it exact. A compiled-in divisor (SPECIALIZED) divides as integers, which
+// the compiler turns into a multiply.
+ivec2 div_mod(int n, int d) {
+#if SPECIALIZED
+  return ivec2(n / d, n - (n / d) * d);
+#else
+  int q = int(float(n) / float(d));
+  int r = n - q * d;
+  int step = (r < 0 ? -1 : 0) + (r >= d ? 1 : 0);
+  return ivec2(q + step, r - step * d);
+#endif
 }
 // `v` with the lanes of channels >= `channels` set to zero. Every kernel
 // stores through this on a tensor's last slice: padded lanes hold zeros, so
@@ -116,6 +137,15 @@ StatusOr<ShaderDeclaration> ParseShaderDeclaration(const std::string& source) {
         }
         declaration.constants[word.substr(0, eq)] = word.substr(eq + 1);
       }
+    } else if (keyword == "uniform") {
+      for (const std::string& word : words) {
+        auto eq = word.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          return Status::Error("@uniform entries are NAME=VALUE: " + line);
+        }
+        declaration.uniforms.push_back(word.substr(0, eq));
+        declaration.uniform_examples[word.substr(0, eq)] = word.substr(eq + 1);
+      }
     } else {
       return Status::Error("unknown shader declaration '@" + keyword + "'");
     }
@@ -126,7 +156,7 @@ StatusOr<ShaderDeclaration> ParseShaderDeclaration(const std::string& source) {
 StatusOr<std::string> AssembleShader(
     const std::string& name, const std::string& source,
     const StorageChoice& storage,
-    const std::map<std::string, std::string>& defines) {
+    const std::map<std::string, std::string>& defines, bool specialize) {
   const std::string version_line = "#version 310 es";
   if (source.compare(0, version_line.size(), version_line) != 0) {
     return Status::Error("shader '" + name +
@@ -139,6 +169,13 @@ StatusOr<std::string> AssembleShader(
   // message; an undeclared name is caught here, where it is cheaper.
   for (const auto& [constant, unused] : declaration.constants) {
     allowed.insert(constant);
+  }
+  for (const std::string& uniform : declaration.uniforms) {
+    if (allowed.count(uniform) != 0) {
+      return Status::Error("shader '" + name + "' declares '" + uniform +
+                           "' both as @const and as @uniform");
+    }
+    allowed.insert(uniform);
   }
   for (const auto& axis : declaration.axes) {
     int chosen = 0;
@@ -175,15 +212,56 @@ StatusOr<std::string> AssembleShader(
       << "\n";
   out << "#define STAGING_TEXBUF " << (storage.staging_texture_reads ? 1 : 0)
       << "\n";
+  out << "#define SPECIALIZED " << (specialize ? 1 : 0) << "\n";
   // The kernel's defines come before the shared helpers, which read them
   // (activate() picks its fused activation from ACT_*).
+  std::set<std::string> uniforms;
+  if (!specialize) {
+    uniforms.insert(declaration.uniforms.begin(), declaration.uniforms.end());
+  }
   for (const auto& [define, value] : defines) {
+    if (uniforms.count(define)) continue;  // a block member, not text
     out << "#define " << define << " " << (value.empty() ? "1" : value) << "\n";
+  }
+  if (!uniforms.empty()) {
+    out << "layout(std140, binding = " << kShaderUniformBinding
+        << ") uniform DispatchUniforms {\n";
+    for (const std::string& uniform : declaration.uniforms) {
+      out << "  highp int " << uniform << ";\n";
+    }
+    out << "};\n";
   }
   out << kStorageMacros;
   out << "#line 2\n";
   out << source.substr(source.find('\n') + 1);
   return out.str();
+}
+
+StatusOr<std::vector<int32_t>> ShaderUniformValues(
+    const std::string& name, const std::string& source,
+    const std::map<std::string, std::string>& defines, bool specialize) {
+  TFG_ASSIGN_OR_RETURN(ShaderDeclaration declaration,
+                       ParseShaderDeclaration(source));
+  std::vector<int32_t> values;
+  if (specialize) return values;
+  for (const std::string& uniform : declaration.uniforms) {
+    auto it = defines.find(uniform);
+    if (it == defines.end()) {
+      return Status::Error("shader '" + name + "' needs a value for its uniform '" +
+                           uniform + "'");
+    }
+    const std::string& text = it->second;
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || value < INT32_MIN ||
+        value > INT32_MAX) {
+      return Status::Error("shader '" + name + "': uniform '" + uniform +
+                           "' = '" + text + "' is not a 32-bit integer");
+    }
+    values.push_back(static_cast<int32_t>(value));
+  }
+  return values;
 }
 
 }  // namespace tflite_gles::gl

@@ -8,12 +8,19 @@
 //   // @axis - ACT_RELU ACT_RELU6      "-" means: none of them
 //   // @const N=64 M=3                 constants the kernel supplies (the
 //                                      values here are used only to validate)
+//   // @uniform ROWS=16 IN_W=4         integers the kernel supplies like
+//                                      constants, but which reach the shader
+//                                      as members of a uniform block, so
+//                                      dispatches that differ only in them
+//                                      share one program (one compile, one
+//                                      JIT); see ShaderUniformValues
 // The preamble also selects the storage: STORAGE_FP16 (fp16 tensors packed in
 // uvec2, read as RGBA16F) and READ_TEXBUF (reads through samplerBuffer views
 // instead of SSBO loads), and defines the TENSOR_IN/LOAD/TENSOR_OUT/STORE
 // macros the shaders use, so one source serves every storage choice.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,18 +46,47 @@ struct StorageChoice {
 struct ShaderDeclaration {
   std::vector<std::vector<std::string>> axes;  // "-" is the empty choice
   std::map<std::string, std::string> constants;  // name -> validation value
+  std::vector<std::string> uniforms;  // in block order (@uniform lines)
+  // name -> validation value of each @uniform (shader_tool also validates
+  // the shader with them compiled in, see AssembleShader's `specialize`)
+  std::map<std::string, std::string> uniform_examples;
 };
+
+// The uniform block of a shader with @uniform lines: std140, one highp int
+// per name in declaration order (4 bytes each), at uniform-buffer binding
+// kShaderUniformBinding. The runtime writes every dispatch's values once at
+// init and binds that dispatch's range before it runs.
+constexpr unsigned kShaderUniformBinding = 0;
 
 StatusOr<ShaderDeclaration> ParseShaderDeclaration(const std::string& source);
 
-// Builds the final source: `#version` line, storage preamble, `defines`, then
-// the body with a #line directive so compiler messages name file lines.
-// Fails when `defines` sets a name the file does not declare, or more than
-// one name of an axis.
+// Builds the final source: `#version` line, storage preamble, `defines`, the
+// uniform block of the @uniform names, then the body with a #line directive
+// so compiler messages name file lines. Values of @uniform names in
+// `defines` are left out of the text (ShaderUniformValues reads them), so
+// the source depends only on what is compiled in. With `specialize` they
+// are compiled in as #defines instead and there is no block: one program
+// per shape, as before uniforms existed, for indices beyond what the
+// preamble's div_mod() computes exactly (kExactDivModLimit) and for A/B
+// measurements. Fails when `defines` sets a name the file does not declare,
+// or more than one name of an axis.
 StatusOr<std::string> AssembleShader(const std::string& name,
                                      const std::string& source,
                                      const StorageChoice& storage,
-                                     const std::map<std::string, std::string>& defines);
+                                     const std::map<std::string, std::string>& defines,
+                                     bool specialize = false);
+
+// div_mod(n, d) in the preamble is exact for 0 <= n < this, d >= 1, when
+// the divisor is a uniform (it divides in float, see shader_source.cc).
+constexpr long long kExactDivModLimit = 1LL << 21;
+
+// The values of the shader's @uniform names, in block order, from
+// `defines` (decimal integers). Empty for a shader without @uniform lines
+// or when `specialize`; an error naming the first missing or non-integer
+// value.
+StatusOr<std::vector<int32_t>> ShaderUniformValues(
+    const std::string& name, const std::string& source,
+    const std::map<std::string, std::string>& defines, bool specialize = false);
 
 // The embedded source of shaders/<name>.comp, or an error naming it.
 StatusOr<std::string> EmbeddedShader(const std::string& name);

@@ -35,14 +35,22 @@
 // EPILOGUE(x,index,slice) (delegate/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
+// Shapes are uniforms (egl/shader_source.h), so every layer with the same
+// tile, window and activation runs one program; the tile, window, stride
+// and dilation stay compile-time constants, which the unrolled inner loops
+// need. Index arithmetic divides through div_mod() (no integer division by
+// a uniform, which llvmpipe scalarizes); the kernel compiles shapes in
+// (Dispatch::specialize) when ROWS reaches gl::kExactDivModLimit.
+//
 // @axis - GENERIC
 // @axis - SLICES_ON_X
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
-// @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=2 ROWS=16
-// @const SLICE_GROUPS=1 IN_S=2 IN_HW=16 IN_H=4 IN_W=4 OUT_S=2 OUT_C=8
-// @const OUT_HW=16 OUT_W=4 ROW_PIXELS=16 DEPTH_STEPS=2 DEPTH_STRIDE=16
+// @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=2
 // @const KERNEL_H=3 KERNEL_W=3 STRIDE_H=1 STRIDE_W=1 DILATION_H=1
-// @const DILATION_W=1 PAD_TOP=1 PAD_LEFT=1
+// @const DILATION_W=1
+// @uniform ROWS=16 SLICE_GROUPS=1 IN_S=2 IN_HW=16 IN_H=4 IN_W=4 OUT_S=2
+// @uniform OUT_C=8 OUT_HW=16 OUT_W=4 ROW_PIXELS=16 DEPTH_STEPS=2
+// @uniform DEPTH_STRIDE=16 PAD_TOP=1 PAD_LEFT=1
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 
@@ -80,11 +88,11 @@ void main() {
   int in_x0[TILE_ROWS];
   int batch_base[TILE_ROWS];
   for (int p = 0; p < TILE_ROWS; ++p) {
-    int r = min(first_row + p, ROWS - 1);
-    int q = r % OUT_HW;
-    batch_base[p] = (r / OUT_HW) * IN_S * IN_HW;
-    in_y0[p] = (q / OUT_W) * STRIDE_H - PAD_TOP;
-    in_x0[p] = (q % OUT_W) * STRIDE_W - PAD_LEFT;
+    ivec2 batch_pixel = div_mod(min(first_row + p, ROWS - 1), OUT_HW);
+    ivec2 yx = div_mod(batch_pixel.y, OUT_W);
+    batch_base[p] = batch_pixel.x * IN_S * IN_HW;
+    in_y0[p] = yx.x * STRIDE_H - PAD_TOP;
+    in_x0[p] = yx.y * STRIDE_W - PAD_LEFT;
   }
   int w_index = group * KERNEL_H * KERNEL_W * IN_S * TILE_SLICES * 4;
   for (int tap = 0; tap < KERNEL_H * KERNEL_W; ++tap) {
@@ -106,15 +114,18 @@ void main() {
 #else
   int base[TILE_ROWS];
   for (int p = 0; p < TILE_ROWS; ++p) {
-    int r = min(first_row + p, ROWS - 1);
-    base[p] = (r / ROW_PIXELS) * IN_S * IN_HW + r % ROW_PIXELS;
+    ivec2 image_pixel = div_mod(min(first_row + p, ROWS - 1), ROW_PIXELS);
+    base[p] = image_pixel.x * IN_S * IN_HW + image_pixel.y;
   }
-  int w_index = group * DEPTH_STEPS * TILE_SLICES * 4;
+  int depth_steps = DEPTH_STEPS;
+  int depth_stride = DEPTH_STRIDE;
+  int w_index = group * depth_steps * TILE_SLICES * 4;
   {
-    for (int s = 0; s < DEPTH_STEPS; ++s) {
+    for (int s = 0; s < depth_steps; ++s) {
       vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
-        x[p] = LOAD(in0, base[p] + s * DEPTH_STRIDE);
+        x[p] = LOAD(in0, base[p]);
+        base[p] += depth_stride;
       }
 #endif
       for (int o = 0; o < TILE_SLICES; ++o) {
@@ -131,18 +142,30 @@ void main() {
     }
   }
 
+  // The uniforms the stores need are read before the first store: after
+  // it the compiler must assume the block could have changed and would
+  // read it again for every store.
+  int rows = ROWS;
+  int out_s = OUT_S;
+  int out_hw = OUT_HW;
+  int out_c = OUT_C;
+  vec4 b[TILE_SLICES];
   for (int o = 0; o < TILE_SLICES; ++o) {
-    int slice = group * TILE_SLICES + o;
-    if (slice >= OUT_S) break;
-    vec4 b = LOAD(bias, slice);
-    for (int p = 0; p < TILE_ROWS; ++p) {
-      int r = first_row + p;
-      if (r >= ROWS) break;
-      int index = ((r / OUT_HW) * OUT_S + slice) * OUT_HW + r % OUT_HW;
+    b[o] = LOAD(bias, min(group * TILE_SLICES + o, out_s - 1));
+  }
+  for (int p = 0; p < TILE_ROWS; ++p) {
+    int r = first_row + p;
+    if (r >= rows) break;
+    ivec2 batch_pixel = div_mod(r, out_hw);
+    int row_index = batch_pixel.x * out_s * out_hw + batch_pixel.y;
+    for (int o = 0; o < TILE_SLICES; ++o) {
+      int slice = group * TILE_SLICES + o;
+      if (slice >= out_s) break;
+      int index = row_index + slice * out_hw;
       STORE(out0, index,
-            zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + b), index,
-                                 slice),
-                        slice, OUT_C));
+            zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + b[o]),
+                                 index, slice),
+                        slice, out_c));
     }
   }
 }

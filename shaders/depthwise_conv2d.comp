@@ -21,13 +21,20 @@
 // EPILOGUE(x,index,slice) (delegate/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
+// Shapes are uniforms (egl/shader_source.h): layers with the same block,
+// window, stride and activation share one program; block, window, stride,
+// dilation and multiplier stay compile-time constants (the unrolled loops
+// over the block need them). The block index is split with div_mod() (no
+// integer division by a uniform, which llvmpipe scalarizes).
+//
 // @axis - FAST_3X3
 // @axis - SLICES_ON_X
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
-// @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 BLOCK_W=4 BLOCK_H=2 BLOCKS_X=2
-// @const BLOCKS_Y=2 BLOCKS=4 OUT_S=2 OUT_C=8 OUT_H=4 OUT_W=8 IN_S=2
-// @const IN_H=4 IN_W=8 KERNEL_H=3 KERNEL_W=3 STRIDE_H=1 STRIDE_W=1
-// @const DILATION_H=1 DILATION_W=1 PAD_TOP=1 PAD_LEFT=1 MULTIPLIER=1
+// @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 BLOCK_W=4 BLOCK_H=2 KERNEL_H=3
+// @const KERNEL_W=3 STRIDE_H=1 STRIDE_W=1 DILATION_H=1 DILATION_W=1
+// @const MULTIPLIER=1
+// @uniform BLOCKS_X=2 BLOCKS_Y=2 BLOCKS=4 OUT_S=2 OUT_C=8 OUT_H=4 OUT_W=8
+// @uniform IN_S=2 IN_H=4 IN_W=8 PAD_TOP=1 PAD_LEFT=1
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 
@@ -73,9 +80,11 @@ void main() {
   int slice = int(gl_GlobalInvocationID.y);
 #endif
   if (slice >= OUT_S || block >= BLOCKS) return;
-  int b = block / (BLOCKS_X * BLOCKS_Y);
-  int by = (block / BLOCKS_X) % BLOCKS_Y;
-  int bx = block % BLOCKS_X;
+  ivec2 image_block = div_mod(block, BLOCKS_X * BLOCKS_Y);
+  ivec2 block_yx = div_mod(image_block.y, BLOCKS_X);
+  int b = image_block.x;
+  int by = block_yx.x;
+  int bx = block_yx.y;
   int y0 = by * BLOCK_H * STRIDE_H - PAD_TOP;  // input row of output row 0
   int x0 = bx * BLOCK_W * STRIDE_W - PAD_LEFT;
 
@@ -91,21 +100,32 @@ void main() {
 #define FOOT_W ((BLOCK_W - 1) * STRIDE_W + 3)
   vec4 w[9];
   for (int t = 0; t < 9; ++t) w[t] = LOAD(weights, slice * 9 + t);
-  int plane = (b * IN_S + slice) * IN_HW;
+  // Everything the loops need from the uniform block is read here, once:
+  // after the first store the compiler must assume the block could have
+  // changed and would read it again in every iteration.
+  int in_w = IN_W;
+  int in_h = IN_H;
+  int out_w = OUT_W;
+  int rows_left = OUT_H - by * BLOCK_H;  // output rows of this block
+  int columns_left = out_w - bx * BLOCK_W;
+  int plane = (b * IN_S + slice) * IN_HW + x0;  // input (y0, x0) is plane + y0 * in_w
+  int out_index = ((b * OUT_S + slice) * OUT_H + by * BLOCK_H) * out_w + bx * BLOCK_W;
+  // zero_padded()'s lane mask, computed once for all stores.
+  bvec4 live_lanes = lessThan(ivec4(slice * 4) + ivec4(0, 1, 2, 3), ivec4(OUT_C));
   bool column_inside[FOOT_W];
   for (int c = 0; c < FOOT_W; ++c) {
-    column_inside[c] = x0 + c >= 0 && x0 + c < IN_W;
+    column_inside[c] = x0 + c >= 0 && x0 + c < in_w;
   }
   vec4 row0[FOOT_W];
   vec4 row1[FOOT_W];
   vec4 row2[FOOT_W];
 #define LOAD_ROW(row, y)                                              \
   {                                                                   \
-    bool row_inside = (y) >= 0 && (y) < IN_H;                         \
+    bool row_inside = (y) >= 0 && (y) < in_h;                         \
+    int row_start = plane + (y) * in_w;                               \
     for (int c = 0; c < FOOT_W; ++c) {                                \
       bool inside = row_inside && column_inside[c];                   \
-      row[c] = inside ? LOAD(in0, inside ? plane + (y) * IN_W + x0 + c : 0) \
-                      : vec4(0.0);                                    \
+      row[c] = inside ? LOAD(in0, inside ? row_start + c : 0) : vec4(0.0); \
     }                                                                 \
   }
   LOAD_ROW(row0, y0);
@@ -113,8 +133,7 @@ void main() {
   LOAD_ROW(row1, y0 + 1);
 #endif
   for (int oy = 0; oy < BLOCK_H; ++oy) {
-    int y = by * BLOCK_H + oy;
-    if (y >= OUT_H) break;
+    if (oy >= rows_left) break;
     int top = y0 + oy * STRIDE_H;
 #if STRIDE_H != 1
     LOAD_ROW(row1, top + 1);
@@ -127,13 +146,13 @@ void main() {
                row1[ox * STRIDE_W + kx] * w[3 + kx] +
                row2[ox * STRIDE_W + kx] * w[6 + kx];
       }
-      int x = bx * BLOCK_W + ox;
-      if (x < OUT_W) {
-        int index = ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x;
+      if (ox < columns_left) {
+        int index = out_index + ox;
         STORE(out0, index,
-              zero_padded(EPILOGUE(activate(sum), index, slice), slice, OUT_C));
+              mix(vec4(0.0), EPILOGUE(activate(sum), index, slice), live_lanes));
       }
     }
+    out_index += out_w;
 #if STRIDE_H == 1
     for (int c = 0; c < FOOT_W; ++c) {
       row0[c] = row1[c];

@@ -69,15 +69,26 @@ int Validate(const std::string& glslang, const std::string& workdir,
   // stay under Linux's 128 KiB limit per argument (MAX_ARG_STRLEN).
   std::vector<std::string> batches(1);
   int count = 0;
-  for (const auto& defines : variants) {
+  // A shader with @uniform names is also validated with them compiled in
+  // (AssembleShader's `specialize`), with their example values.
+  const int modes = declaration->uniforms.empty() ? 1 : 2;
+  for (const auto& variant : variants) {
     // fp16 x texture-buffer reads x staging through a texture buffer (only
-    // with SSBO reads; with texture-buffer reads it changes nothing).
-    for (int storage_index = 0; storage_index < 6; ++storage_index) {
+    // with SSBO reads; with texture-buffer reads it changes nothing), x
+    // shapes as uniforms or compiled in.
+    for (int index = 0; index < 6 * modes; ++index) {
+      const int storage_index = index % 6;
       StorageChoice storage;
       storage.fp16 = storage_index & 1;
       storage.texture_buffer_reads = (storage_index & 6) == 2;
       storage.staging_texture_reads = (storage_index & 6) == 4;
-      auto text = AssembleShader(name, source, storage, defines);
+      const bool specialize = index >= 6;
+      auto defines = variant;
+      if (specialize) {
+        defines.insert(declaration->uniform_examples.begin(),
+                       declaration->uniform_examples.end());
+      }
+      auto text = AssembleShader(name, source, storage, defines, specialize);
       if (!text.ok()) {
         std::cerr << path << ": " << text.status().message() << "\n";
         return 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "delegate/kernels/common.h"
+#include "egl/shader_source.h"
 
 namespace tflite_gles::kernels {
 
@@ -206,24 +207,28 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   d["OUT_S"] = std::to_string(out_shape.slices());
   d["OUT_C"] = std::to_string(out_shape.c);
   d["OUT_HW"] = std::to_string(out_shape.h * out_shape.w);
-  if (gemm) {
-    d["ROW_PIXELS"] = std::to_string(gemm->row_pixels);
-    d["DEPTH_STEPS"] = std::to_string(gemm->depth_steps);
-    d["DEPTH_STRIDE"] = std::to_string(gemm->depth_stride);
-  } else {
+  // Shapes are uniforms (the shader's @uniform lines): the ones a path does
+  // not read are 0, so that layers sharing a program differ only in them.
+  d["IN_H"] = std::to_string(gemm ? 0 : in_shape.h);
+  d["IN_W"] = std::to_string(gemm ? 0 : in_shape.w);
+  d["OUT_W"] = std::to_string(gemm ? 0 : out_shape.w);
+  d["PAD_TOP"] = std::to_string(gemm ? 0 : window.pad_top);
+  d["PAD_LEFT"] = std::to_string(gemm ? 0 : window.pad_left);
+  d["ROW_PIXELS"] = std::to_string(gemm ? gemm->row_pixels : 0);
+  d["DEPTH_STEPS"] = std::to_string(gemm ? gemm->depth_steps : 0);
+  d["DEPTH_STRIDE"] = std::to_string(gemm ? gemm->depth_stride : 0);
+  if (!gemm) {
     d["GENERIC"] = "";
-    d["IN_H"] = std::to_string(in_shape.h);
-    d["IN_W"] = std::to_string(in_shape.w);
-    d["OUT_W"] = std::to_string(out_shape.w);
     d["KERNEL_H"] = std::to_string(window.kernel_h);
     d["KERNEL_W"] = std::to_string(window.kernel_w);
     d["STRIDE_H"] = std::to_string(window.stride_h);
     d["STRIDE_W"] = std::to_string(window.stride_w);
     d["DILATION_H"] = std::to_string(window.dilation_h);
     d["DILATION_W"] = std::to_string(window.dilation_w);
-    d["PAD_TOP"] = std::to_string(window.pad_top);
-    d["PAD_LEFT"] = std::to_string(window.pad_left);
   }
+  // The shader's div_mod() is exact only below this; larger layers get a
+  // program of their own with integer divisions by constants.
+  dispatch.specialize = rows >= gl::kExactDivModLimit;
   const uint32_t gx = static_cast<uint32_t>(tile.slices_on_x ? groups : row_tiles);
   const uint32_t gy = static_cast<uint32_t>(tile.slices_on_x ? row_tiles : groups);
   dispatch.grid = {gx, gy, 1};

@@ -7,6 +7,7 @@
 #include "delegate/kernel_registry.h"
 #include "delegate/kernels/common.h"
 #include "delegate/kernels/conv_common.h"
+#include "egl/shader_source.h"
 
 namespace tflite_gles {
 namespace {
@@ -124,6 +125,8 @@ Status BuildDepthwise(const NodeView& node, GraphBuilder& builder) {
   const uint32_t gx = block.slices_on_x ? slices : static_cast<uint32_t>(blocks);
   const uint32_t gy = block.slices_on_x ? static_cast<uint32_t>(blocks) : slices;
   dispatch.grid = {gx, gy, 1};
+  // The shader's div_mod() is exact only below this (egl/shader_source.h).
+  dispatch.specialize = blocks >= gl::kExactDivModLimit;
   dispatch.local = kernels::LocalSize2d(gx, gy);
   dispatch.flops = 2LL * out_shape.elements() * kernel_h * kernel_w;
 

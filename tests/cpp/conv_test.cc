@@ -91,9 +91,11 @@ std::vector<float> ConvReference(const ConvCase& c, const std::vector<float>& x,
   return out;
 }
 
-void RunConvCase(const ConvCase& c, bool depthwise, bool fp16, uint32_t seed) {
+void RunConvCase(const ConvCase& c, bool depthwise, bool fp16, uint32_t seed,
+                 bool specialize = false) {
   SCOPED_TRACE(c.ToString() + (fp16 ? " fp16" : " fp32") +
-               (depthwise ? " depthwise" : ""));
+               (depthwise ? " depthwise" : "") +
+               (specialize ? " shapes compiled in" : ""));
   const std::vector<int> in_dims = {c.batch, c.height, c.width, c.in_c};
   const std::vector<int> w_dims =
       depthwise ? std::vector<int>{1, c.kernel_h, c.kernel_w, c.out_c}
@@ -126,6 +128,7 @@ void RunConvCase(const ConvCase& c, bool depthwise, bool fp16, uint32_t seed) {
                            c.dilation_w, c.dilation_h, abi::kNoType};
     tester.SetParams(params);
   }
+  tester.SetSpecializeShapes(specialize);
   Status status = tester.Run(fp16);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_LE(MaxRelativeError(tester.output(), expected),
@@ -172,6 +175,24 @@ TEST(Conv2d, EachReluFamilyActivation) {
     RunConvCase({1, 5, 4, 5, 6, 3, 3, 1, 1, 1, 1, true, act, true}, false,
                 false, 30);
   }
+}
+
+// Shapes are uniforms by default; layers too large for the shaders'
+// float div_mod() (and TFLITE_GLES_SPECIALIZE_SHAPES=1) compile them in,
+// with integer divisions instead. Both paths of both shaders, batch 2.
+TEST(Conv2d, ShapesCompiledInMatchTheReferenceToo) {
+  const ConvCase convs[] = {
+      {2, 12, 12, 5, 13, 1, 1, 1, 1, 1, 1, true, kNone, true},
+      {2, 7, 5, 3, 5, 1, 1, 1, 1, 1, 1, true, abi::kActRelu6, true},
+      {2, 9, 7, 3, 8, 3, 3, 2, 2, 1, 1, true, abi::kActRelu6, true},
+  };
+  for (const ConvCase& c : convs) RunConvCase(c, false, false, 70, true);
+  const ConvCase depthwise[] = {
+      {2, 15, 16, 5, 5, 3, 3, 1, 1, 1, 1, true, kNone, true},
+      {2, 13, 12, 5, 5, 3, 3, 2, 2, 1, 1, false, abi::kActRelu6, true},
+      {2, 5, 5, 2, 10, 3, 3, 2, 2, 1, 1, true, kNone, true},
+  };
+  for (const ConvCase& c : depthwise) RunConvCase(c, true, false, 71, true);
 }
 
 TEST(DepthwiseConv2d, Fast3x3BlocksOverChannelsStridesAndPadding) {

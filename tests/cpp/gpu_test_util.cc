@@ -169,6 +169,7 @@ Status OpTester::Setup(bool fp16, DeviceProfile* device) {
       env.info().has_texture_buffer && !device->texture_buffer_reads;
   TuneForDevice(device);
   if (tune_) tune_(device);
+  device->specialize_shapes = device->specialize_shapes || specialize_shapes_;
   return env.EnsureCurrent();
 }
 

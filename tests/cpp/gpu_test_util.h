@@ -56,6 +56,9 @@ class OpTester {
   // node's own dispatches, layout conversions excluded. For benchmarks.
   Status Profile(bool fp16, int runs, std::vector<double>* kernel_ms);
   const std::vector<float>& output(int i = 0) const;
+  // Compile shapes into the programs (DeviceProfile::specialize_shapes)
+  // instead of passing them as uniforms.
+  void SetSpecializeShapes(bool specialize) { specialize_shapes_ = specialize; }
 
  private:
   struct TensorData;
@@ -72,6 +75,7 @@ class OpTester {
   std::string custom_name_;
   std::vector<uint8_t> custom_data_;
   std::function<void(DeviceProfile*)> tune_;
+  bool specialize_shapes_ = false;
 };
 
 // Uniform random floats in [low, high], never zero (a zero hides sign and

@@ -267,3 +267,50 @@ def test_conv2d_with_fused_tanh_stays_on_the_cpu(capfd):
     cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([[1, 5, 4, 5]], seed=11))
     assert_declined(stats, capfd, "CONV_2D", "fused TANH/SIGMOID")
     assert_close(gpu, cpu)
+
+
+def shared_program_chain_model(seed=5):
+    """98x98x4 -> depthwise 3x3 s1 -> 1x1 4->8 -> depthwise 3x3 s2 -> 49x49x8
+    -> depthwise 3x3 s1 -> 1x1 8->8: the two stride-1 depthwise layers get the
+    same 7x7 output blocks and the two 1x1 layers the same 4x2 tile, so each
+    pair shares one program with its shapes in the uniform block."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    x = b.add_input([1, 98, 98, 4])
+
+    def depthwise(src, shape, stride):
+        c = shape[3]
+        w = b.add_const(rng.uniform(-0.5, 0.5, [1, 3, 3, c]).astype(np.float32))
+        bias = b.add_const(rng.uniform(-1, 1, [c]).astype(np.float32))
+        out_shape = [1, -(-shape[1] // stride), -(-shape[2] // stride), c]
+        out = b.add_tensor(out_shape)
+        b.add_op("DEPTHWISE_CONV_2D", [src, w, bias], [out],
+                 dict(window(stride=stride, activation="RELU6"), depth_multiplier=1))
+        return out, out_shape
+
+    def pointwise(src, shape, out_c):
+        w = b.add_const(rng.uniform(-0.5, 0.5, [out_c, 1, 1, shape[3]]).astype(np.float32))
+        bias = b.add_const(rng.uniform(-1, 1, [out_c]).astype(np.float32))
+        out_shape = shape[:3] + [out_c]
+        out = b.add_tensor(out_shape)
+        b.add_op("CONV_2D", [src, w, bias], [out], window())
+        return out, out_shape
+
+    t, shape = depthwise(x, [1, 98, 98, 4], 1)
+    t, shape = pointwise(t, shape, 8)
+    t, shape = depthwise(t, shape, 2)
+    t, shape = depthwise(t, shape, 1)
+    pointwise(t, shape, 8)
+    return b.build()
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+def test_layers_of_different_shapes_sharing_a_program_are_each_right(fp16):
+    cpu, gpu, stats = run_cpu_and_gpu(shared_program_chain_model(),
+                                      random_inputs([[1, 98, 98, 4]], seed=6),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    # 7 dispatches (5 layers and 2 layout conversions), 5 programs: each
+    # pair of same-tile layers runs one program with its own uniform range.
+    assert (stats["dispatches"], stats["programs"]) == (7, 5)
+    assert_close(gpu, cpu, fp16)
