@@ -12,8 +12,9 @@
 // with MULTIPLIER > 1 output channel c reads input channel c / MULTIPLIER,
 // so each lane comes from its own input vec4.
 //
-// SLICES_ON_X puts slices on x and blocks on y: small maps have more slices
-// than blocks, and llvmpipe vectorizes x.
+// SLICES_ON_X = 1 puts slices on x and blocks on y: small maps have more
+// slices than blocks, and llvmpipe vectorizes x. It is a uniform like the
+// shapes, so both orientations of a block shape share one program.
 //
 // Weights (binding 2): [out slice][tap] vec4. Bias (binding 3): [out slice]
 // vec4. Bindings: 0 = output, 1 = input.
@@ -28,13 +29,12 @@
 // integer division by a uniform, which llvmpipe scalarizes).
 //
 // @axis - FAST_3X3
-// @axis - SLICES_ON_X
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 BLOCK_W=4 BLOCK_H=2 KERNEL_H=3
 // @const KERNEL_W=3 STRIDE_H=1 STRIDE_W=1 DILATION_H=1 DILATION_W=1
 // @const MULTIPLIER=1
 // @uniform BLOCKS_X=2 BLOCKS_Y=2 BLOCKS=4 OUT_S=2 OUT_C=8 OUT_H=4 OUT_W=8
-// @uniform IN_S=2 IN_H=4 IN_W=8 PAD_TOP=1 PAD_LEFT=1
+// @uniform IN_S=2 IN_H=4 IN_W=8 PAD_TOP=1 PAD_LEFT=1 SLICES_ON_X=0
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 
@@ -72,13 +72,9 @@ vec4 fetch(int b, int slice, int pixel) {
 #endif
 
 void main() {
-#if defined(SLICES_ON_X)
-  int slice = int(gl_GlobalInvocationID.x);
-  int block = int(gl_GlobalInvocationID.y);
-#else
-  int block = int(gl_GlobalInvocationID.x);
-  int slice = int(gl_GlobalInvocationID.y);
-#endif
+  bool slices_on_x = SLICES_ON_X != 0;
+  int slice = int(slices_on_x ? gl_GlobalInvocationID.x : gl_GlobalInvocationID.y);
+  int block = int(slices_on_x ? gl_GlobalInvocationID.y : gl_GlobalInvocationID.x);
   if (slice >= OUT_S || block >= BLOCKS) return;
   ivec2 image_block = div_mod(block, BLOCKS_X * BLOCKS_Y);
   ivec2 block_yx = div_mod(image_block.y, BLOCKS_X);

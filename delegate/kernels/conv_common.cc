@@ -122,6 +122,26 @@ DepthwiseBlock ChooseDepthwiseBlock(const Shape4& out, int stride_w,
   return block;
 }
 
+namespace {
+// 4-8 rows, the fewest padded rows, 7 first: maps that are multiples of 7
+// (all of MobileNet's: 112, 56, 28, 14, 7) then get 7-row blocks at every
+// size, so that each stride runs one program (shapes are uniforms). 7 rows
+// ran as fast as 8 on the 112 and 56 maps (within 3%, docs/perf/log.md,
+// "Cold init (coldinit)"); maps of 8k rows keep 8.
+int DepthwiseBlockHeight(int rows) {
+  int best = 7;
+  int best_padded = (rows + 6) / 7 * 7;
+  for (int height : {8, 6, 5, 4}) {
+    const int padded = (rows + height - 1) / height * height;
+    if (padded < best_padded) {
+      best = height;
+      best_padded = padded;
+    }
+  }
+  return best;
+}
+}  // namespace
+
 DepthwiseBlock ChooseDepthwiseBlockForLlvmpipe(const Shape4& out, int stride_w,
                                               bool fast_3x3) {
   DepthwiseBlock block;
@@ -133,7 +153,7 @@ DepthwiseBlock ChooseDepthwiseBlockForLlvmpipe(const Shape4& out, int stride_w,
   }
   const int widest = std::max(1, (9 - 3) / stride_w + 1);
   block.width = out.w <= widest ? out.w : LeastWastefulTile(out.w, widest, 4);
-  block.height = out.h <= 8 ? out.h : LeastWastefulTile(out.h, 8, 4);
+  block.height = out.h <= 8 ? out.h : DepthwiseBlockHeight(out.h);
   return block;
 }
 

@@ -93,7 +93,7 @@ Status BuildDepthwise(const NodeView& node, GraphBuilder& builder) {
                        kernels::ActivationDefine(params->activation));
   if (!act.empty()) d[act] = "";
   if (fast) d["FAST_3X3"] = "";
-  if (block.slices_on_x) d["SLICES_ON_X"] = "";
+  d["SLICES_ON_X"] = block.slices_on_x ? "1" : "0";
   d["BLOCK_W"] = std::to_string(block.width);
   d["BLOCK_H"] = std::to_string(block.height);
   d["BLOCKS_X"] = std::to_string(blocks_x);
@@ -127,7 +127,15 @@ Status BuildDepthwise(const NodeView& node, GraphBuilder& builder) {
   dispatch.grid = {gx, gy, 1};
   // The shader's div_mod() is exact only below this (egl/shader_source.h).
   dispatch.specialize = blocks >= gl::kExactDivModLimit;
-  dispatch.local = kernels::LocalSize2d(gx, gy);
+  // llvmpipe (min_invocations 0): one local size for every layer, so that
+  // layers of one block shape share a program whichever axis their slices
+  // are on. 32 lanes along x: a multiple of llvmpipe's 8, and no more than
+  // the fewest slices it puts on x (32); y stays 1 because a 7x7 map has
+  // one block per slice. Measured as fast as LocalSize2d's 64 or 32x2
+  // (docs/perf/log.md, "Cold init (coldinit)").
+  dispatch.local = builder.device().min_invocations == 0
+                       ? std::array<uint32_t, 3>{32, 1, 1}
+                       : kernels::LocalSize2d(gx, gy);
   dispatch.flops = 2LL * out_shape.elements() * kernel_h * kernel_w;
 
   // [out slice][tap] vec4: lane j of slice s holds channel 4s + j.

@@ -270,10 +270,11 @@ def test_conv2d_with_fused_tanh_stays_on_the_cpu(capfd):
 
 
 def shared_program_chain_model(seed=5):
-    """98x98x4 -> depthwise 3x3 s1 -> 1x1 4->8 -> depthwise 3x3 s2 -> 49x49x8
-    -> depthwise 3x3 s1 -> 1x1 8->8: the two stride-1 depthwise layers get the
-    same 7x7 output blocks and the two 1x1 layers the same 4x2 tile, so each
-    pair shares one program with its shapes in the uniform block."""
+    """98x98x4 -> depthwise 3x3 s1 -> 1x1 4->16 -> depthwise 3x3 s2 -> 49x49x16
+    -> 1x1 16->128 -> depthwise 3x3 s1: the two stride-1 depthwise layers get
+    the same 7x7 output blocks (pixels on x on the first, its 32 slices on x
+    on the last) and the two 1x1 layers the same 4x4 tile, so each pair
+    shares one program with its shapes in the uniform block."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder()
     x = b.add_input([1, 98, 98, 4])
@@ -297,10 +298,10 @@ def shared_program_chain_model(seed=5):
         return out, out_shape
 
     t, shape = depthwise(x, [1, 98, 98, 4], 1)
-    t, shape = pointwise(t, shape, 8)
+    t, shape = pointwise(t, shape, 16)
     t, shape = depthwise(t, shape, 2)
-    t, shape = depthwise(t, shape, 1)
-    pointwise(t, shape, 8)
+    t, shape = pointwise(t, shape, 128)
+    depthwise(t, shape, 1)
     return b.build()
 
 
