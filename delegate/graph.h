@@ -57,12 +57,6 @@ struct Dispatch {
   std::array<uint32_t, 3> local = {64, 1, 1};
   std::string label;  // node description, for profiles and errors
   long long flops = 0;  // arithmetic per run, for GFLOP/s in profiles
-  // Shapes the shader reads from a std140 uniform block at uniform binding
-  // 0 (ivec4s, so 4 ints each) instead of compile-time defines: dispatches
-  // differing only in them share one program. The runtime writes them into
-  // a buffer once at init and binds it per dispatch; nothing is uploaded
-  // inside an invoke. Empty: no uniform block.
-  std::vector<int32_t> uniforms;
   // The shader's @uniform values (shapes) are compiled in instead of read
   // from its uniform block (egl/shader_source.h): one program for this
   // shape alone. Kernels set it where an index exceeds the range the

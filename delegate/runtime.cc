@@ -171,22 +171,16 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
     return program.status().WithContext(dispatch.label + " (shader " +
                                         dispatch.shader + ")");
   }
-  // A uniform block comes either from the shader's @uniform names
-  // (egl/shader_source.h) or from the kernel (Dispatch::uniforms, ivec4
-  // members). Every step's block goes into one buffer, written at Allocate;
-  // each dispatch binds its own range.
+  // The values of the shader's @uniform names (egl/shader_source.h). Every
+  // step's block goes into one buffer, written at Allocate; each dispatch
+  // binds its own range.
   auto uniforms = gl::ShaderUniformValues(dispatch.shader, body,
                                           dispatch.defines, specialize);
   if (!uniforms.ok()) return uniforms.status().WithContext(dispatch.label);
-  if (!uniforms->empty() && !dispatch.uniforms.empty()) {
-    return Status::Error(dispatch.label + " (shader " + dispatch.shader +
-                         "): both @uniform names and Dispatch::uniforms");
-  }
-  const std::vector<int32_t>& block =
-      dispatch.uniforms.empty() ? *uniforms : dispatch.uniforms;
+  const std::vector<int32_t>& block = *uniforms;
   if (!block.empty()) {
     // Ranges start at the device's binding alignment; std140 rounds a
-    // block of ints up to 16 bytes (and ivec4 members are whole vec4s).
+    // block of ints up to 16 bytes.
     const size_t alignment = static_cast<size_t>(
         std::max(16, gpu.uniform_buffer_offset_alignment));
     step.uniform_offset = (uniform_data_.size() + alignment - 1) / alignment * alignment;

@@ -133,11 +133,6 @@ Status Buffer::Download(size_t offset, size_t bytes, void* out) const {
   return Status::Ok();
 }
 
-Status Buffer::BindAsUniform(GLuint binding) const {
-  TFG_GL(glBindBufferBase(GL_UNIFORM_BUFFER, binding, id_));
-  return Status::Ok();
-}
-
 Status Buffer::BindAsStorage(GLuint binding, size_t offset,
                              size_t bytes) const {
   TFG_GL(glBindBufferRange(GL_SHADER_STORAGE_BUFFER, binding, id_,

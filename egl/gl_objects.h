@@ -42,8 +42,6 @@ class Buffer {
   // Copies `bytes` from the buffer into `out` through a mapped range.
   Status Download(size_t offset, size_t bytes, void* out) const;
   Status BindAsStorage(GLuint binding, size_t offset, size_t bytes) const;
-  // The whole buffer as the uniform block at `binding`.
-  Status BindAsUniform(GLuint binding) const;
   // Binds [offset, offset + bytes) as the uniform block at `binding`.
   Status BindAsUniforms(GLuint binding, size_t offset, size_t bytes) const;
 

@@ -32,8 +32,8 @@
 // faster than these direct loads anyway (docs/perf/log.md, "NVIDIA GEMM").
 // So the only barrier is the one before the partial sums are combined.
 //
-// Shapes come from the uniform block (written once at init), so layers that
-// differ only in size share one program; tile sizes are constants.
+// Shapes are @uniform values (written once at init), so layers that differ
+// only in size share one program; tile sizes are constants.
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = bias (one vec4 per
 // slice, zero-padded), 4 = EPILOGUE_IN (delegate/fusion.h), as conv2d.comp.
 //
@@ -41,6 +41,8 @@
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=64 LOCAL_Y=2 LOCAL_Z=1 TILE_ROWS=2 TILE_SLICES=2
 // @const THREADS_R=16 THREADS_S=4 K_PARTS=2 SHARED_VEC4=1024
+// @uniform ROWS=16 OUT_S=2 DEPTH_STEPS=2 OUT_C=8 ROW_PIXELS=16
+// @uniform DEPTH_STRIDE=16 IN_BATCH_STRIDE=32 OUT_HW=16 WEIGHT_SLICES=2
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 
@@ -57,25 +59,12 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #define EPILOGUE(x, index, slice) (x)
 #endif
 
-layout(std140, binding = 0) uniform GemmShape {
-  // rows, output slices, depth steps, output channels
-  ivec4 size;
-  // row pixels, depth stride, input batch stride (IN_S * IN_HW), output
-  // pixels per batch (OUT_HW)
-  ivec4 input_layout;
-  // weight slices per step (SPLIT_K), slice groups (tiled)
-  ivec4 weight_layout;
-} gemm;
-
-#define ROWS gemm.size.x
-#define OUT_S gemm.size.y
-#define DEPTH_STEPS gemm.size.z
-#define OUT_C gemm.size.w
-#define ROW_PIXELS gemm.input_layout.x
-#define DEPTH_STRIDE gemm.input_layout.y
-#define IN_BATCH_STRIDE gemm.input_layout.z
-#define OUT_HW gemm.input_layout.w
-#define WEIGHT_SLICES gemm.weight_layout.x
+// Uniforms (egl/shader_source.h): ROWS, OUT_S (output slices), DEPTH_STEPS,
+// OUT_C (output channels), ROW_PIXELS, DEPTH_STRIDE, IN_BATCH_STRIDE
+// (IN_S * IN_HW), OUT_HW (output pixels per batch), WEIGHT_SLICES (split-K:
+// weight slices per step). Integer divisions by them stay: they are exact
+// for any size, and gemm.comp does not run on llvmpipe, which scalarizes
+// them, unless a test forces it.
 
 shared vec4 scratch[SHARED_VEC4];
 

@@ -208,18 +208,16 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
   // Weight slices per step (split-K: all slices of the layer, padded to
   // whole workgroups).
   const int weight_slices = slice_groups * tile.wg_slices();
-  dispatch.uniforms = {static_cast<int32_t>(gemm.rows),
-                       out_slices,
-                       gemm.depth_steps,
-                       out_shape.c,
-                       gemm.row_pixels,
-                       gemm.depth_stride,
-                       in_shape.slices() * in_shape.h * in_shape.w,
-                       out_shape.h * out_shape.w,
-                       weight_slices,
-                       slice_groups,
-                       0,
-                       0};
+  // Shapes: @uniform values of gemm.comp (one program for all sizes).
+  d["ROWS"] = std::to_string(gemm.rows);
+  d["OUT_S"] = std::to_string(out_slices);
+  d["DEPTH_STEPS"] = std::to_string(gemm.depth_steps);
+  d["OUT_C"] = std::to_string(out_shape.c);
+  d["ROW_PIXELS"] = std::to_string(gemm.row_pixels);
+  d["DEPTH_STRIDE"] = std::to_string(gemm.depth_stride);
+  d["IN_BATCH_STRIDE"] = std::to_string(in_shape.slices() * in_shape.h * in_shape.w);
+  d["OUT_HW"] = std::to_string(out_shape.h * out_shape.w);
+  d["WEIGHT_SLICES"] = std::to_string(weight_slices);
   // Workgroups: x over row groups (tiled) or slice groups (split-K).
   const uint32_t groups_x =
       static_cast<uint32_t>(tile.split_k ? slice_groups : row_groups);
