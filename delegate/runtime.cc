@@ -195,6 +195,23 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
   return Status::Ok();
 }
 
+// Mesa llvmpipe (22.3) keys the machine code it JIT-compiles for a compute
+// program on facts about each bound texture view: whether its buffer's size
+// is a power of two, and a "level zero only" flag that for a buffer view it
+// reads, through a union, from bits 8-15 of the view's byte size. A program
+// dispatched on buffers that differ in either is compiled once more
+// (MobileNet v1: 3 of its 10 programs twice, ≈ 80 ms each; docs/perf/log.md,
+// "Cold init (coldinit)"). Buffers and views a few 256-byte steps longer,
+// never a power of two and never zero in those bits, keep one variant per
+// program; shaders never read the extra texels. Other drivers get the exact
+// size.
+size_t ViewBytes(size_t bytes, bool llvmpipe) {
+  if (!llvmpipe) return bytes;
+  auto power_of_two = [](size_t n) { return n != 0 && (n & (n - 1)) == 0; };
+  while (power_of_two(bytes) || ((bytes >> 8) & 0xff) == 0) bytes += 256;
+  return bytes;
+}
+
 Status PartitionRuntime::AllocateArena() {
   const size_t vec4_bytes = device_.fp16 ? 8 : 16;
   arena_offset_.assign(values_.size(), kOwnBuffer);
@@ -213,7 +230,15 @@ Status PartitionRuntime::AllocateArena() {
       alignment, static_cast<size_t>(std::max(1, gpu.texture_buffer_offset_alignment)));
   const MemoryPlan plan = PlanMemory(lifetimes, alignment);
   if (plan.arena_bytes == 0) return Status::Ok();
-  auto arena = gl::Buffer::Create(plan.arena_bytes, nullptr, GL_STATIC_DRAW);
+  const bool llvmpipe = gpu.IsLlvmpipe();
+  size_t arena_bytes = plan.arena_bytes;
+  for (size_t i = 0; i < values_.size(); ++i) {
+    if (lifetimes[i].bytes == 0 || !device_.texture_buffer_reads) continue;
+    arena_bytes = std::max(arena_bytes,
+                           plan.offsets[i] + ViewBytes(lifetimes[i].bytes, llvmpipe));
+  }
+  arena_bytes = ViewBytes(arena_bytes, llvmpipe);
+  auto arena = gl::Buffer::Create(arena_bytes, nullptr, GL_STATIC_DRAW);
   if (!arena.ok()) {
     return arena.status().WithContext("allocating the arena of intermediate tensors");
   }
@@ -233,7 +258,7 @@ Status PartitionRuntime::AllocateArena() {
       TFG_ASSIGN_OR_RETURN(
           views_[i], gl::TextureBufferView::Create(
                          arena_, device_.fp16 ? GL_RGBA16F : GL_RGBA32F,
-                         plan.offsets[i], lifetimes[i].bytes));
+                         plan.offsets[i], ViewBytes(lifetimes[i].bytes, llvmpipe)));
     }
   }
   memory_.sum_bytes = static_cast<long long>(plan.sum_bytes);
@@ -299,12 +324,19 @@ Status PartitionRuntime::Allocate() {
     }
     GLenum usage = GL_STATIC_DRAW;
     if (staging_[i]) usage = IsUploadStaging(i) ? device_.upload_usage : device_.download_usage;
-    auto buffer = gl::Buffer::Create(bytes, initial, usage);
+    const bool viewed = device_.texture_buffer_reads ||
+                        (device_.staging_texture_reads && staging_[i] && IsUploadStaging(i));
+    const size_t buffer_bytes =
+        viewed ? ViewBytes(bytes, device_.gpu->IsLlvmpipe()) : bytes;
+    auto buffer = gl::Buffer::Create(buffer_bytes,
+                                     buffer_bytes == bytes ? initial : nullptr, usage);
     if (!buffer.ok()) return buffer.status();
+    if (buffer_bytes != bytes && initial != nullptr) {
+      TFG_RETURN_IF_ERROR(buffer->Upload(0, bytes, initial));
+    }
     gpu_bytes_ += static_cast<long long>(buffer->bytes());
     memory_.other_bytes += static_cast<long long>(buffer->bytes());
-    if (device_.texture_buffer_reads ||
-        (device_.staging_texture_reads && staging_[i] && IsUploadStaging(i))) {
+    if (viewed) {
       const GLenum format = staging_[i] ? GL_R32F
                             : device_.fp16 ? GL_RGBA16F : GL_RGBA32F;
       const size_t texel = staging_[i] ? 4 : vec4_bytes;
