@@ -43,6 +43,7 @@
 // (Dispatch::specialize) when ROWS reaches gl::kExactDivModLimit.
 //
 // @axis - GENERIC
+// @axis - ONE_INPUT_SLICE
 // @axis - SLICES_ON_X
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=2
@@ -83,6 +84,11 @@ void main() {
   for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
 
 #if defined(GENERIC)
+#if defined(ONE_INPUT_SLICE)
+#define IN_SLICES 1
+#else
+#define IN_SLICES IN_S
+#endif
   // Top-left input pixel of each row's window and its batch's base index.
   int in_y0[TILE_ROWS];
   int in_x0[TILE_ROWS];
@@ -106,7 +112,7 @@ void main() {
       inside[p] = y >= 0 && y < IN_H && x >= 0 && x < IN_W;
       base[p] = inside[p] ? batch_base[p] + y * IN_W + x : 0;
     }
-    for (int s = 0; s < IN_S; ++s) {
+    for (int s = 0; s < IN_SLICES; ++s) {
       vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
         x[p] = inside[p] ? LOAD(in0, base[p] + s * IN_HW) : vec4(0.0);

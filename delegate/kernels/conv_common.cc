@@ -239,6 +239,7 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   d["DEPTH_STRIDE"] = std::to_string(gemm ? gemm->depth_stride : 0);
   if (!gemm) {
     d["GENERIC"] = "";
+    if (in_shape.slices() == 1) d["ONE_INPUT_SLICE"] = "";
     d["KERNEL_H"] = std::to_string(window.kernel_h);
     d["KERNEL_W"] = std::to_string(window.kernel_w);
     d["STRIDE_H"] = std::to_string(window.stride_h);
