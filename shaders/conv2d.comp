@@ -93,12 +93,25 @@ void main() {
   int in_y0[TILE_ROWS];
   int in_x0[TILE_ROWS];
   int batch_base[TILE_ROWS];
+  // div_mod for the tile's first row only; each next row is the next
+  // output pixel (x, then y, then the batch carry over). Rows past the end
+  // repeat the first row (never stored).
+  int out_w = OUT_W;
+  int out_hw = OUT_HW;
+  ivec2 batch_pixel = div_mod(first_row, out_hw);
+  ivec2 yx = div_mod(batch_pixel.y, out_w);
+  int batch = batch_pixel.x;
+  int pixel = batch_pixel.y;
   for (int p = 0; p < TILE_ROWS; ++p) {
-    ivec2 batch_pixel = div_mod(min(first_row + p, ROWS - 1), OUT_HW);
-    ivec2 yx = div_mod(batch_pixel.y, OUT_W);
-    batch_base[p] = batch_pixel.x * IN_S * IN_HW;
-    in_y0[p] = yx.x * STRIDE_H - PAD_TOP;
-    in_x0[p] = yx.y * STRIDE_W - PAD_LEFT;
+    bool real = first_row + p < ROWS;
+    batch_base[p] = real ? batch * IN_S * IN_HW : batch_base[0];
+    in_y0[p] = real ? yx.x * STRIDE_H - PAD_TOP : in_y0[0];
+    in_x0[p] = real ? yx.y * STRIDE_W - PAD_LEFT : in_x0[0];
+    bool image_end = pixel + 1 >= out_hw;
+    bool row_end = yx.y + 1 >= out_w;
+    yx = image_end ? ivec2(0) : row_end ? ivec2(yx.x + 1, 0) : yx + ivec2(0, 1);
+    pixel = image_end ? 0 : pixel + 1;
+    batch += image_end ? 1 : 0;
   }
   int w_index = group * KERNEL_H * KERNEL_W * IN_S * TILE_SLICES * 4;
   for (int tap = 0; tap < KERNEL_H * KERNEL_W; ++tap) {
@@ -118,10 +131,18 @@ void main() {
         x[p] = inside[p] ? LOAD(in0, base[p] + s * IN_HW) : vec4(0.0);
       }
 #else
+  // One div_mod for the tile's first row; each next row is one pixel on,
+  // with at most one carry into the image index (the pixel was below
+  // ROW_PIXELS). Rows past the end read the first row (never stored).
+  int row_pixels = ROW_PIXELS;
+  int image_stride = IN_S * IN_HW;
+  ivec2 image_pixel = div_mod(first_row, row_pixels);
   int base[TILE_ROWS];
   for (int p = 0; p < TILE_ROWS; ++p) {
-    ivec2 image_pixel = div_mod(min(first_row + p, ROWS - 1), ROW_PIXELS);
-    base[p] = image_pixel.x * IN_S * IN_HW + image_pixel.y;
+    base[p] = first_row + p < ROWS ? image_pixel.x * image_stride + image_pixel.y
+                                   : base[0];
+    int carry = image_pixel.y + 1 >= row_pixels ? 1 : 0;
+    image_pixel += ivec2(carry, 1 - carry * row_pixels);
   }
   int depth_steps = DEPTH_STEPS;
   int depth_stride = DEPTH_STRIDE;
@@ -159,11 +180,13 @@ void main() {
   for (int o = 0; o < TILE_SLICES; ++o) {
     b[o] = LOAD(bias, min(group * TILE_SLICES + o, out_s - 1));
   }
+  ivec2 batch_pixel = div_mod(first_row, out_hw);  // then one row at a time
   for (int p = 0; p < TILE_ROWS; ++p) {
     int r = first_row + p;
     if (r >= rows) break;
-    ivec2 batch_pixel = div_mod(r, out_hw);
     int row_index = batch_pixel.x * out_s * out_hw + batch_pixel.y;
+    int carry = batch_pixel.y + 1 >= out_hw ? 1 : 0;
+    batch_pixel += ivec2(carry, 1 - carry * out_hw);
     for (int o = 0; o < TILE_SLICES; ++o) {
       int slice = group * TILE_SLICES + o;
       if (slice >= out_s) break;
