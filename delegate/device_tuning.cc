@@ -52,11 +52,6 @@ bool Fp16StoragePays(const egl::GpuInfo& gpu) {
   return !gpu.IsLlvmpipe();
 }
 
-bool SpecializeShapesRequested() {
-  const char* text = std::getenv("TFLITE_GLES_SPECIALIZE_SHAPES");
-  return text != nullptr && std::string(text) == "1";
-}
-
 void TuneForDevice(DeviceProfile* device) {
   // llvmpipe runs one invocation per SIMD lane on 2-16 CPU threads: few
   // invocations with big register tiles win (docs/perf/log.md, convolution
@@ -75,8 +70,22 @@ void TuneForDevice(DeviceProfile* device) {
   // there splitting only adds work and a barrier, so it keeps conv2d.comp.
   device->shared_memory_gemm = !device->gpu->IsLlvmpipe();
   // Shapes as uniforms (one program per tile shape, not per layer shape)
-  // everywhere; "1" restores one program per layer shape, for A/B runs.
-  device->specialize_shapes = SpecializeShapesRequested();
+  // everywhere: on llvmpipe every program costs 60-100 ms of LLVM JIT at
+  // its first dispatch and the kernels ran within 2-4% of their specialized
+  // speed (MobileNet v1 cold init 1.7 -> 0.7 s); on the H200 the conv2d/
+  // depthwise kernels ran at the same speed either way (1.50 ms for
+  // MobileNet's conv layers) and each program saved is one driver compile.
+  // docs/perf/log.md, "Cold init (coldinit)".
+  device->specialize_shapes = false;
+  if (const char* text = std::getenv("TFLITE_GLES_SPECIALIZE_SHAPES")) {
+    if (std::strcmp(text, "0") == 0 || std::strcmp(text, "1") == 0) {
+      device->specialize_shapes = text[0] == '1';
+    } else {
+      std::fprintf(stderr,
+                   "WARNING: tflite-gles: TFLITE_GLES_SPECIALIZE_SHAPES='%s' is "
+                   "not 0 or 1; ignored\n", text);
+    }
+  }
   if (const char* text = std::getenv("TFLITE_GLES_MIN_INVOCATIONS")) {
     char* end = nullptr;
     const long long value = std::strtoll(text, &end, 10);

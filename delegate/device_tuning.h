@@ -12,8 +12,9 @@ namespace tflite_gles {
 // TFLITE_GLES_SHARED_MEMORY_GEMM (0 or 1) overrides
 // DeviceProfile::shared_memory_gemm, for A/B runs and to test gemm.comp on
 // llvmpipe; TFLITE_GLES_GEMM_TILE sets DeviceProfile::gemm_tile_override;
-// TFLITE_GLES_SPECIALIZE_SHAPES=1 sets DeviceProfile::specialize_shapes (shapes
-// compiled into every program, for A/B runs against shapes as uniforms).
+// TFLITE_GLES_SPECIALIZE_SHAPES (0 or 1) overrides
+// DeviceProfile::specialize_shapes (1: shapes compiled into every program;
+// 0: shapes as uniforms), for A/B runs.
 void TuneForDevice(DeviceProfile* device);
 
 // Whether tensors should be read through texture-buffer views rather than
@@ -23,8 +24,5 @@ bool PreferTextureBufferReads(const egl::GpuInfo& gpu);
 // Whether fp16 storage is faster than fp32 on this GPU: where it is not,
 // precision_loss_allowed keeps fp32 (unless memory is the first priority).
 bool Fp16StoragePays(const egl::GpuInfo& gpu);
-
-// TFLITE_GLES_SPECIALIZE_SHAPES=1 (read by TuneForDevice).
-bool SpecializeShapesRequested();
 
 }  // namespace tflite_gles

@@ -100,8 +100,8 @@ struct DeviceProfile {
   // (kernels/gemm.h); empty: chosen per layer shape.
   std::string gemm_tile_override;
   // Every dispatch compiles its shapes in (Dispatch::specialize): one
-  // program per layer shape, as before shapes became uniforms. For A/B
-  // measurements (TFLITE_GLES_SPECIALIZE_SHAPES=1, delegate/device_tuning.h).
+  // program per layer shape. Set by TuneForDevice (false: shapes are
+  // uniforms); TFLITE_GLES_SPECIALIZE_SHAPES=0/1 overrides it, for A/B runs.
   bool specialize_shapes = false;
 };
 

@@ -91,11 +91,13 @@ std::vector<float> ConvReference(const ConvCase& c, const std::vector<float>& x,
   return out;
 }
 
+// specialize: -1 the device's default, 1 shapes compiled in, 0 uniforms.
 void RunConvCase(const ConvCase& c, bool depthwise, bool fp16, uint32_t seed,
-                 bool specialize = false) {
+                 int specialize = -1) {
   SCOPED_TRACE(c.ToString() + (fp16 ? " fp16" : " fp32") +
                (depthwise ? " depthwise" : "") +
-               (specialize ? " shapes compiled in" : ""));
+               (specialize == 1 ? " shapes compiled in"
+                                : specialize == 0 ? " shapes as uniforms" : ""));
   const std::vector<int> in_dims = {c.batch, c.height, c.width, c.in_c};
   const std::vector<int> w_dims =
       depthwise ? std::vector<int>{1, c.kernel_h, c.kernel_w, c.out_c}
@@ -128,7 +130,7 @@ void RunConvCase(const ConvCase& c, bool depthwise, bool fp16, uint32_t seed,
                            c.dilation_w, c.dilation_h, abi::kNoType};
     tester.SetParams(params);
   }
-  tester.SetSpecializeShapes(specialize);
+  if (specialize >= 0) tester.SetSpecializeShapes(specialize == 1);
   Status status = tester.Run(fp16);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_LE(MaxRelativeError(tester.output(), expected),
@@ -177,22 +179,25 @@ TEST(Conv2d, EachReluFamilyActivation) {
   }
 }
 
-// Shapes are uniforms by default; layers too large for the shaders'
-// float div_mod() (and TFLITE_GLES_SPECIALIZE_SHAPES=1) compile them in,
-// with integer divisions instead. Both paths of both shaders, batch 2.
-TEST(Conv2d, ShapesCompiledInMatchTheReferenceToo) {
+// Shapes are uniforms by default (DeviceProfile::specialize_shapes); layers
+// too large for the shaders' float div_mod() compile them in, and so does
+// TFLITE_GLES_SPECIALIZE_SHAPES=1. Both paths of both shaders, batch 2.
+TEST(Conv2d, ShapesCompiledInAndAsUniformsBothMatchTheReference) {
   const ConvCase convs[] = {
       {2, 12, 12, 5, 13, 1, 1, 1, 1, 1, 1, true, kNone, true},
       {2, 7, 5, 3, 5, 1, 1, 1, 1, 1, 1, true, abi::kActRelu6, true},
       {2, 9, 7, 3, 8, 3, 3, 2, 2, 1, 1, true, abi::kActRelu6, true},
+      {2, 9, 7, 6, 8, 3, 3, 1, 1, 1, 1, true, kNone, true},
   };
-  for (const ConvCase& c : convs) RunConvCase(c, false, false, 70, true);
   const ConvCase depthwise[] = {
       {2, 15, 16, 5, 5, 3, 3, 1, 1, 1, 1, true, kNone, true},
       {2, 13, 12, 5, 5, 3, 3, 2, 2, 1, 1, false, abi::kActRelu6, true},
       {2, 5, 5, 2, 10, 3, 3, 2, 2, 1, 1, true, kNone, true},
   };
-  for (const ConvCase& c : depthwise) RunConvCase(c, true, false, 71, true);
+  for (int specialize : {0, 1}) {
+    for (const ConvCase& c : convs) RunConvCase(c, false, false, 70, specialize);
+    for (const ConvCase& c : depthwise) RunConvCase(c, true, false, 71, specialize);
+  }
 }
 
 TEST(DepthwiseConv2d, Fast3x3BlocksOverChannelsStridesAndPadding) {

@@ -169,7 +169,7 @@ Status OpTester::Setup(bool fp16, DeviceProfile* device) {
       env.info().has_texture_buffer && !device->texture_buffer_reads;
   TuneForDevice(device);
   if (tune_) tune_(device);
-  device->specialize_shapes = device->specialize_shapes || specialize_shapes_;
+  if (specialize_shapes_ >= 0) device->specialize_shapes = specialize_shapes_ == 1;
   return env.EnsureCurrent();
 }
 

@@ -56,9 +56,11 @@ class OpTester {
   // node's own dispatches, layout conversions excluded. For benchmarks.
   Status Profile(bool fp16, int runs, std::vector<double>* kernel_ms);
   const std::vector<float>& output(int i = 0) const;
-  // Compile shapes into the programs (DeviceProfile::specialize_shapes)
-  // instead of passing them as uniforms.
-  void SetSpecializeShapes(bool specialize) { specialize_shapes_ = specialize; }
+  // Compile shapes into the programs (true) or pass them as uniforms
+  // (false), whatever the device's default (DeviceProfile::specialize_shapes).
+  void SetSpecializeShapes(bool specialize) {
+    specialize_shapes_ = specialize ? 1 : 0;
+  }
 
  private:
   struct TensorData;
@@ -75,7 +77,7 @@ class OpTester {
   std::string custom_name_;
   std::vector<uint8_t> custom_data_;
   std::function<void(DeviceProfile*)> tune_;
-  bool specialize_shapes_ = false;
+  int specialize_shapes_ = -1;  // -1: the device's default
 };
 
 // Uniform random floats in [low, high], never zero (a zero hides sign and

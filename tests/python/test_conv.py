@@ -306,7 +306,10 @@ def shared_program_chain_model(seed=5):
 
 
 @pytest.mark.parametrize("fp16", PRECISIONS)
-def test_layers_of_different_shapes_sharing_a_program_are_each_right(fp16):
+def test_layers_of_different_shapes_sharing_a_program_are_each_right(fp16, monkeypatch):
+    # Shapes as uniforms (the default) even when the environment asks for
+    # them compiled in (delegate/device_tuning.cc).
+    monkeypatch.setenv("TFLITE_GLES_SPECIALIZE_SHAPES", "0")
     cpu, gpu, stats = run_cpu_and_gpu(shared_program_chain_model(),
                                       random_inputs([[1, 98, 98, 4]], seed=6),
                                       {"precision_loss_allowed": fp16})
