@@ -79,6 +79,7 @@ void main() {
   int first_row = int(gl_GlobalInvocationID.x) * TILE_ROWS;
 #endif
   if (group >= SLICE_GROUPS || first_row >= ROWS) return;
+  int out_hw = OUT_HW;
 
   vec4 acc[TILE];
   for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
@@ -97,7 +98,6 @@ void main() {
   // output pixel (x, then y, then the batch carry over). Rows past the end
   // repeat the first row (never stored).
   int out_w = OUT_W;
-  int out_hw = OUT_HW;
   ivec2 batch_pixel = div_mod(first_row, out_hw);
   ivec2 yx = div_mod(batch_pixel.y, out_w);
   int batch = batch_pixel.x;
@@ -174,19 +174,18 @@ void main() {
   // read it again for every store.
   int rows = ROWS;
   int out_s = OUT_S;
-  int out_hw = OUT_HW;
   int out_c = OUT_C;
   vec4 b[TILE_SLICES];
   for (int o = 0; o < TILE_SLICES; ++o) {
     b[o] = LOAD(bias, min(group * TILE_SLICES + o, out_s - 1));
   }
-  ivec2 batch_pixel = div_mod(first_row, out_hw);  // then one row at a time
+  ivec2 out_pixel = div_mod(first_row, out_hw);  // then one row at a time
   for (int p = 0; p < TILE_ROWS; ++p) {
     int r = first_row + p;
     if (r >= rows) break;
-    int row_index = batch_pixel.x * out_s * out_hw + batch_pixel.y;
-    int carry = batch_pixel.y + 1 >= out_hw ? 1 : 0;
-    batch_pixel += ivec2(carry, 1 - carry * out_hw);
+    int row_index = out_pixel.x * out_s * out_hw + out_pixel.y;
+    int carry = out_pixel.y + 1 >= out_hw ? 1 : 0;
+    out_pixel += ivec2(carry, 1 - carry * out_hw);
     for (int o = 0; o < TILE_SLICES; ++o) {
       int slice = group * TILE_SLICES + o;
       if (slice >= out_s) break;

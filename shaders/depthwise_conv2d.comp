@@ -55,16 +55,17 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #define IN_HW (IN_H * IN_W)
 
 #if !defined(FAST_3X3)
-// The input vec4 output slice `slice` reads at input pixel `pixel` of batch
-// `b` (each lane from its own channel when the multiplier is > 1).
-vec4 fetch(int b, int slice, int pixel) {
+// The input vec4 an output slice reads at input pixel `pixel`: `planes` are
+// the start of each lane's input channel plane and `lanes` the channel's
+// lane in its vec4 (with MULTIPLIER > 1 output channel c reads input
+// channel c / MULTIPLIER, so each lane comes from its own input vec4).
+vec4 fetch(ivec4 planes, ivec4 lanes, int pixel) {
 #if MULTIPLIER == 1
-  return LOAD(in0, (b * IN_S + slice) * IN_HW + pixel);
+  return LOAD(in0, planes.x + pixel);
 #else
   vec4 v;
   for (int lane = 0; lane < 4; ++lane) {
-    int c = min(slice * 4 + lane, OUT_C - 1) / MULTIPLIER;
-    v[lane] = LOAD(in0, (b * IN_S + c / 4) * IN_HW + pixel)[c % 4];
+    v[lane] = LOAD(in0, planes[lane] + pixel)[lanes[lane]];
   }
   return v;
 #endif
@@ -159,6 +160,21 @@ void main() {
 #endif
   }
 #else
+  // As in the 3x3 path, the uniforms the loops need are read once, here.
+  int in_h = IN_H;
+  int in_w = IN_W;
+  ivec4 planes;
+  ivec4 lanes;
+  for (int lane = 0; lane < 4; ++lane) {
+    int c = min(slice * 4 + lane, OUT_C - 1) / MULTIPLIER;
+    planes[lane] = (b * IN_S + c / 4) * IN_HW;
+    lanes[lane] = c % 4;
+  }
+  int rows_left = OUT_H - by * BLOCK_H;
+  int columns_left = OUT_W - bx * BLOCK_W;
+  int out_w = OUT_W;
+  int out_index = ((b * OUT_S + slice) * OUT_H + by * BLOCK_H) * out_w + bx * BLOCK_W;
+  bvec4 live_lanes = lessThan(ivec4(slice * 4) + ivec4(0, 1, 2, 3), ivec4(OUT_C));
   vec4 acc[BLOCK];
   for (int i = 0; i < BLOCK; ++i) acc[i] = bias_value;
   for (int tap = 0; tap < KERNEL_H * KERNEL_W; ++tap) {
@@ -169,24 +185,23 @@ void main() {
       int y = y0 + oy * STRIDE_H + ky * DILATION_H;
       for (int ox = 0; ox < BLOCK_W; ++ox) {
         int x = x0 + ox * STRIDE_W + kx * DILATION_W;
-        bool inside = y >= 0 && y < IN_H && x >= 0 && x < IN_W;
-        vec4 v = inside ? fetch(b, slice, inside ? y * IN_W + x : 0)
+        bool inside = y >= 0 && y < in_h && x >= 0 && x < in_w;
+        vec4 v = inside ? fetch(planes, lanes, inside ? y * in_w + x : 0)
                         : vec4(0.0);
         acc[oy * BLOCK_W + ox] += v * w;
       }
     }
   }
   for (int oy = 0; oy < BLOCK_H; ++oy) {
-    int y = by * BLOCK_H + oy;
-    if (y >= OUT_H) break;
+    if (oy >= rows_left) break;
     for (int ox = 0; ox < BLOCK_W; ++ox) {
-      int x = bx * BLOCK_W + ox;
-      if (x >= OUT_W) break;
-      int index = ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x;
+      if (ox >= columns_left) break;
+      int index = out_index + ox;
       STORE(out0, index,
-            zero_padded(EPILOGUE(activate(acc[oy * BLOCK_W + ox]), index, slice),
-                        slice, OUT_C));
+            mix(vec4(0.0), EPILOGUE(activate(acc[oy * BLOCK_W + ox]), index, slice),
+                live_lanes));
     }
+    out_index += out_w;
   }
 #endif
 }
