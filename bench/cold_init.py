@@ -13,6 +13,14 @@ already holds it) and a second invoke, plus the delegate's program and
 dispatch counts.
 
     python3 bench/cold_init.py [--model NAME_OR_PATH] [--fp16] [--repeats N]
+                               [--first-dispatches]
+
+--first-dispatches adds one profiled run with an empty driver cache and
+prints each dispatch's time in the first and the second invoke: on llvmpipe
+the difference is the LLVM JIT of a program at its first dispatch, so it
+shows which programs are compiled (and which are compiled again: llvmpipe
+keys its machine code on properties of the bound buffers too, see ViewBytes
+in delegate/runtime.cc).
 
 The warm-cache case reuses a private cache folder filled by the cold run, so
 the user's ~/.cache/mesa_shader_cache (Mesa) or ~/.nv/GLCache (NVIDIA) is
@@ -37,7 +45,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def measure_in_this_process(model: str, fp16: bool, serialization_dir: str | None) -> dict:
+def measure_in_this_process(model: str, fp16: bool, serialization_dir: str | None,
+                            profile: bool = False) -> dict:
     sys.path.insert(0, str(REPO / "tests" / "python"))
     sys.path.insert(0, str(REPO / "tools"))
     import numpy as np
@@ -49,6 +58,8 @@ def measure_in_this_process(model: str, fp16: bool, serialization_dir: str | Non
     times = {}
     start = time.perf_counter()
     options = {"precision_loss_allowed": fp16}
+    if profile:
+        options["enable_profiling"] = True
     if serialization_dir:
         options.update(serialization_dir=serialization_dir,
                        model_token=Path(path).stem + ("-fp16" if fp16 else "-fp32"))
@@ -65,9 +76,14 @@ def measure_in_this_process(model: str, fp16: bool, serialization_dir: str | Non
     gt.invoke(interp, inputs)
     times["first_invoke_ms"] = (time.perf_counter() - t) * 1e3
     times["cold_total_ms"] = (time.perf_counter() - start) * 1e3
+    first = gt.profile(delegate) if profile else []
     t = time.perf_counter()
     gt.invoke(interp, inputs)
     times["second_invoke_ms"] = (time.perf_counter() - t) * 1e3
+    if profile:
+        second = gt.profile(delegate)
+        times["dispatches_first_second_ms"] = [
+            [a["shader"], a["label"], a["ms"], b["ms"]] for a, b in zip(first, second)]
     stats = gt.stats(delegate)
     times["programs"] = stats["programs"]
     times["dispatches"] = stats["dispatches"]
@@ -77,11 +93,14 @@ def measure_in_this_process(model: str, fp16: bool, serialization_dir: str | Non
     return times
 
 
-def run_child(args, env_overrides: dict, serialization_dir: str | None = None) -> dict:
+def run_child(args, env_overrides: dict, serialization_dir: str | None = None,
+              profile: bool = False) -> dict:
     env = dict(os.environ, **env_overrides)
     command = [sys.executable, __file__, "--child", "--model", args.model]
     if args.fp16:
         command.append("--fp16")
+    if profile:
+        command.append("--profile")
     if serialization_dir:
         command += ["--serialization-dir", serialization_dir]
     result = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -97,10 +116,13 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serialization-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--first-dispatches", action="store_true",
+                        help="also print each dispatch's first and second invoke time")
+    parser.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure_in_this_process(args.model, args.fp16,
-                                                 args.serialization_dir)))
+                                                 args.serialization_dir, args.profile)))
         return 0
 
     def driver_cache(folder: str) -> dict:
@@ -129,6 +151,15 @@ def main() -> int:
     for name, row in rows:
         cells = [f"{row[k]:.0f}" if isinstance(row[k], float) else str(row[k]) for k in keys]
         print(f"| {name} | " + " | ".join(cells) + " |")
+    if args.first_dispatches:
+        with tempfile.TemporaryDirectory(prefix="mesa_cache_") as cache:
+            row = run_child(args, driver_cache(cache), profile=True)
+        print("\nfirst invoke per dispatch, empty driver cache (profiled: glFinish "
+              "around each dispatch where there are no GPU timers)")
+        print("| # | shader | node | first ms | second ms | first - second |")
+        print("|---|---|---|---|---|---|")
+        for i, (shader, label, first, second) in enumerate(row["dispatches_first_second_ms"]):
+            print(f"| {i} | {shader} | {label} | {first:.1f} | {second:.2f} | {first - second:.1f} |")
     return 0
 
 
