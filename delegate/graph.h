@@ -92,6 +92,9 @@ struct DeviceProfile {
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;
+  // Readback conversions write one BHWC float per invocation (contiguous
+  // stores across a warp) instead of one PHWC4 vec4. Set by TuneForDevice.
+  bool per_float_readback = false;
   // 1x1 CONV_2D and FULLY_CONNECTED run shaders/gemm.comp (the depth split
   // across a workgroup, partial sums combined in shared memory) instead of
   // conv2d.comp's whole-depth register tiles. Set by TuneForDevice.

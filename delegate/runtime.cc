@@ -55,13 +55,18 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     Dispatch dispatch;
     dispatch.shader = "layout_convert";
     dispatch.defines[to_phwc4 ? "TO_PHWC4" : "TO_BHWC"] = "";
-    dispatch.defines["TOTAL"] = std::to_string(shape.vec4_count());
+    // One invocation per PHWC4 vec4, or per BHWC float for readbacks where
+    // the device wants whole runs of stores (layout_convert.comp).
+    const bool per_float = !to_phwc4 && device.per_float_readback;
+    if (per_float) dispatch.defines["PER_FLOAT"] = "";
+    const long long invocations = per_float ? shape.elements() : shape.vec4_count();
+    dispatch.defines["TOTAL"] = std::to_string(invocations);
     dispatch.defines["B"] = std::to_string(shape.b);
     dispatch.defines["H"] = std::to_string(shape.h);
     dispatch.defines["W"] = std::to_string(shape.w);
     dispatch.defines["C"] = std::to_string(shape.c);
     dispatch.defines["S"] = std::to_string(shape.slices());
-    dispatch.grid = {static_cast<uint32_t>(shape.vec4_count()), 1, 1};
+    dispatch.grid = {static_cast<uint32_t>(invocations), 1, 1};
     dispatch.local = {device.preferred_local_x, 1, 1};
     dispatch.outputs = {to_phwc4 ? tensor : staging};
     dispatch.inputs = {to_phwc4 ? staging : tensor};

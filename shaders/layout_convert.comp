@@ -4,10 +4,17 @@
 //
 // TO_PHWC4: binding 0 = PHWC4 output, binding 1 = BHWC floats.
 // TO_BHWC:  binding 0 = BHWC floats,  binding 1 = PHWC4 input.
-// One invocation per PHWC4 vec4 (B x S x H x W of them, TOTAL in all); the
-// padded lanes of the last slice are written as zero / never read.
+// TO_PHWC4: one invocation per PHWC4 vec4 (B x S x H x W of them, TOTAL in
+// all); the padded lanes of the last slice are written as zero.
+// TO_BHWC: one invocation per PHWC4 vec4 like TO_PHWC4, or with PER_FLOAT
+// one per BHWC float (TOTAL = B x H x W x C), so that a warp's stores are
+// one contiguous run: on NVIDIA the staging buffer lives in host memory, and
+// 4 float stores per invocation crossed PCIe as partial writes (deeplabv3's
+// 257x257x21 output took 2.55 ms that way on an H200). llvmpipe prefers the
+// vec4 form (4.1 vs 7.1 ms there): DeviceProfile::per_float_readback.
 //
 // @axis TO_PHWC4 TO_BHWC
+// @axis - PER_FLOAT
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64 B=1 H=4 W=4 C=6 S=2
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
@@ -21,12 +28,13 @@ TENSOR_IN(phwc4, 1, Phwc4);
 #endif
 
 void main() {
+  int j = int(global_index());
+  if (j >= TOTAL) return;
+#if !defined(PER_FLOAT) || defined(TO_PHWC4)  // PER_FLOAT: readbacks only
   // Invocations run in BHWC order (slice fastest), so neighbours touch
   // neighbouring BHWC floats: in PHWC4 order every slice would stream the
   // whole BHWC buffer at a stride of C floats (measured on llvmpipe,
   // 1x256x256x32: 22-34 ms per conversion that way).
-  int j = int(global_index());
-  if (j >= TOTAL) return;
   int s = j % S;
   int t = j / S;
   int w = t % W;
@@ -43,5 +51,15 @@ void main() {
 #else
   vec4 v = LOAD(phwc4, i);
   for (int k = 0; k < lanes; ++k) STORE_FLOAT(bhwc, base + k, v[k]);
+#endif
+#else  // PER_FLOAT, TO_BHWC only
+  int c = j % C;
+  int t = j / C;
+  int w = t % W;
+  t /= W;
+  int h = t % H;
+  int b = t / H;
+  int i = ((b * S + c / 4) * H + h) * W + w;  // the PHWC4 vec4 holding it
+  STORE_FLOAT(bhwc, j, LOAD(phwc4, i)[c % 4]);
 #endif
 }

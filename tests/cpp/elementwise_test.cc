@@ -436,7 +436,8 @@ TEST(ElementwiseSupport, DeclinesUnknownNewerVersions) {
 // read through a texture buffer (NVIDIA's default); SSBO reads throughout
 // (GPUs without texture buffers). Each must upload, compute and read back
 // the same answer: a SUB of two inputs with a ReLU, odd channel count so the
-// BHWC<->PHWC4 conversions handle a partial slice.
+// BHWC<->PHWC4 conversions handle a partial slice; and with either form of
+// the readback conversion (DeviceProfile::per_float_readback).
 TEST(ReadPaths, UploadComputeReadbackAgreeOnEveryPath) {
   const std::vector<int> dims = {2, 3, 5, 7};
   const auto a = RandomData(Count(dims), 41, -3, 3);
@@ -447,7 +448,9 @@ TEST(ReadPaths, UploadComputeReadbackAgreeOnEveryPath) {
   for (const Path& path : {Path{"texture buffers", true, false},
                            Path{"SSBO + staging texture", false, true},
                            Path{"SSBO only", false, false}}) {
-    for (bool fp16 : {false, true}) {
+    for (int run = 0; run < 4; ++run) {
+      // Readbacks one PHWC4 vec4 or one BHWC float per invocation.
+      const bool fp16 = run & 1, per_float = run & 2;
       OpTester tester(abi::kTfLiteBuiltinSub);
       tester.AddInput(dims, a);
       tester.AddInput(dims, b);
@@ -456,11 +459,12 @@ TEST(ReadPaths, UploadComputeReadbackAgreeOnEveryPath) {
       tester.TuneDevice([&](DeviceProfile* device) {
         device->texture_buffer_reads = path.texture_reads;
         device->staging_texture_reads = path.staging_texture_reads;
+        device->per_float_readback = per_float;
       });
       Status status = tester.Run(fp16);
       ASSERT_TRUE(status.ok()) << path.name << ": " << status.message();
       EXPECT_LE(MaxRelativeError(tester.output(), expected), fp16 ? 4e-3 : 1e-6)
-          << path.name << (fp16 ? " fp16" : " fp32");
+          << path.name << (fp16 ? " fp16" : " fp32") << (per_float ? " per float" : "");
     }
   }
 }
