@@ -67,6 +67,11 @@ void TuneForDevice(DeviceProfile* device) {
   // with 4 strided float stores per invocation on an H200); llvmpipe is
   // faster with the vec4 form (4.1 vs 7.1 ms for the same output).
   device->per_float_readback = !device->gpu->IsLlvmpipe();
+  // A window of thousands of positions walked by one invocation is a serial
+  // chain of fetches on a GPU (style transfer's instance-norm means: 50-80 us
+  // each on an H200); llvmpipe runs a workgroup's invocations on one thread
+  // anyway and keeps its row-sum passes.
+  device->workgroup_reductions = !device->gpu->IsLlvmpipe();
   // GEMMs (1x1 convolutions, FULLY_CONNECTED) with the depth split across a
   // workgroup (shaders/gemm.comp): MobileNet-sized GEMMs are too small to
   // fill a GPU with one invocation per output tile, and a 1024-deep logits

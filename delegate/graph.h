@@ -95,6 +95,9 @@ struct DeviceProfile {
   // Readback conversions write one BHWC float per invocation (contiguous
   // stores across a warp) instead of one PHWC4 vec4. Set by TuneForDevice.
   bool per_float_readback = false;
+  // Long reductions (spatial means) share each output among a workgroup
+  // instead of one invocation walking the whole window. Set by TuneForDevice.
+  bool workgroup_reductions = false;
   // 1x1 CONV_2D and FULLY_CONNECTED run shaders/gemm.comp (the depth split
   // across a workgroup, partial sums combined in shared memory) instead of
   // conv2d.comp's whole-depth register tiles. Set by TuneForDevice.

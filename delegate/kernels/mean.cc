@@ -73,7 +73,14 @@ struct MeanPass {
   Shape4 in;
   bool reduce_h = false, reduce_w = false, reduce_c = false;
   long long count = 1;
+  bool cooperative = false;  // a workgroup per output vec4 (COOPERATIVE)
 };
+
+// A spatial mean over at least this many positions runs as one cooperative
+// pass where the device wants workgroup reductions (DeviceProfile::
+// workgroup_reductions): 64 invocations share each output.
+constexpr long long kCooperativeMinWindow = 256;
+constexpr int kCooperativeWorkgroup = 64;
 
 // Loop iterations one invocation of `pass` runs (see
 // kMaxLoopIterationsPerInvocation): the y loop, the x loop inside it, and
@@ -81,6 +88,10 @@ struct MeanPass {
 long long LoopIterations(const MeanPass& pass) {
   const long long rows = pass.reduce_h ? pass.in.h : 1;
   const long long columns = pass.reduce_w ? pass.in.w : 1;
+  if (pass.cooperative) {
+    return (rows * columns + kCooperativeWorkgroup - 1) / kCooperativeWorkgroup +
+           kCooperativeWorkgroup;
+  }
   const long long window = rows * (columns + 1);
   return pass.reduce_c ? 4 * (pass.in.slices() * (window + 1) + 1) : window;
 }
@@ -92,7 +103,8 @@ long long LoopIterations(const MeanPass& pass) {
 constexpr long long kSplitRowsAbove = 1024;
 
 StatusOr<std::vector<MeanPass>> PlanPasses(const Shape4& in,
-                                           const std::set<Dim>& dims) {
+                                           const std::set<Dim>& dims,
+                                           const DeviceProfile& device) {
   MeanPass whole;
   whole.in = in;
   whole.reduce_h = dims.count(kHeight) > 0;
@@ -102,7 +114,11 @@ StatusOr<std::vector<MeanPass>> PlanPasses(const Shape4& in,
   if (whole.reduce_w) whole.count *= in.w;
   if (whole.reduce_c) whole.count *= in.c;
   std::vector<MeanPass> passes;
-  if (whole.reduce_h && whole.reduce_w && in.h > 1 &&
+  const long long window =
+      (whole.reduce_h ? in.h : 1LL) * (whole.reduce_w ? in.w : 1LL);
+  whole.cooperative = device.workgroup_reductions && !whole.reduce_c &&
+                      window >= kCooperativeMinWindow;
+  if (!whole.cooperative && whole.reduce_h && whole.reduce_w && in.h > 1 &&
       LoopIterations(whole) > kSplitRowsAbove) {
     MeanPass rows;  // row sums: (b, h, 1, c)
     rows.in = in;
@@ -146,7 +162,7 @@ Status Check(const NodeView& node, const GraphContext& graph,
     return Status::Error("output shape " + ShapeOf(node.output(0)).ToString() +
                          " does not match the reduced input");
   }
-  return PlanPasses(ShapeOf(node.input(0)), reduction.dims).status();
+  return PlanPasses(ShapeOf(node.input(0)), reduction.dims, device).status();
 }
 
 // Emits `passes`, the last one writing `out` with the fused activation
@@ -165,6 +181,12 @@ Status EmitPasses(const std::string& label, const std::vector<MeanPass>& passes,
         kernels::ElementwiseDispatch("mean", out_shape, builder.device());
     dispatch.label = label;
     auto& defines = dispatch.defines;
+    if (pass.cooperative) {
+      defines["COOPERATIVE"] = "";
+      dispatch.grid = {static_cast<uint32_t>(out_shape.vec4_count() * kCooperativeWorkgroup),
+                       1, 1};
+      dispatch.local = {kCooperativeWorkgroup, 1, 1};
+    }
     defines[pass.reduce_c ? "REDUCE_C" : "KEEP_C"] = "";
     if (pass.reduce_h) defines["REDUCE_H"] = "";
     if (pass.reduce_w) defines["REDUCE_W"] = "";
@@ -194,7 +216,7 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
   TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, 0));
   TFG_ASSIGN_OR_RETURN(ValueId in, builder.Input(node, 0));
   TFG_ASSIGN_OR_RETURN(std::vector<MeanPass> passes,
-                       PlanPasses(builder.shape(in), reduction.dims));
+                       PlanPasses(builder.shape(in), reduction.dims, builder.device()));
   return EmitPasses(node.Describe(), passes, in, out, "", builder);
 }
 
@@ -203,13 +225,15 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
 namespace kernels {
 
 Status CheckSpatialMean(const Shape4& in) {
-  return PlanPasses(in, {kHeight, kWidth}).status();
+  // Without workgroup reductions: the plan with the longest loops, so what
+  // passes here passes on every device.
+  return PlanPasses(in, {kHeight, kWidth}, DeviceProfile()).status();
 }
 
 Status BuildSpatialMean(const std::string& label, ValueId in, ValueId out,
                         const std::string& activation, GraphBuilder& builder) {
   TFG_ASSIGN_OR_RETURN(std::vector<MeanPass> passes,
-                       PlanPasses(builder.shape(in), {kHeight, kWidth}));
+                       PlanPasses(builder.shape(in), {kHeight, kWidth}, builder.device()));
   return EmitPasses(label, passes, in, out, activation, builder);
 }
 

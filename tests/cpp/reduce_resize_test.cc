@@ -98,6 +98,37 @@ TEST_P(ReduceTest, MeanOverEachAxisCombination) {
   }
 }
 
+// Spatial means of long windows with a workgroup per output
+// (DeviceProfile::workgroup_reductions, on real GPUs by default; forced here
+// on llvmpipe): H and W, H alone, W alone, batch 2, windows that do not
+// divide by the 64 invocations, and one below the cooperative threshold.
+TEST(ReduceSupport, SpatialMeansSharedByAWorkgroup) {
+  struct Case { std::vector<int> dims; std::vector<int> axes; bool keep_dims; };
+  const Case cases[] = {{{2, 37, 23, 6}, {1, 2}, true},
+                        {{1, 300, 3, 5}, {1}, false},
+                        {{2, 2, 261, 9}, {2}, true},
+                        {{1, 9, 9, 4}, {1, 2}, false}};
+  for (const Case& c : cases) {
+    for (bool fp16 : {false, true}) {
+      const auto input = AsStored(RandomData(Count(c.dims), 17, -3, 3), fp16);
+      std::vector<int> out_dims;
+      const auto expected = MeanReference(c.dims, input,
+                                          std::set<int>(c.axes.begin(), c.axes.end()),
+                                          c.keep_dims, &out_dims);
+      OpTester tester(abi::kTfLiteBuiltinMean);
+      tester.AddInput(c.dims, input);
+      tester.AddConstIntInput({static_cast<int>(c.axes.size())}, c.axes);
+      tester.AddOutput(out_dims);
+      tester.SetParams(abi::ReducerParams{c.keep_dims});
+      tester.TuneDevice([](DeviceProfile* device) { device->workgroup_reductions = true; });
+      Status status = tester.Run(fp16);
+      ASSERT_TRUE(status.ok()) << status.message();
+      EXPECT_LE(MaxRelativeError(tester.output(), expected), Tolerance(fp16))
+          << c.dims[1] << "x" << c.dims[2] << (fp16 ? " fp16" : " fp32");
+    }
+  }
+}
+
 // --------------------------------------------------- SOFTMAX, L2_NORMALIZATION
 
 // Normalizes each run of `channels` values (the last axis).
