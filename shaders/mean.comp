@@ -14,13 +14,15 @@
 //             slices (padded lanes hold zeros, so they add nothing).
 // REDUCE_H / REDUCE_W loop over that whole input axis. ACT_* (global
 // average pooling through this shader) clamps the mean.
-// COOPERATIVE (with KEEP_C): one workgroup of 64 per output vec4, its
-// invocations taking every 64th position of the window, partial sums met in
-// shared memory: on a GPU a window of thousands of positions walked by one
-// invocation is a serial chain of fetches (style transfer's instance norms:
-// 50-80 us per mean on an H200). Each invocation reads all 64 partials
-// after one barrier (barrier() only directly in main, never after a return:
-// GLSL ES 3.10), as shaders/channel_normalize.comp does.
+// COOPERATIVE (with KEEP_C): one workgroup of LOCAL_X (64, 256 or 1024)
+// per output vec4, its invocations taking every LOCAL_X-th position of the
+// window, partial sums met in shared memory: on a GPU a window of thousands
+// of positions walked by one invocation is a serial chain of fetches (style
+// transfer's instance norms: 50-80 us per mean on an H200, and still 50 with
+// 64 invocations sharing a 96x96 window). The partials are added in two
+// steps: 32 invocations each add LOCAL_X / 32 of them, then the first adds
+// those 32 (barrier() only directly in main, never after a return: GLSL ES
+// 3.10).
 //
 // @axis KEEP_C REDUCE_C
 // @axis - REDUCE_H
@@ -63,9 +65,10 @@ vec4 window_sum(int kb, int s, int kh, int kw) {
 }
 
 #if defined(COOPERATIVE) && defined(KEEP_C)
-#if LOCAL_X != 64
-#error COOPERATIVE needs LOCAL_X == 64
+#if LOCAL_X != 64 && LOCAL_X != 256 && LOCAL_X != 1024
+#error COOPERATIVE needs LOCAL_X of 64, 256 or 1024
 #endif
+const int kPerAdder = LOCAL_X / 32;  // partials each of the 32 adders sums
 #if defined(REDUCE_H)
 #define WINDOW_H IN_H
 #else
@@ -76,7 +79,8 @@ vec4 window_sum(int kb, int s, int kh, int kw) {
 #else
 #define WINDOW_W 1
 #endif
-shared vec4 partial[64];
+shared vec4 partial[LOCAL_X];
+shared vec4 partial32[32];
 
 void main() {
   int i = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x);
@@ -98,7 +102,7 @@ void main() {
   int plane = (kb * IN_S + s) * IN_H;
   vec4 sum = vec4(0.0);
   int positions = valid ? WINDOW_H * WINDOW_W : 0;
-  for (int p = lane; p < positions; p += 64) {
+  for (int p = lane; p < positions; p += LOCAL_X) {
     int y = H_BEGIN(kh) + p / WINDOW_W;
     int x = W_BEGIN(kw) + p % WINDOW_W;
     sum += LOAD(in0, (plane + y) * IN_W + x);
@@ -106,8 +110,17 @@ void main() {
   partial[lane] = sum;
   memoryBarrierShared();
   barrier();
+  if (lane < 32) {
+    vec4 part = vec4(0.0);
+    for (int k = 0; k < kPerAdder; ++k) part += partial[lane * kPerAdder + k];
+    partial32[lane] = part;
+  }
+  memoryBarrierShared();
+  barrier();
   vec4 total = vec4(0.0);
-  for (int k = 0; k < 64; ++k) total += partial[k];
+  if (lane == 0) {
+    for (int k = 0; k < 32; ++k) total += partial32[k];
+  }
   if (valid && lane == 0) {
     STORE(out0, i, zero_padded(activate(total / float(COUNT)), s, OUT_C));
   }

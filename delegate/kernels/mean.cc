@@ -80,7 +80,19 @@ struct MeanPass {
 // pass where the device wants workgroup reductions (DeviceProfile::
 // workgroup_reductions): 64 invocations share each output.
 constexpr long long kCooperativeMinWindow = 256;
-constexpr int kCooperativeWorkgroup = 64;
+constexpr int kCooperativeWorkgroup = 64;  // at least; see CooperativeWorkgroup
+
+// Invocations sharing one output: about 8 window positions each (a serial
+// chain of 8 fetches), 64, 256 or 1024 (shaders/mean.comp), within the
+// device's workgroup limit.
+int CooperativeWorkgroup(long long window, const DeviceProfile& device) {
+  const int limit = device.gpu != nullptr ? device.gpu->max_workgroup_invocations : 128;
+  int size = kCooperativeWorkgroup;
+  for (int bigger : {256, 1024}) {
+    if (window >= 8LL * bigger && bigger <= limit) size = bigger;
+  }
+  return size;
+}
 
 // Loop iterations one invocation of `pass` runs (see
 // kMaxLoopIterationsPerInvocation): the y loop, the x loop inside it, and
@@ -89,8 +101,7 @@ long long LoopIterations(const MeanPass& pass) {
   const long long rows = pass.reduce_h ? pass.in.h : 1;
   const long long columns = pass.reduce_w ? pass.in.w : 1;
   if (pass.cooperative) {
-    return (rows * columns + kCooperativeWorkgroup - 1) / kCooperativeWorkgroup +
-           kCooperativeWorkgroup;
+    return (rows * columns + kCooperativeWorkgroup - 1) / kCooperativeWorkgroup + 32;
   }
   const long long window = rows * (columns + 1);
   return pass.reduce_c ? 4 * (pass.in.slices() * (window + 1) + 1) : window;
@@ -183,9 +194,11 @@ Status EmitPasses(const std::string& label, const std::vector<MeanPass>& passes,
     auto& defines = dispatch.defines;
     if (pass.cooperative) {
       defines["COOPERATIVE"] = "";
-      dispatch.grid = {static_cast<uint32_t>(out_shape.vec4_count() * kCooperativeWorkgroup),
-                       1, 1};
-      dispatch.local = {kCooperativeWorkgroup, 1, 1};
+      const long long window =
+          (pass.reduce_h ? pass.in.h : 1LL) * (pass.reduce_w ? pass.in.w : 1LL);
+      const int size = CooperativeWorkgroup(window, builder.device());
+      dispatch.grid = {static_cast<uint32_t>(out_shape.vec4_count() * size), 1, 1};
+      dispatch.local = {static_cast<uint32_t>(size), 1, 1};
     }
     defines[pass.reduce_c ? "REDUCE_C" : "KEEP_C"] = "";
     if (pass.reduce_h) defines["REDUCE_H"] = "";

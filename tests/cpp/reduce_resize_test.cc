@@ -101,13 +101,16 @@ TEST_P(ReduceTest, MeanOverEachAxisCombination) {
 // Spatial means of long windows with a workgroup per output
 // (DeviceProfile::workgroup_reductions, on real GPUs by default; forced here
 // on llvmpipe): H and W, H alone, W alone, batch 2, windows that do not
-// divide by the 64 invocations, and one below the cooperative threshold.
+// divide by the invocations, workgroups of 64, 256 and 1024, and one window
+// below the cooperative threshold.
 TEST(ReduceSupport, SpatialMeansSharedByAWorkgroup) {
   struct Case { std::vector<int> dims; std::vector<int> axes; bool keep_dims; };
   const Case cases[] = {{{2, 37, 23, 6}, {1, 2}, true},
                         {{1, 300, 3, 5}, {1}, false},
                         {{2, 2, 261, 9}, {2}, true},
-                        {{1, 9, 9, 4}, {1, 2}, false}};
+                        {{1, 9, 9, 4}, {1, 2}, false},
+                        {{1, 50, 50, 2}, {1, 2}, true},   // 256 invocations
+                        {{1, 96, 97, 3}, {1, 2}, true}};  // 1024 invocations
   for (const Case& c : cases) {
     for (bool fp16 : {false, true}) {
       const auto input = AsStored(RandomData(Count(c.dims), 17, -3, 3), fp16);
