@@ -3,7 +3,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cctype>
 #include <set>
+#include <string>
+#include <vector>
 #include <sstream>
 
 namespace tflite_gles::gl {
@@ -262,6 +265,109 @@ StatusOr<std::vector<int32_t>> ShaderUniformValues(
     values.push_back(static_cast<int32_t>(value));
   }
   return values;
+}
+
+namespace {
+
+bool IsIdentifierChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// Whether `word` starts at `at` as a whole identifier.
+bool WordAt(const std::string& text, size_t at, const char* word) {
+  const size_t length = std::char_traits<char>::length(word);
+  if (text.compare(at, length, word) != 0) return false;
+  if (at > 0 && IsIdentifierChar(text[at - 1])) return false;
+  return at + length >= text.size() || !IsIdentifierChar(text[at + length]);
+}
+
+}  // namespace
+
+Status CheckBarrierPlacement(const std::string& text) {
+  // A token scan, not a parser: comments are gone after preprocessing, and
+  // the shaders keep to simple statements. Inside main's body, depth 1 is
+  // main's own block; control statements open a "controlled" region that
+  // lasts until the end of their braced block or their single statement.
+  int depth = 0;
+  int main_depth = -1;            // depth of main's body, -1 outside main
+  bool after_return = false;
+  int pending_control = 0;        // control keywords awaiting their body
+  int paren = 0;
+  std::vector<bool> block_controlled;  // per open brace: a control body?
+  int single_statement_controls = 0;   // unbraced control bodies open
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '(') ++paren;
+    if (c == ')') --paren;
+    if (c == '{') {
+      ++depth;
+      if (main_depth < 0 && depth == 1) {
+        // Is this the body of main()? Look back for "main" before "(...)".
+        size_t back = text.rfind("main", i);
+        const size_t void_at = text.rfind("void", i);
+        if (back != std::string::npos && void_at != std::string::npos && void_at < back &&
+            text.find(';', back) > i && WordAt(text, back, "main")) {
+          main_depth = 1;
+          block_controlled.clear();
+          block_controlled.push_back(false);
+          continue;
+        }
+      }
+      block_controlled.push_back(pending_control > 0);
+      if (pending_control > 0) --pending_control;
+      continue;
+    }
+    if (c == '}') {
+      if (!block_controlled.empty()) block_controlled.pop_back();
+      if (main_depth > 0 && depth == main_depth) main_depth = -2;  // main done
+      --depth;
+      continue;
+    }
+    if (c == ';' && paren == 0 && single_statement_controls > 0) {
+      --single_statement_controls;
+      continue;
+    }
+    if (!IsIdentifierChar(c) || (i > 0 && IsIdentifierChar(text[i - 1]))) continue;
+    if (main_depth == 1) {
+      for (const char* keyword : {"if", "for", "while", "switch", "do", "else"}) {
+        if (!WordAt(text, i, keyword)) continue;
+        // The body starts after the condition: braced or one statement.
+        size_t j = i + std::char_traits<char>::length(keyword);
+        if (std::string(keyword) != "do" && std::string(keyword) != "else") {
+          while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+          if (j < text.size() && text[j] == '(') {
+            int level = 0;
+            for (; j < text.size(); ++j) {
+              if (text[j] == '(') ++level;
+              if (text[j] == ')' && --level == 0) { ++j; break; }
+            }
+          }
+        }
+        while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+        if (j < text.size() && text[j] == '{') {
+          ++pending_control;
+        } else {
+          ++single_statement_controls;
+        }
+      }
+      if (WordAt(text, i, "return")) after_return = true;
+    }
+    if (!WordAt(text, i, "barrier")) continue;
+    size_t j = i + 7;
+    while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+    if (j >= text.size() || text[j] != '(') continue;  // not a call
+    const std::string where = "barrier() at offset " + std::to_string(i);
+    if (main_depth != 1) {
+      return Status::Error(where + " is outside main()");
+    }
+    bool controlled = single_statement_controls > 0;
+    for (bool block : block_controlled) controlled = controlled || block;
+    if (controlled || depth != 1) {
+      return Status::Error(where + " is inside control flow");
+    }
+    if (after_return) return Status::Error(where + " follows a return in main()");
+  }
+  return Status::Ok();
 }
 
 }  // namespace tflite_gles::gl

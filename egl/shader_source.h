@@ -76,6 +76,14 @@ StatusOr<std::string> AssembleShader(const std::string& name,
                                      const std::map<std::string, std::string>& defines,
                                      bool specialize = false);
 
+// GLSL ES 3.10 (section 8.15) allows barrier() only directly in main(), not
+// inside any control flow and not after a return; both drivers we run on
+// accept violations silently, and llvmpipe even computes them right (two
+// reductions that were wrong only on NVIDIA broke that rule or came close).
+// Checks `preprocessed`, a compute shader after the preprocessor (macros
+// expanded: glslangValidator -E), and names the first violation.
+Status CheckBarrierPlacement(const std::string& preprocessed);
+
 // div_mod(n, d) in the preamble is exact for 0 <= n < this, d >= 1, when
 // the divisor is a uniform (it divides in float, see shader_source.cc).
 constexpr long long kExactDivModLimit = 1LL << 21;

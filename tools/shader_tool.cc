@@ -4,7 +4,8 @@
 //     Assembles every variant the file declares (each @axis choice, fp32 and
 //     fp16 storage, samplerBuffer and SSBO reads) with the same code the
 //     runtime uses, and runs glslangValidator on all of them. Any error fails
-//     the build; the stamp file is written only on success.
+//     the build, as does a barrier() outside what GLSL ES 3.10 allows
+//     (gl::CheckBarrierPlacement); the stamp file is written only on success.
 //   shader_tool embed OUT.cc file.comp...
 //     Writes the C++ source that embeds the files as raw strings, served by
 //     gl::EmbeddedShader(name).
@@ -21,6 +22,7 @@
 namespace {
 
 using tflite_gles::gl::AssembleShader;
+using tflite_gles::gl::CheckBarrierPlacement;
 using tflite_gles::gl::ParseShaderDeclaration;
 using tflite_gles::gl::StorageChoice;
 
@@ -96,6 +98,26 @@ int Validate(const std::string& glslang, const std::string& workdir,
       const std::string file =
           workdir + "/" + name + "." + std::to_string(count++) + ".comp";
       std::ofstream(file) << *text;
+      // Where barrier() is used, GLSL ES 3.10's placement rule on the
+      // preprocessed text (macros expanded) of each axis combination; the
+      // storage choice does not move barriers, so one storage suffices.
+      if (index == 0 && source.find("barrier") != std::string::npos) {
+        const std::string expanded = file + ".pre";
+        const std::string command = "'" + glslang + "' -E '" + file + "' > '" +
+                                    expanded + "' 2>&1";
+        std::string preprocessed;
+        if (std::system(command.c_str()) != 0 || !ReadFile(expanded, &preprocessed)) {
+          std::cerr << "shader_tool: glslangValidator -E failed on " << file << "\n";
+          return 1;
+        }
+        auto placement = CheckBarrierPlacement(preprocessed);
+        if (!placement.ok()) {
+          std::cerr << path << ": " << placement.message() << " of " << expanded
+                    << " (GLSL ES 3.10 allows barrier() only directly in main, "
+                       "outside control flow, before any return)\n";
+          return 1;
+        }
+      }
       if (batches.back().size() > 64 * 1024) batches.emplace_back();
       batches.back() += " '" + file + "'";
     }

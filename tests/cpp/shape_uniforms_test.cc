@@ -139,5 +139,38 @@ TEST(ShapeUniforms, FloatDivModIsExactOverItsWholeRange) {
   }
 }
 
+// GLSL ES 3.10's barrier() rule, as shader_tool checks it on every variant
+// of the shaders that use barriers (after glslangValidator -E).
+TEST(BarrierPlacement, AcceptsBarriersDirectlyInMainAndRejectsEveryOtherPlace) {
+  const std::string helper = "float add(float a, float b) { return a + b; }\n";
+  const std::string good[] = {
+      "void main(){ int lane = 1; partial[lane] = 1.0; memoryBarrierShared(); barrier(); }",
+      helper + "void main() {\n  if (lane < 32) partial[lane] = add(partial[lane], 1.0); "
+               "memoryBarrierShared(); barrier();\n  for (int k = 0; k < 4; ++k) t += partial[k];\n"
+               "  if (lane == 0) { out0[0] = t; }\n}\n",
+      "void main(){ for(int i = 0;i < 4;++ i)s += 1.0; barrier(); do { s += 1.0; } while (s < 3.0); "
+      "barrier(); }",
+  };
+  for (const std::string& text : good) {
+    Status status = gl::CheckBarrierPlacement(text);
+    EXPECT_TRUE(status.ok()) << status.message() << "\n" << text;
+  }
+  const std::pair<std::string, std::string> bad[] = {
+      {"void main(){ for (int k = 0; k < 4; ++k) { s += 1.0; barrier(); } }", "control flow"},
+      {"void main(){ for (int k = 0; k < 4; ++k) barrier(); }", "control flow"},
+      {"void main(){ if (lane < 4) barrier(); }", "control flow"},
+      {"void main(){ if (lane < 4) { x = 1; } else { barrier(); } }", "control flow"},
+      {"void main(){ while (s < 3.0) { s += 1.0; barrier(); } }", "control flow"},
+      {"void main(){ { barrier(); } }", "control flow"},
+      {"void sync() { barrier(); }\nvoid main(){ sync(); }", "outside main"},
+      {"void main(){ if (lane > 64) return; barrier(); }", "follows a return"},
+  };
+  for (const auto& [text, reason] : bad) {
+    Status status = gl::CheckBarrierPlacement(text);
+    ASSERT_FALSE(status.ok()) << text;
+    EXPECT_NE(status.message().find(reason), std::string::npos) << status.message();
+  }
+}
+
 }  // namespace
 }  // namespace tflite_gles::testing
