@@ -114,7 +114,10 @@ def markdown(report: dict, chart_name: str) -> str:
            f"- on-disk shader caches: {report['shader_cache']}",
            f"- warm latency: median, min and p90 of up to {report['iterations']} invokes "
            f"after {report['warmup']} untimed ones; each invoke includes input upload "
-           "(set_tensor / TensorBuffer.write) and output readback (get_tensor / read)",
+           "(set_tensor / TensorBuffer.write) and output readback (get_tensor / read); "
+           "every worker runs with fixed glibc malloc thresholds (MALLOC_TRIM_THRESHOLD_ "
+           "etc., bench/run_bench.py) so that freeing each invoke's output arrays does "
+           "not make the next invoke fault their pages in again",
            "- cold init: a fresh process per row; interpreter + delegate creation "
            "(ModifyGraphWithDelegate, shader compiles) + first invoke",
            "- tflite-gles runs in LiteRT's Interpreter with the default op resolver: "
