@@ -14,17 +14,6 @@
 namespace tflite_gles::testing {
 namespace {
 
-double Activate(double x, abi::FusedActivation act) {
-  switch (act) {
-    case abi::kActRelu: return std::max(0.0, x);
-    case abi::kActRelu6: return std::min(6.0, std::max(0.0, x));
-    case abi::kActReluN1To1: return std::min(1.0, std::max(-1.0, x));
-    case abi::kActTanh: return std::tanh(x);
-    case abi::kActSigmoid: return 1.0 / (1.0 + std::exp(-x));
-    default: return x;
-  }
-}
-
 // TFLite's output size and padding-before for one axis.
 struct Axis {
   int out;
@@ -285,25 +274,6 @@ TEST(Conv2dSupport, DeclinesGroupedConvolutionAndNonConstantFilters) {
 }
 
 // ---------------------------------------------------------------- FC ----
-
-std::vector<float> FullyConnectedReference(const std::vector<float>& x,
-                                           int rows, int depth,
-                                           const std::vector<float>& w,
-                                           int outputs,
-                                           const std::vector<float>& bias,
-                                           abi::FusedActivation act) {
-  std::vector<float> out;
-  for (int r = 0; r < rows; ++r)
-    for (int o = 0; o < outputs; ++o) {
-      double sum = bias.empty() ? 0.0 : bias[o];
-      for (int k = 0; k < depth; ++k) {
-        sum += static_cast<double>(x[static_cast<size_t>(r) * depth + k]) *
-               w[static_cast<size_t>(o) * depth + k];
-      }
-      out.push_back(static_cast<float>(Activate(sum, act)));
-    }
-  return out;
-}
 
 struct FcCase {
   std::vector<int> in_dims;

@@ -15,15 +15,6 @@
 namespace tflite_gles::testing {
 namespace {
 
-double Activate(double x, abi::FusedActivation act) {
-  switch (act) {
-    case abi::kActRelu: return std::max(0.0, x);
-    case abi::kActRelu6: return std::min(6.0, std::max(0.0, x));
-    case abi::kActReluN1To1: return std::min(1.0, std::max(-1.0, x));
-    default: return x;
-  }
-}
-
 double Binary(int op, double a, double b) {
   switch (op) {
     case abi::kTfLiteBuiltinAdd: return a + b;

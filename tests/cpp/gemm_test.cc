@@ -17,35 +17,6 @@
 namespace tflite_gles::testing {
 namespace {
 
-double Activate(double x, abi::FusedActivation act) {
-  switch (act) {
-    case abi::kActRelu: return std::max(0.0, x);
-    case abi::kActRelu6: return std::min(6.0, std::max(0.0, x));
-    case abi::kActReluN1To1: return std::min(1.0, std::max(-1.0, x));
-    default: return x;
-  }
-}
-
-// out[r][o] = act(bias[o] + sum_k x[r][k] * w[o][k]): both ops are this
-// GEMM once the input is read as rows of depth `depth`.
-std::vector<float> GemmReference(const std::vector<float>& x, int rows, int depth,
-                                 const std::vector<float>& w, int outputs,
-                                 const std::vector<float>& bias,
-                                 abi::FusedActivation act) {
-  std::vector<float> out;
-  for (int r = 0; r < rows; ++r) {
-    for (int o = 0; o < outputs; ++o) {
-      double sum = bias.empty() ? 0.0 : bias[o];
-      for (int k = 0; k < depth; ++k) {
-        sum += static_cast<double>(x[static_cast<size_t>(r) * depth + k]) *
-               w[static_cast<size_t>(o) * depth + k];
-      }
-      out.push_back(static_cast<float>(Activate(sum, act)));
-    }
-  }
-  return out;
-}
-
 // Forces gemm.comp, with `tile` ("" = chosen per shape, as on a GPU with
 // DeviceProfile::min_invocations = `min_invocations`).
 void ForceGemm(OpTester& tester, const std::string& tile,
@@ -86,7 +57,7 @@ void RunPointwise(const PointwiseCase& c, bool fp16, uint32_t seed) {
   Status status = tester.Run(fp16);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_LE(MaxRelativeError(tester.output(),
-                             GemmReference(x, rows, c.in_c, w, c.out_c, bias, c.act)),
+                             FullyConnectedReference(x, rows, c.in_c, w, c.out_c, bias, c.act)),
             Tolerance(fp16));
 }
 
@@ -154,7 +125,7 @@ TEST(SharedMemoryGemm, FullyConnectedSplitKAndTiledRows) {
       Status status = tester.Run(fp16);
       ASSERT_TRUE(status.ok()) << status.message();
       EXPECT_LE(MaxRelativeError(tester.output(),
-                                 GemmReference(x, rows, depth, w, c.outputs, bias,
+                                 FullyConnectedReference(x, rows, depth, w, c.outputs, bias,
                                                abi::kActRelu)),
                 Tolerance(fp16));
     }

@@ -1,5 +1,6 @@
 #include "gpu_test_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -253,6 +254,35 @@ std::vector<float> RandomData(size_t count, uint32_t seed, float low,
     } while (std::fabs(v) < 1e-3f);
   }
   return data;
+}
+
+double Activate(double x, abi::FusedActivation act) {
+  switch (act) {
+    case abi::kActRelu: return std::max(0.0, x);
+    case abi::kActRelu6: return std::min(6.0, std::max(0.0, x));
+    case abi::kActReluN1To1: return std::min(1.0, std::max(-1.0, x));
+    case abi::kActTanh: return std::tanh(x);
+    case abi::kActSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    default: return x;
+  }
+}
+
+std::vector<float> FullyConnectedReference(const std::vector<float>& x, int rows,
+                                           int depth, const std::vector<float>& w,
+                                           int outputs, const std::vector<float>& bias,
+                                           abi::FusedActivation act) {
+  std::vector<float> out;
+  for (int r = 0; r < rows; ++r) {
+    for (int o = 0; o < outputs; ++o) {
+      double sum = bias.empty() ? 0.0 : bias[o];
+      for (int k = 0; k < depth; ++k) {
+        sum += static_cast<double>(x[static_cast<size_t>(r) * depth + k]) *
+               w[static_cast<size_t>(o) * depth + k];
+      }
+      out.push_back(static_cast<float>(Activate(sum, act)));
+    }
+  }
+  return out;
 }
 
 double MaxRelativeError(const std::vector<float>& actual,

@@ -13,6 +13,7 @@
 
 #include "delegate/graph.h"
 #include "delegate/tflite_abi.h"
+#include "delegate/tflite_builtin.h"
 #include "egl/egl_environment.h"
 #include "egl/status.h"
 
@@ -95,6 +96,18 @@ size_t Count(const std::vector<int>& dims);
 // `data` as fp16 storage holds it (rounded to half and back) when `fp16`:
 // references fed the stored values cannot fail on ties the rounding made.
 std::vector<float> AsStored(std::vector<float> data, bool fp16);
+
+// A fused activation applied to a float64 reference value (NONE, RELU,
+// RELU6, RELU_N1_TO_1, TANH, SIGMOID).
+double Activate(double x, abi::FusedActivation act);
+
+// out[r][o] = act(bias[o] + sum_k x[r][k] * w[o][k]) in float64: the
+// reference of FULLY_CONNECTED and of a 1x1 CONV_2D read as `rows` rows of
+// `depth` (no bias when `bias` is empty).
+std::vector<float> FullyConnectedReference(const std::vector<float>& x, int rows,
+                                           int depth, const std::vector<float>& w,
+                                           int outputs, const std::vector<float>& bias,
+                                           abi::FusedActivation act);
 
 // Tolerances: fp32 storage and arithmetic vs a float64 reference; fp16
 // storage (10-bit mantissa, a few roundings).

@@ -157,6 +157,37 @@ std::vector<float> ChannelReference(bool softmax, const std::vector<float>& in,
   return out;
 }
 
+// SOFTMAX (with `beta`) and L2_NORMALIZATION of `input` on the GPU against
+// ChannelReference of the values as stored; `what` names the case.
+void ExpectSoftmaxMatches(const std::vector<int>& dims, const std::vector<float>& input,
+                          double beta, bool fp16, const std::string& what) {
+  OpTester tester(abi::kTfLiteBuiltinSoftmax);
+  tester.AddInput(dims, input);
+  tester.AddOutput(dims);
+  tester.SetParams(abi::SoftmaxParams{static_cast<float>(beta)});
+  Status status = tester.Run(fp16);
+  ASSERT_TRUE(status.ok()) << what << ": " << status.message();
+  EXPECT_LE(MaxRelativeError(tester.output(),
+                             ChannelReference(true, AsStored(input, fp16), dims.back(), beta)),
+            Tolerance(fp16))
+      << "softmax " << what;
+}
+
+void ExpectL2NormalizationMatches(const std::vector<int>& dims,
+                                  const std::vector<float>& input, bool fp16,
+                                  const std::string& what) {
+  OpTester tester(abi::kTfLiteBuiltinL2Normalization);
+  tester.AddInput(dims, input);
+  tester.AddOutput(dims);
+  tester.SetParams(abi::L2NormParams{abi::kActNone});
+  Status status = tester.Run(fp16);
+  ASSERT_TRUE(status.ok()) << what << ": " << status.message();
+  EXPECT_LE(MaxRelativeError(tester.output(),
+                             ChannelReference(false, AsStored(input, fp16), dims.back(), 1.0)),
+            Tolerance(fp16))
+      << "l2 " << what;
+}
+
 TEST_P(ReduceTest, SoftmaxAndL2NormalizationAlongChannels) {
   const auto [channels, fp16] = GetParam();
   // Softmax ignores a common shift, so a wrong maximum only shows through
@@ -164,32 +195,13 @@ TEST_P(ReduceTest, SoftmaxAndL2NormalizationAlongChannels) {
   // the maximum makes every exp() underflow to 0 (and the result NaN).
   for (const std::vector<int>& dims :
        {std::vector<int>{2, 3, 5, channels}, std::vector<int>{3, channels}}) {
+    const std::string rank = "rank " + std::to_string(dims.size());
     const auto input = RandomData(Count(dims), 11 + channels, -120, -90);
     for (double beta : {1.0, 0.3}) {
-      OpTester tester(abi::kTfLiteBuiltinSoftmax);
-      tester.AddInput(dims, input);
-      tester.AddOutput(dims);
-      tester.SetParams(abi::SoftmaxParams{static_cast<float>(beta)});
-      Status status = tester.Run(fp16);
-      ASSERT_TRUE(status.ok()) << status.message();
-      EXPECT_LE(MaxRelativeError(tester.output(),
-                                 ChannelReference(true, AsStored(input, fp16),
-                                                  channels, beta)),
-                Tolerance(fp16))
-          << "softmax beta " << beta << " rank " << dims.size();
+      ExpectSoftmaxMatches(dims, input, beta, fp16, rank + " beta " + std::to_string(beta));
     }
     const auto signed_input = RandomData(Count(dims), 13 + channels, -3, 3);
-    OpTester tester(abi::kTfLiteBuiltinL2Normalization);
-    tester.AddInput(dims, signed_input);
-    tester.AddOutput(dims);
-    tester.SetParams(abi::L2NormParams{abi::kActNone});
-    Status status = tester.Run(fp16);
-    ASSERT_TRUE(status.ok()) << status.message();
-    EXPECT_LE(MaxRelativeError(tester.output(),
-                               ChannelReference(false, AsStored(signed_input, fp16),
-                                                channels, 1.0)),
-              Tolerance(fp16))
-        << "l2 rank " << dims.size();
+    ExpectL2NormalizationMatches(dims, signed_input, fp16, rank);
   }
 }
 
@@ -306,23 +318,9 @@ TEST(ReduceSupport, SoftmaxAndL2OverAThousandChannels) {
       for (int pixel = 0; pixel < 6; ++pixel) input[pixel * 1001 + pixel * 397 % 1001] = 60;
     }
     input = AsStored(input, fp16);
-    OpTester softmax(abi::kTfLiteBuiltinSoftmax);
-    softmax.AddInput(dims, input);
-    softmax.AddOutput(dims);
-    softmax.SetParams(abi::SoftmaxParams{0.7f});
-    Status status = softmax.Run(fp16);
-    ASSERT_TRUE(status.ok()) << status.message();
-    EXPECT_LE(MaxRelativeError(softmax.output(), ChannelReference(true, input, 1001, 0.7)),
-              Tolerance(fp16));
-
-    OpTester l2(abi::kTfLiteBuiltinL2Normalization);
-    l2.AddInput(dims, input);
-    l2.AddOutput(dims);
-    l2.SetParams(abi::L2NormParams{abi::kActNone});
-    status = l2.Run(fp16);
-    ASSERT_TRUE(status.ok()) << status.message();
-    EXPECT_LE(MaxRelativeError(l2.output(), ChannelReference(false, input, 1001, 1.0)),
-              Tolerance(fp16));
+    const std::string what = std::string(spiked ? "spiked" : "unspiked") + (fp16 ? " fp16" : "");
+    ExpectSoftmaxMatches(dims, input, 0.7, fp16, what);
+    ExpectL2NormalizationMatches(dims, input, fp16, what);
   }
 }
 
@@ -334,25 +332,9 @@ TEST(ReduceSupport, SoftmaxAndL2SharedByAWorkgroup) {
     for (bool fp16 : {false, true}) {
       const std::vector<int> dims = {2, 5, 7, channels};
       const auto input = AsStored(RandomData(Count(dims), channels, -6, 6), fp16);
-      OpTester softmax(abi::kTfLiteBuiltinSoftmax);
-      softmax.AddInput(dims, input);
-      softmax.AddOutput(dims);
-      softmax.SetParams(abi::SoftmaxParams{1.3f});
-      Status status = softmax.Run(fp16);
-      ASSERT_TRUE(status.ok()) << status.message();
-      EXPECT_LE(MaxRelativeError(softmax.output(),
-                                 ChannelReference(true, input, channels, 1.3)),
-                Tolerance(fp16))
-          << channels << " channels";
-      OpTester l2(abi::kTfLiteBuiltinL2Normalization);
-      l2.AddInput(dims, input);
-      l2.AddOutput(dims);
-      l2.SetParams(abi::L2NormParams{abi::kActNone});
-      status = l2.Run(fp16);
-      ASSERT_TRUE(status.ok()) << status.message();
-      EXPECT_LE(MaxRelativeError(l2.output(), ChannelReference(false, input, channels, 1.0)),
-                Tolerance(fp16))
-          << channels << " channels";
+      const std::string what = std::to_string(channels) + " channels";
+      ExpectSoftmaxMatches(dims, input, 1.3, fp16, what);
+      ExpectL2NormalizationMatches(dims, input, fp16, what);
     }
   }
 }
