@@ -18,7 +18,6 @@ Timings are wall time of set_tensor + invoke + get_tensor, median of about
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -31,8 +30,7 @@ sys.path.insert(0, str(REPO / "tests" / "python"))
 sys.path.insert(0, str(REPO / "tools"))
 sys.path.insert(0, str(REPO / "bench"))
 
-import gles_testing as gt  # noqa: E402
-from options_ab import parse_variant  # noqa: E402
+from options_ab import parse_variant, variant_interpreter  # noqa: E402
 from tflite_builder import ModelBuilder  # noqa: E402
 
 
@@ -61,18 +59,8 @@ def main() -> int:
     for variant, options, env in variants:
         for shape_name, shape in shapes.items():
             for length in (1, 32):
-                saved = {k: os.environ.get(k) for k in env}
-                os.environ.update(env)
-                try:
-                    delegate = gt.make_delegate(options)
-                    interp = gt.interpreter(chain_model(shape, length), delegate)
-                    interp.allocate_tensors()
-                finally:
-                    for key, value in saved.items():
-                        if value is None:
-                            os.environ.pop(key, None)
-                        else:
-                            os.environ[key] = value
+                delegate, interp = variant_interpreter(chain_model(shape, length),
+                                                       options, env)
                 data = np.random.default_rng(1).uniform(-1, 1, shape).astype(np.float32)
                 cases.append({"variant": variant, "shape": shape_name, "length": length,
                               "delegate": delegate, "interp": interp, "data": data,

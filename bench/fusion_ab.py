@@ -16,26 +16,18 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))
+sys.path.insert(0, str(REPO / "bench"))
 
 import gles_testing as gt  # noqa: E402
+from options_ab import timed  # noqa: E402
 
 NO_FUSION = 2  # TFLITE_GLES_EXPERIMENTAL_NO_FUSION
-
-
-def timed(interp, inputs) -> tuple[float, list]:
-    start = time.perf_counter()
-    for detail, value in zip(interp.get_input_details(), inputs):
-        interp.set_tensor(detail["index"], value)
-    interp.invoke()
-    outputs = [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
-    return (time.perf_counter() - start) * 1e3, outputs
 
 
 def main() -> int:

@@ -46,6 +46,24 @@ def parse_variant(text: str) -> tuple[str, dict, dict]:
     return name, options, env
 
 
+def variant_interpreter(model, options: dict, env: dict):
+    """(delegate, allocated interpreter) for one variant: `env` is set only
+    while the delegate is created, when it reads its knobs."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        delegate = gt.make_delegate(options)
+        interp = gt.interpreter(model, delegate)
+        interp.allocate_tensors()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return delegate, interp
+
+
 def timed(interp, inputs) -> tuple[float, list]:
     start = time.perf_counter()
     for detail, value in zip(interp.get_input_details(), inputs):
@@ -64,18 +82,7 @@ def main() -> int:
     runs = []
     for text in args.variant:
         name, options, env = parse_variant(text)
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
-            delegate = gt.make_delegate(options)
-            interp = gt.interpreter(args.model, delegate)
-            interp.allocate_tensors()
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+        delegate, interp = variant_interpreter(args.model, options, env)
         runs.append({"name": name, "delegate": delegate, "interp": interp, "times": []})
     rng = np.random.default_rng(1)
     details = runs[0]["interp"].get_input_details()
