@@ -458,43 +458,34 @@ Status PartitionRuntime::DispatchProfiled() {
   return Status::Ok();
 }
 
-Status PartitionRuntime::UploadAndDispatch(abi::Context* context) {
-  const auto start = std::chrono::steady_clock::now();
+Status PartitionRuntime::Run(abi::Context* context, bool profile) {
+  TFG_RETURN_IF_ERROR(Allocate());
+  timings_.clear();
+  // DeviceProfile::report_phases: CPU time of upload, of issuing the
+  // dispatches, and of waiting for the readback (no clock reads otherwise).
+  using Clock = std::chrono::steady_clock;
+  const bool phases = device_.report_phases;
+  Clock::time_point start, uploaded, submitted;
+  if (phases) start = Clock::now();
   for (const Transfer& upload : uploads_) {
     TFG_RETURN_IF_ERROR(
         UploadInput(upload, context->tensors[upload.tflite_index]));
   }
-  if (device_.report_phases) {
-    phase_upload_us_ += std::chrono::duration<double, std::micro>(
-                            std::chrono::steady_clock::now() - start).count();
-  }
-  for (const Step& step : steps_) TFG_RETURN_IF_ERROR(BindAndDispatch(step));
-  TFG_GL(glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT));
-  return Status::Ok();
-}
-
-Status PartitionRuntime::Run(abi::Context* context, bool profile) {
-  TFG_RETURN_IF_ERROR(Allocate());
-  timings_.clear();
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point start = Clock::now();
+  if (phases) uploaded = Clock::now();
   if (profile) {
-    for (const Transfer& upload : uploads_) {
-      TFG_RETURN_IF_ERROR(
-          UploadInput(upload, context->tensors[upload.tflite_index]));
-    }
     TFG_RETURN_IF_ERROR(DispatchProfiled());
-    TFG_GL(glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT));
   } else {
-    TFG_RETURN_IF_ERROR(UploadAndDispatch(context));
+    for (const Step& step : steps_) TFG_RETURN_IF_ERROR(BindAndDispatch(step));
   }
-  const Clock::time_point submitted = Clock::now();
+  TFG_GL(glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT));
+  if (phases) submitted = Clock::now();
   for (const Transfer& download : downloads_) {
     TFG_RETURN_IF_ERROR(
         DownloadOutput(download, context->tensors[download.tflite_index]));
   }
-  if (device_.report_phases) {
+  if (phases) {
     const Clock::time_point done = Clock::now();
+    phase_upload_us_ += std::chrono::duration<double, std::micro>(uploaded - start).count();
     phase_submit_us_ += std::chrono::duration<double, std::micro>(submitted - start).count();
     phase_wait_us_ += std::chrono::duration<double, std::micro>(done - submitted).count();
     if (++phase_invokes_ == 200) {

@@ -93,8 +93,6 @@ class PartitionRuntime {
   // The buffer range holding `id` (its root's for a view), bound for writing
   // (SSBO) or reading (texture view or SSBO).
   bool IsUploadStaging(size_t value) const;
-  // Uploads the inputs and issues every dispatch (no wait).
-  Status UploadAndDispatch(abi::Context* context);
   Status BindForWrite(ValueId id, GLuint binding) const;
   Status BindForRead(ValueId id, GLuint binding) const;
   // Runs every step and records timings_ (GPU timer queries if the driver
