@@ -30,6 +30,19 @@ void UsageFromEnv(const char* name, unsigned* usage) {
                name, text);
 }
 
+// A 0/1 switch from the environment (sweeps and A/B runs); other values
+// are ignored with a warning.
+void SwitchFromEnv(const char* name, bool* value) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return;
+  if (std::strcmp(text, "0") == 0 || std::strcmp(text, "1") == 0) {
+    *value = text[0] == '1';
+  } else {
+    std::fprintf(stderr, "WARNING: tflite-gles: %s='%s' is not 0 or 1; ignored\n", name,
+                 text);
+  }
+}
+
 }  // namespace
 
 bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
@@ -87,15 +100,7 @@ void TuneForDevice(DeviceProfile* device) {
   // MobileNet's conv layers) and each program saved is one driver compile.
   // docs/perf/log.md, "Cold init (coldinit)".
   device->specialize_shapes = false;
-  if (const char* text = std::getenv("TFLITE_GLES_SPECIALIZE_SHAPES")) {
-    if (std::strcmp(text, "0") == 0 || std::strcmp(text, "1") == 0) {
-      device->specialize_shapes = text[0] == '1';
-    } else {
-      std::fprintf(stderr,
-                   "WARNING: tflite-gles: TFLITE_GLES_SPECIALIZE_SHAPES='%s' is "
-                   "not 0 or 1; ignored\n", text);
-    }
-  }
+  SwitchFromEnv("TFLITE_GLES_SPECIALIZE_SHAPES", &device->specialize_shapes);
   if (const char* text = std::getenv("TFLITE_GLES_MIN_INVOCATIONS")) {
     char* end = nullptr;
     const long long value = std::strtoll(text, &end, 10);
@@ -107,20 +112,10 @@ void TuneForDevice(DeviceProfile* device) {
                    "not an integer >= 0; ignored\n", text);
     }
   }
-  if (const char* text = std::getenv("TFLITE_GLES_X_PHASES")) {
-    device->report_phases = std::strcmp(text, "1") == 0;
-  }
+  SwitchFromEnv("TFLITE_GLES_X_PHASES", &device->report_phases);
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
   UsageFromEnv("TFLITE_GLES_X_DOWNLOAD_USAGE", &device->download_usage);
-  if (const char* text = std::getenv("TFLITE_GLES_SHARED_MEMORY_GEMM")) {
-    if (!std::strcmp(text, "0") || !std::strcmp(text, "1")) {
-      device->shared_memory_gemm = text[0] == '1';
-    } else {
-      std::fprintf(stderr,
-                   "WARNING: tflite-gles: TFLITE_GLES_SHARED_MEMORY_GEMM='%s' "
-                   "is not 0 or 1; ignored\n", text);
-    }
-  }
+  SwitchFromEnv("TFLITE_GLES_SHARED_MEMORY_GEMM", &device->shared_memory_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the
   // GEMM kernels decline with the parse error, so the sweep notices.
   if (const char* text = std::getenv("TFLITE_GLES_GEMM_TILE")) {
