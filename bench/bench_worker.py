@@ -62,6 +62,19 @@ def timed_loop(step, iterations: int, warmup: int, max_seconds: float):
     return times
 
 
+def time_invokes(step, start: float, init_done: float, args, result) -> list:
+    """Runs the first invoke (cold init ends there) and the timed loop; fills
+    result's init/first-invoke/cold times and times_ms. Returns the first
+    invoke's outputs."""
+    outputs = step()
+    first_done = time.perf_counter()
+    result["init_ms"] = (init_done - start) * 1e3
+    result["first_invoke_ms"] = (first_done - init_done) * 1e3
+    result["cold_ms"] = (first_done - start) * 1e3
+    result["times_ms"] = timed_loop(step, args.iterations, args.warmup, args.max_seconds)
+    return outputs
+
+
 def run_interpreter(args, result):
     from ai_edge_litert.interpreter import Interpreter
 
@@ -89,12 +102,7 @@ def run_interpreter(args, result):
         interp.invoke()
         return [interp.get_tensor(d["index"]).copy() for d in output_details]
 
-    outputs = step()
-    first_done = time.perf_counter()
-    result["init_ms"] = (init_done - start) * 1e3
-    result["first_invoke_ms"] = (first_done - init_done) * 1e3
-    result["cold_ms"] = (first_done - start) * 1e3
-    result["times_ms"] = timed_loop(step, args.iterations, args.warmup, args.max_seconds)
+    outputs = time_invokes(step, start, init_done, args, result)
     if delegate is not None:
         stats = gt.stats(delegate)
         result["stats"] = stats
@@ -132,12 +140,7 @@ def run_compiled_model(args, result):
         return [buffer.read(int(np.prod(shape)), dtype).reshape(shape)
                 for buffer, (shape, dtype) in zip(output_buffers, out_specs)]
 
-    outputs = step()
-    first_done = time.perf_counter()
-    result["init_ms"] = (init_done - start) * 1e3
-    result["first_invoke_ms"] = (first_done - init_done) * 1e3
-    result["cold_ms"] = (first_done - start) * 1e3
-    result["times_ms"] = timed_loop(step, args.iterations, args.warmup, args.max_seconds)
+    outputs = time_invokes(step, start, init_done, args, result)
     return outputs
 
 
