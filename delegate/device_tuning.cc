@@ -113,6 +113,7 @@ void TuneForDevice(DeviceProfile* device) {
     }
   }
   SwitchFromEnv("TFLITE_GLES_X_PHASES", &device->report_phases);
+  SwitchFromEnv("TFLITE_GLES_X_TIMELINE", &device->report_timeline);
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
   UsageFromEnv("TFLITE_GLES_X_DOWNLOAD_USAGE", &device->download_usage);
   SwitchFromEnv("TFLITE_GLES_SHARED_MEMORY_GEMM", &device->shared_memory_gemm);

@@ -92,6 +92,9 @@ struct DeviceProfile {
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;
+  // Adds the GPU's side to those phases: a timestamp after every dispatch
+  // (TFLITE_GLES_X_TIMELINE=1; delegate/invoke_timeline.h).
+  bool report_timeline = false;
   // Readback conversions write one BHWC float per invocation (contiguous
   // stores across a warp) instead of one PHWC4 vec4. Set by TuneForDevice.
   bool per_float_readback = false;

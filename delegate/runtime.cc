@@ -355,6 +355,13 @@ Status PartitionRuntime::Allocate() {
     }
     buffers_[i] = std::move(*buffer);
   }
+  std::vector<std::string> labels;
+  for (const Step& step : steps_) {
+    labels.push_back(step.dispatch.shader + " " + step.dispatch.label);
+  }
+  timeline_.Configure(device_.report_phases, device_.report_timeline,
+                      !device_.gpu->IsLlvmpipe() && device_.gpu->has_timer_query,
+                      std::move(labels));
   allocated_ = true;
   return Status::Ok();
 }
@@ -461,43 +468,27 @@ Status PartitionRuntime::DispatchProfiled() {
 Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   TFG_RETURN_IF_ERROR(Allocate());
   timings_.clear();
-  // DeviceProfile::report_phases: CPU time of upload, of issuing the
-  // dispatches, and of waiting for the readback (no clock reads otherwise).
-  using Clock = std::chrono::steady_clock;
-  const bool phases = device_.report_phases;
-  Clock::time_point start, uploaded, submitted;
-  if (phases) start = Clock::now();
+  TFG_RETURN_IF_ERROR(timeline_.Start());
   for (const Transfer& upload : uploads_) {
     TFG_RETURN_IF_ERROR(
         UploadInput(upload, context->tensors[upload.tflite_index]));
   }
-  if (phases) uploaded = Clock::now();
+  TFG_RETURN_IF_ERROR(timeline_.Uploaded());
   if (profile) {
     TFG_RETURN_IF_ERROR(DispatchProfiled());
   } else {
-    for (const Step& step : steps_) TFG_RETURN_IF_ERROR(BindAndDispatch(step));
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i]));
+      TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
+    }
   }
   TFG_GL(glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT));
-  if (phases) submitted = Clock::now();
+  TFG_RETURN_IF_ERROR(timeline_.Submitted());
   for (const Transfer& download : downloads_) {
     TFG_RETURN_IF_ERROR(
         DownloadOutput(download, context->tensors[download.tflite_index]));
   }
-  if (phases) {
-    const Clock::time_point done = Clock::now();
-    phase_upload_us_ += std::chrono::duration<double, std::micro>(uploaded - start).count();
-    phase_submit_us_ += std::chrono::duration<double, std::micro>(submitted - start).count();
-    phase_wait_us_ += std::chrono::duration<double, std::micro>(done - submitted).count();
-    if (++phase_invokes_ == 200) {
-      std::fprintf(stderr,
-                   "INFO: tflite-gles: mean of 200 invokes: upload %.1f us, upload + "
-                   "submit %.1f us, wait + readback %.1f us (%zu dispatches)\n",
-                   phase_upload_us_ / 200, phase_submit_us_ / 200, phase_wait_us_ / 200,
-                   steps_.size());
-      phase_invokes_ = 0;
-      phase_upload_us_ = phase_submit_us_ = phase_wait_us_ = 0;
-    }
-  }
+  TFG_RETURN_IF_ERROR(timeline_.Done());
   for (const ConstantOutput& output : constant_outputs_) {
     abi::Tensor& tensor = context->tensors[output.tflite_index];
     const size_t bytes = output.values.size() * sizeof(float);

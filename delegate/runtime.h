@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "delegate/graph.h"
+#include "delegate/invoke_timeline.h"
 #include "delegate/memory_planner.h"
 #include "delegate/program_cache.h"
 #include "delegate/tflite_abi.h"
@@ -124,9 +125,8 @@ class PartitionRuntime {
   int fused_ = 0;
   long long gpu_bytes_ = 0;
   std::vector<DispatchTiming> timings_;
-  // DeviceProfile::report_phases: CPU time of the last invokes by phase.
-  int phase_invokes_ = 0;
-  double phase_upload_us_ = 0, phase_submit_us_ = 0, phase_wait_us_ = 0;
+  // DeviceProfile::report_phases / report_timeline (off: no clock reads).
+  InvokeTimeline timeline_;
   gl::GpuTimer timer_;        // empty where timer queries are unavailable
   bool timer_tried_ = false;  // created lazily on the first profiled run
 };

@@ -18,7 +18,10 @@ struct TimerQueryApi {
   PFNGLBEGINQUERYEXTPROC begin = nullptr;
   PFNGLENDQUERYEXTPROC end = nullptr;
   PFNGLGETQUERYOBJECTUI64VEXTPROC result_u64 = nullptr;
-  bool complete() const { return gen && remove && begin && end && result_u64; }
+  PFNGLQUERYCOUNTEREXTPROC counter = nullptr;
+  bool complete() const {
+    return gen && remove && begin && end && result_u64 && counter;
+  }
 };
 
 const TimerQueryApi& Api() {
@@ -34,6 +37,8 @@ const TimerQueryApi& Api() {
         eglGetProcAddress("glEndQueryEXT"));
     a.result_u64 = reinterpret_cast<PFNGLGETQUERYOBJECTUI64VEXTPROC>(
         eglGetProcAddress("glGetQueryObjectui64vEXT"));
+    a.counter = reinterpret_cast<PFNGLQUERYCOUNTEREXTPROC>(
+        eglGetProcAddress("glQueryCounterEXT"));
     return a;
   }();
   return api;
@@ -99,11 +104,27 @@ void GpuTimer::Reset() {
   queries_.clear();
 }
 
-Status GpuTimer::Begin(int index) const {
+Status GpuTimer::CheckIndex(int index) const {
   if (index < 0 || index >= size()) {
     return Status::Error("timer query " + std::to_string(index) +
                          " is outside the pool of " + std::to_string(size()));
   }
+  return Status::Ok();
+}
+
+Status GpuTimer::CheckDisjoint() const {
+  GLint disjoint = 0;
+  TFG_GL(glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint));
+  if (disjoint) {
+    return Status::Error(
+        "the GPU reported a disjoint event (GL_GPU_DISJOINT_EXT) while "
+        "timing; the timer results are discarded");
+  }
+  return Status::Ok();
+}
+
+Status GpuTimer::Begin(int index) const {
+  TFG_RETURN_IF_ERROR(CheckIndex(index));
   TFG_GL(Api().begin(GL_TIME_ELAPSED_EXT, queries_[static_cast<size_t>(index)]));
   return Status::Ok();
 }
@@ -127,14 +148,36 @@ StatusOr<std::vector<double>> GpuTimer::ReadMilliseconds(int count) const {
                             GL_QUERY_RESULT_EXT, &nanoseconds));
     milliseconds[static_cast<size_t>(i)] = static_cast<double>(nanoseconds) * 1e-6;
   }
-  GLint disjoint = 0;
-  TFG_GL(glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint));
-  if (disjoint) {
-    return Status::Error(
-        "the GPU reported a disjoint event (GL_GPU_DISJOINT_EXT) while "
-        "timing; the timer results are discarded");
-  }
+  TFG_RETURN_IF_ERROR(CheckDisjoint());
   return milliseconds;
+}
+
+Status GpuTimer::Stamp(int index) const {
+  TFG_RETURN_IF_ERROR(CheckIndex(index));
+  TFG_GL(Api().counter(queries_[static_cast<size_t>(index)], GL_TIMESTAMP_EXT));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<uint64_t>> GpuTimer::ReadStamps(int count) const {
+  if (count < 0 || count > size()) {
+    return Status::Error("asked for " + std::to_string(count) +
+                         " timestamps from a pool of " + std::to_string(size()));
+  }
+  std::vector<uint64_t> stamps(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    GLuint64 value = 0;
+    TFG_GL(Api().result_u64(queries_[static_cast<size_t>(i)], GL_QUERY_RESULT_EXT,
+                            &value));
+    stamps[static_cast<size_t>(i)] = value;
+  }
+  TFG_RETURN_IF_ERROR(CheckDisjoint());
+  return stamps;
+}
+
+StatusOr<int64_t> GpuTimer::GpuClockNanoseconds() {
+  GLint64 now = 0;
+  TFG_GL(glGetInteger64v(GL_TIMESTAMP_EXT, &now));
+  return static_cast<int64_t>(now);
 }
 
 }  // namespace tflite_gles::gl

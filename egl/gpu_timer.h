@@ -12,6 +12,7 @@
 #include <EGL/egl.h>
 #include <GLES3/gl31.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "egl/status.h"
@@ -40,8 +41,20 @@ class GpuTimer {
   // during the measurement, since the times are then meaningless.
   StatusOr<std::vector<double>> ReadMilliseconds(int count) const;
 
+  // Timestamps (the same pool, for InvokeTimeline): query `index` records the
+  // GPU clock when the GPU has finished every command issued before it.
+  Status Stamp(int index) const;
+  // Waits for queries 0..count-1 (stamps) and returns their GPU clock
+  // values in nanoseconds; fails on a disjoint event like ReadMilliseconds.
+  StatusOr<std::vector<uint64_t>> ReadStamps(int count) const;
+  // The GPU clock now (glGetInteger64v(GL_TIMESTAMP_EXT): it does not wait
+  // for earlier commands), to place stamps on the CPU's time line.
+  static StatusOr<int64_t> GpuClockNanoseconds();
+
  private:
   void Reset();
+  Status CheckIndex(int index) const;
+  Status CheckDisjoint() const;
   std::vector<GLuint> queries_;
   EGLContext context_ = EGL_NO_CONTEXT;
 };

@@ -79,3 +79,35 @@ def test_precision_loss_allowed_uses_fp16_only_where_it_pays(capfd):
     assert results["memory_first"][0].endswith("(fp16)"), results
     if not fp16_pays:
         assert results["memory_first"][1] < results["allowed"][1], results
+
+
+@pytest.mark.parametrize("knob", ["TFLITE_GLES_X_PHASES", "TFLITE_GLES_X_TIMELINE"])
+def test_invoke_phase_reports_leave_answers_alone(monkeypatch, capfd, knob):
+    """The tuning reports (delegate/invoke_timeline.h) print the mean phases
+    of every 200 invokes and change nothing else; on llvmpipe, whose timer
+    queries do not time compute work, the time line says so and falls back
+    to the CPU phases (on NVIDIA it adds a line per dispatch)."""
+    import gles_testing as gt
+    monkeypatch.setenv(knob, "1")
+    shape = [1, 6, 5, 8]
+    model = gt.single_op_model("ADD", [shape, shape], {"fused_activation_function": "RELU6"})
+    inputs = random_inputs([shape, shape], seed=5)
+    cpu = gt.invoke(gt.interpreter(model), inputs)
+    capfd.readouterr()
+    delegate = gt.make_delegate({})
+    interp = gt.interpreter(model, delegate)
+    for i in range(200):
+        gpu = gt.invoke(interp, random_inputs([shape, shape], seed=100 + i))
+    gpu = gt.invoke(interp, inputs)
+    err = capfd.readouterr().err
+    assert_close(gpu, cpu, False)
+    phases = [l for l in err.splitlines() if "mean of 200 invokes: upload" in l]
+    assert len(phases) == 1, err
+    stats = gt.stats(delegate)
+    assert f"({stats['dispatches']} dispatches)" in phases[0], (phases, stats)
+    renderer = stats["renderer"]
+    if knob == "TFLITE_GLES_X_TIMELINE":
+        if "llvmpipe" in renderer:
+            assert "do not time compute work" in err, err
+        else:
+            assert "time line, mean of 200 invokes" in err, err
