@@ -85,6 +85,12 @@ void TuneForDevice(DeviceProfile* device) {
   // each on an H200); llvmpipe runs a workgroup's invocations on one thread
   // anyway and keeps its row-sum passes.
   device->workgroup_reductions = !device->gpu->IsLlvmpipe();
+  // Inputs go into staging memory the GPU reads directly wherever the driver
+  // can map a buffer persistently: with glBufferSubData the NVIDIA driver
+  // copies the bytes a second time on the GPU, which held the first dispatch
+  // of MobileNet back by ~80 us on the H200 (TFLITE_GLES_X_TIMELINE;
+  // docs/perf/log.md, "Lead, session 3"). On llvmpipe both are a memcpy.
+  device->mapped_upload_staging = device->gpu->HasExtension("GL_EXT_buffer_storage");
   // GEMMs (1x1 convolutions, FULLY_CONNECTED) with the depth split across a
   // workgroup (shaders/gemm.comp): MobileNet-sized GEMMs are too small to
   // fill a GPU with one invocation per output tile, and a 1024-deep logits
@@ -115,6 +121,14 @@ void TuneForDevice(DeviceProfile* device) {
   SwitchFromEnv("TFLITE_GLES_X_PHASES", &device->report_phases);
   SwitchFromEnv("TFLITE_GLES_X_TIMELINE", &device->report_timeline);
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
+  SwitchFromEnv("TFLITE_GLES_X_MAPPED_UPLOAD", &device->mapped_upload_staging);
+  if (device->mapped_upload_staging &&
+      !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
+    std::fprintf(stderr,
+                 "WARNING: tflite-gles: TFLITE_GLES_X_MAPPED_UPLOAD=1 needs "
+                 "GL_EXT_buffer_storage, which this driver lacks; ignored\n");
+    device->mapped_upload_staging = false;
+  }
   UsageFromEnv("TFLITE_GLES_X_DOWNLOAD_USAGE", &device->download_usage);
   SwitchFromEnv("TFLITE_GLES_SHARED_MEMORY_GEMM", &device->shared_memory_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the

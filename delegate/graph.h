@@ -89,6 +89,9 @@ struct DeviceProfile {
   // where a driver places them (device or host memory). Set by TuneForDevice.
   unsigned upload_usage = 0x88E1;    // GL_STREAM_READ
   unsigned download_usage = 0x88E1;  // GL_STREAM_READ
+  // Upload staging buffers are persistently mapped (GL_EXT_buffer_storage)
+  // and written with memcpy, not glBufferSubData. Set by TuneForDevice.
+  bool mapped_upload_staging = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

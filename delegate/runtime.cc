@@ -333,8 +333,10 @@ Status PartitionRuntime::Allocate() {
                         (device_.staging_texture_reads && staging_[i] && IsUploadStaging(i));
     const size_t buffer_bytes =
         viewed ? ViewBytes(bytes, device_.gpu->IsLlvmpipe()) : bytes;
-    auto buffer = gl::Buffer::Create(buffer_bytes,
-                                     buffer_bytes == bytes ? initial : nullptr, usage);
+    auto buffer = staging_[i] && IsUploadStaging(i) && device_.mapped_upload_staging
+                      ? gl::Buffer::CreateMappedForWrite(buffer_bytes)
+                      : gl::Buffer::Create(buffer_bytes,
+                                           buffer_bytes == bytes ? initial : nullptr, usage);
     if (!buffer.ok()) return buffer.status();
     if (buffer_bytes != bytes && initial != nullptr) {
       TFG_RETURN_IF_ERROR(buffer->Upload(0, bytes, initial));
@@ -469,6 +471,10 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   TFG_RETURN_IF_ERROR(Allocate());
   timings_.clear();
   TFG_RETURN_IF_ERROR(timeline_.Start());
+  // Mapped staging (DeviceProfile::mapped_upload_staging) is written while
+  // the GPU runs nothing: the last invoke's readback waited for it, and this
+  // fence makes sure of it even if that invoke failed half way.
+  TFG_RETURN_IF_ERROR(staging_reads_done_.Wait());
   for (const Transfer& upload : uploads_) {
     TFG_RETURN_IF_ERROR(
         UploadInput(upload, context->tensors[upload.tflite_index]));
@@ -483,6 +489,9 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     }
   }
   TFG_GL(glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT));
+  if (device_.mapped_upload_staging && !uploads_.empty()) {
+    TFG_ASSIGN_OR_RETURN(staging_reads_done_, gl::Fence::Create());
+  }
   TFG_RETURN_IF_ERROR(timeline_.Submitted());
   for (const Transfer& download : downloads_) {
     TFG_RETURN_IF_ERROR(

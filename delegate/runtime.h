@@ -127,6 +127,8 @@ class PartitionRuntime {
   std::vector<DispatchTiming> timings_;
   // DeviceProfile::report_phases / report_timeline (off: no clock reads).
   InvokeTimeline timeline_;
+  // Signalled when the GPU has read this invoke's mapped upload staging.
+  gl::Fence staging_reads_done_;
   gl::GpuTimer timer_;        // empty where timer queries are unavailable
   bool timer_tried_ = false;  // created lazily on the first profiled run
 };

@@ -1,5 +1,6 @@
 #include "egl/gl_objects.h"
 
+#include <GLES2/gl2ext.h>
 #include <GLES3/gl32.h>
 
 #include <atomic>
@@ -78,19 +79,66 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     Reset();
     id_ = other.id_;
     bytes_ = other.bytes_;
+    mapped_ = other.mapped_;
     context_ = other.context_;
     other.id_ = 0;
     other.bytes_ = 0;
+    other.mapped_ = nullptr;
   }
   return *this;
 }
 
 void Buffer::Reset() {
   if (id_ != 0) {
+    // Deleting a mapped buffer unmaps it (ES 3.2, 6.3.1).
     if (eglGetCurrentContext() == context_) glDeleteBuffers(1, &id_);
     --g_live_buffers;
     id_ = 0;
+    mapped_ = nullptr;
   }
+}
+
+StatusOr<Buffer> Buffer::CreateMappedForWrite(size_t bytes) {
+  if (bytes == 0) bytes = 16;
+  // Not exported by GLES libraries: from eglGetProcAddress, once.
+  static const auto buffer_storage = reinterpret_cast<PFNGLBUFFERSTORAGEEXTPROC>(
+      eglGetProcAddress("glBufferStorageEXT"));
+  if (buffer_storage == nullptr) {
+    return Status::Error("eglGetProcAddress gave no glBufferStorageEXT");
+  }
+  const size_t test_limit = TestBufferLimit();
+  if (test_limit != 0 && bytes > test_limit) {
+    return Status::Error(
+        "allocating a mapped GPU buffer of " + std::to_string(bytes) +
+        " bytes: GL_OUT_OF_MEMORY (simulated: above "
+        "TFLITE_GLES_TEST_MAX_BUFFER_BYTES=" + std::to_string(test_limit) + ")");
+  }
+  Buffer buffer;
+  buffer.context_ = eglGetCurrentContext();
+  TFG_GL(glGenBuffers(1, &buffer.id_));
+  ++g_live_buffers;
+  buffer.bytes_ = bytes;
+  const GLbitfield flags =
+      GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT_EXT | GL_MAP_COHERENT_BIT_EXT;
+  TFG_GL(glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffer.id_));
+  gl::ClearGlErrors();
+  buffer_storage(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), nullptr,
+                 flags);
+  Status status = CheckGlErrors("glBufferStorageEXT", __FILE__, __LINE__);
+  if (status.ok()) {
+    buffer.mapped_ = glMapBufferRange(GL_SHADER_STORAGE_BUFFER, 0,
+                                      static_cast<GLsizeiptr>(bytes), flags);
+    status = CheckGlErrors("glMapBufferRange", __FILE__, __LINE__);
+    if (status.ok() && buffer.mapped_ == nullptr) {
+      status = Status::Error("glMapBufferRange returned null");
+    }
+  }
+  glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+  if (!status.ok()) {
+    return status.WithContext("allocating a persistently mapped buffer of " +
+                              std::to_string(bytes) + " bytes");
+  }
+  return buffer;
 }
 
 long Buffer::LiveCount() { return g_live_buffers.load(); }
@@ -100,6 +148,11 @@ Status Buffer::Upload(size_t offset, size_t bytes, const void* data) const {
     return Status::Error("upload of " + std::to_string(bytes) +
                          " bytes at offset " + std::to_string(offset) +
                          " exceeds the buffer's " + std::to_string(bytes_));
+  }
+  if (mapped_ != nullptr) {
+    // Coherent mapping: commands issued after this see the bytes.
+    std::memcpy(static_cast<char*>(mapped_) + offset, data, bytes);
+    return Status::Ok();
   }
   TFG_GL(glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_));
   TFG_GL(glBufferSubData(GL_SHADER_STORAGE_BUFFER,
@@ -339,6 +392,55 @@ Status Program::Dispatch(GLuint groups_x, GLuint groups_y,
                          GLuint groups_z) const {
   TFG_GL(glUseProgram(id_));
   TFG_GL(glDispatchCompute(groups_x, groups_y, groups_z));
+  return Status::Ok();
+}
+
+StatusOr<Fence> Fence::Create() {
+  Fence fence;
+  fence.context_ = eglGetCurrentContext();
+  ClearGlErrors();
+  fence.sync_ = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  TFG_RETURN_IF_ERROR(CheckGlErrors("glFenceSync", __FILE__, __LINE__));
+  if (fence.sync_ == nullptr) return Status::Error("glFenceSync returned no sync object");
+  return fence;
+}
+
+Fence& Fence::operator=(Fence&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    sync_ = other.sync_;
+    context_ = other.context_;
+    other.sync_ = nullptr;
+  }
+  return *this;
+}
+
+void Fence::Reset() {
+  if (sync_ != nullptr) {
+    if (eglGetCurrentContext() == context_) glDeleteSync(sync_);
+    sync_ = nullptr;
+  }
+}
+
+Status Fence::Wait() {
+  if (sync_ == nullptr) return Status::Ok();
+  constexpr GLuint64 kSecond = 1000000000ull;
+  GLenum result = GL_TIMEOUT_EXPIRED;
+  // Ten one-second waits before giving up: a GPU that takes longer is hung.
+  for (int i = 0; i < 10 && result == GL_TIMEOUT_EXPIRED; ++i) {
+    ClearGlErrors();
+    result = glClientWaitSync(sync_, GL_SYNC_FLUSH_COMMANDS_BIT, kSecond);
+    Status status = CheckGlErrors("glClientWaitSync", __FILE__, __LINE__);
+    if (!status.ok()) {
+      Reset();
+      return status;
+    }
+  }
+  Reset();
+  if (result == GL_WAIT_FAILED) return Status::Error("glClientWaitSync failed");
+  if (result == GL_TIMEOUT_EXPIRED) {
+    return Status::Error("the GPU did not finish earlier work within 10 s");
+  }
   return Status::Ok();
 }
 

@@ -36,8 +36,18 @@ class Buffer {
   Buffer& operator=(const Buffer&) = delete;
   ~Buffer() { Reset(); }
 
+  // Allocates `bytes` of immutable storage (GL_EXT_buffer_storage; the
+  // caller checks the extension) mapped once for writing, persistently and
+  // coherently: Upload is then a memcpy into memory the GPU reads directly.
+  // glBufferSubData instead makes the driver copy the data again on the GPU
+  // (602 KB: the GPU got to the next command ~80 us after the CPU's copy
+  // ended on an H200, docs/perf/log.md "Lead, session 3"). The caller must
+  // not write while the GPU may still read earlier contents.
+  static StatusOr<Buffer> CreateMappedForWrite(size_t bytes);
+
   GLuint id() const { return id_; }
   size_t bytes() const { return bytes_; }
+  bool mapped_for_write() const { return mapped_ != nullptr; }
   Status Upload(size_t offset, size_t bytes, const void* data) const;
   // Copies `bytes` from the buffer into `out` through a mapped range.
   Status Download(size_t offset, size_t bytes, void* out) const;
@@ -52,6 +62,29 @@ class Buffer {
   void Reset();
   GLuint id_ = 0;
   size_t bytes_ = 0;
+  void* mapped_ = nullptr;  // CreateMappedForWrite's persistent mapping
+  EGLContext context_ = EGL_NO_CONTEXT;
+};
+
+// A glFenceSync after the commands issued so far; Wait blocks until the GPU
+// has finished them. Deleted with the object.
+class Fence {
+ public:
+  Fence() = default;
+  static StatusOr<Fence> Create();
+  Fence(Fence&& other) noexcept { *this = std::move(other); }
+  Fence& operator=(Fence&& other) noexcept;
+  Fence(const Fence&) = delete;
+  Fence& operator=(const Fence&) = delete;
+  ~Fence() { Reset(); }
+
+  bool pending() const { return sync_ != nullptr; }
+  // Waits (flushing the commands first) and releases the fence.
+  Status Wait();
+
+ private:
+  void Reset();
+  GLsync sync_ = nullptr;
   EGLContext context_ = EGL_NO_CONTEXT;
 };
 

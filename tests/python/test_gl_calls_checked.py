@@ -21,9 +21,10 @@ PURE_QUERIES = {"eglGetCurrentContext", "eglGetCurrentDisplay", "eglGetCurrentSu
                 "eglQueryString", "eglGetProcAddress", "glGetString", "glGetStringi"}
 RESULT_CHECKED = {"eglGetDisplay", "eglCreateContext", "eglCreatePbufferSurface",
                   "eglMakeCurrent", "glCreateShader", "glCreateProgram", "glMapBufferRange",
-                  "glUnmapBuffer", "glBufferData"}
+                  "glUnmapBuffer", "glBufferData", "glFenceSync",
+                  "glClientWaitSync"}
 CLEANUP = {"glDeleteBuffers", "glDeleteTextures", "glDeleteProgram", "glDeleteShader",
-           "glBindBuffer", "eglDestroyContext", "eglDestroySurface", "eglTerminate"}
+           "glBindBuffer", "glDeleteSync", "eglDestroyContext", "eglDestroySurface", "eglTerminate"}
 ALLOWED_IN_EGL = ERROR_MACHINERY | PURE_QUERIES | RESULT_CHECKED | CLEANUP
 
 CALL = re.compile(r"\b((?:gl|egl)[A-Z][A-Za-z0-9_]*)\s*\(")
