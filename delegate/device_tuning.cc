@@ -122,6 +122,9 @@ void TuneForDevice(DeviceProfile* device) {
   SwitchFromEnv("TFLITE_GLES_X_TIMELINE", &device->report_timeline);
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
   SwitchFromEnv("TFLITE_GLES_X_MAPPED_UPLOAD", &device->mapped_upload_staging);
+  if (const char* text = std::getenv("TFLITE_GLES_X_EARLY_FLUSH")) {
+    device->early_flush_after = std::atoi(text);
+  }
   if (device->mapped_upload_staging &&
       !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
     std::fprintf(stderr,

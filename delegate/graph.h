@@ -92,6 +92,9 @@ struct DeviceProfile {
   // Upload staging buffers are persistently mapped (GL_EXT_buffer_storage)
   // and written with memcpy, not glBufferSubData. Set by TuneForDevice.
   bool mapped_upload_staging = false;
+  // glFlush after this many dispatches of an invoke (0: right after the
+  // uploads; -1: never). TFLITE_GLES_X_EARLY_FLUSH, for experiments.
+  int early_flush_after = -1;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

@@ -483,8 +483,10 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   if (profile) {
     TFG_RETURN_IF_ERROR(DispatchProfiled());
   } else {
+    if (device_.early_flush_after == 0) TFG_GL(glFlush());
     for (size_t i = 0; i < steps_.size(); ++i) {
       TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i]));
+      if (static_cast<int>(i) + 1 == device_.early_flush_after) TFG_GL(glFlush());
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
     }
   }
