@@ -86,10 +86,10 @@ void TuneForDevice(DeviceProfile* device) {
   // anyway and keeps its row-sum passes.
   device->workgroup_reductions = !device->gpu->IsLlvmpipe();
   // Inputs go into staging memory the GPU reads directly wherever the driver
-  // can map a buffer persistently: with glBufferSubData the NVIDIA driver
-  // copies the bytes a second time on the GPU, which held the first dispatch
-  // of MobileNet back by ~80 us on the H200 (TFLITE_GLES_X_TIMELINE;
-  // docs/perf/log.md, "Lead, session 3"). On llvmpipe both are a memcpy.
+  // can map a buffer persistently: a memcpy with no driver call (MobileNet's
+  // input on the H200: 23 instead of 33 us of CPU; the invoke as a whole
+  // was within noise, docs/perf/log.md, "Lead, session 3"). On llvmpipe
+  // both are a memcpy; mapping there keeps the path under CI.
   device->mapped_upload_staging = device->gpu->HasExtension("GL_EXT_buffer_storage");
   // GEMMs (1x1 convolutions, FULLY_CONNECTED) with the depth split across a
   // workgroup (shaders/gemm.comp): MobileNet-sized GEMMs are too small to
