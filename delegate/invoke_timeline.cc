@@ -29,6 +29,8 @@ void InvokeTimeline::Configure(bool cpu_phases, bool gpu_timeline,
   stamps_ = std::move(*timer);
   gpu_timeline_ = true;
   sum_gpu_.assign(labels_.size() + 1, 0.0);
+  issued_.assign(labels_.size(), 0.0);
+  sum_issued_.assign(labels_.size(), 0.0);
 }
 
 double InvokeTimeline::MicrosSinceStart(Clock::time_point t) const {
@@ -59,6 +61,7 @@ Status InvokeTimeline::Uploaded() {
 
 Status InvokeTimeline::Dispatched(int step) {
   if (!gpu_timeline_) return Status::Ok();
+  issued_[static_cast<size_t>(step)] = MicrosSinceStart(Clock::now());
   TFG_RETURN_IF_ERROR(stamps_.Stamp(step + 1));
   ++stamped_;
   return Status::Ok();
@@ -86,6 +89,7 @@ Status InvokeTimeline::Done() {
       sum_gpu_[i] +=
           (static_cast<double>(stamps[i]) - static_cast<double>(gpu_clock_at_start_)) * 1e-3;
     }
+    for (size_t i = 0; i < issued_.size(); ++i) sum_issued_[i] += issued_[i];
   }
   sum_uploaded_ += uploaded_;
   sum_submitted_ += submitted_;
@@ -95,6 +99,7 @@ Status InvokeTimeline::Done() {
     invokes_ = 0;
     sum_uploaded_ = sum_submitted_ = sum_done_ = 0;
     std::fill(sum_gpu_.begin(), sum_gpu_.end(), 0.0);
+    std::fill(sum_issued_.begin(), sum_issued_.end(), 0.0);
   }
   return Status::Ok();
 }
@@ -115,9 +120,10 @@ void InvokeTimeline::Report() {
                kReportEvery, sum_uploaded_ / n, sum_submitted_ / n, sum_done_ / n,
                sum_gpu_[0] / n, sum_gpu_.back() / n);
   for (size_t i = 0; i < labels_.size(); ++i) {
-    std::fprintf(stderr, "INFO: tflite-gles:   %3zu %-40s %7.1f us, done at %7.1f\n",
+    std::fprintf(stderr,
+                 "INFO: tflite-gles:   %3zu %-40s %7.1f us, issued at %7.1f, done at %7.1f\n",
                  i, labels_[i].c_str(), (sum_gpu_[i + 1] - sum_gpu_[i]) / n,
-                 sum_gpu_[i + 1] / n);
+                 sum_issued_[i] / n, sum_gpu_[i + 1] / n);
   }
 }
 

@@ -65,7 +65,9 @@ class InvokeTimeline {
   // Sums over the invokes since the last report.
   int invokes_ = 0;
   double sum_uploaded_ = 0, sum_submitted_ = 0, sum_done_ = 0;
-  std::vector<double> sum_gpu_;  // per stamp: µs since Start
+  std::vector<double> sum_gpu_;     // per stamp: µs since Start
+  std::vector<double> issued_;      // this invoke: CPU µs when step i was issued
+  std::vector<double> sum_issued_;  // their sums
 };
 
 }  // namespace tflite_gles
