@@ -91,6 +91,14 @@ void TuneForDevice(DeviceProfile* device) {
   // was within noise, docs/perf/log.md, "Lead, session 3"). On llvmpipe
   // both are a memcpy; mapping there keeps the path under CI.
   device->mapped_upload_staging = device->gpu->HasExtension("GL_EXT_buffer_storage");
+  // NVIDIA's driver holds issued commands back until ~60 us after the first
+  // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
+  // invoke while the CPU issued dispatches (TFLITE_GLES_X_TIMELINE). A flush
+  // after the 2nd, 8th and 32nd dispatch starts it early without starving
+  // it between batches: MobileNet 0.452 -> 0.429 ms, fp16 0.434 -> 0.409,
+  // selfie -5 %, face detection -4 % (docs/perf/log.md, "Lead, session 3").
+  // llvmpipe runs each dispatch inside the call; a flush there is a no-op.
+  device->early_flushes = !device->gpu->IsLlvmpipe();
   // GEMMs (1x1 convolutions, FULLY_CONNECTED) with the depth split across a
   // workgroup (shaders/gemm.comp): MobileNet-sized GEMMs are too small to
   // fill a GPU with one invocation per output tile, and a 1024-deep logits
@@ -122,6 +130,7 @@ void TuneForDevice(DeviceProfile* device) {
   SwitchFromEnv("TFLITE_GLES_X_TIMELINE", &device->report_timeline);
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
   SwitchFromEnv("TFLITE_GLES_X_MAPPED_UPLOAD", &device->mapped_upload_staging);
+  SwitchFromEnv("TFLITE_GLES_X_EARLY_FLUSHES", &device->early_flushes);
   if (const char* text = std::getenv("TFLITE_GLES_X_EARLY_FLUSH")) {
     device->early_flush_after = std::atoi(text);
   }
