@@ -99,6 +99,11 @@ void TuneForDevice(DeviceProfile* device) {
   // selfie -5 %, face detection -4 % (docs/perf/log.md, "Lead, session 3").
   // llvmpipe runs each dispatch inside the call; a flush there is a no-op.
   device->early_flushes = !device->gpu->IsLlvmpipe();
+  // The first convolution reads an image input straight from its upload
+  // staging buffer (delegate/upload_fusion.h): one dependent dispatch less
+  // (~6 us on the H200) for a few more reads of host memory. llvmpipe pays
+  // per fetch, and 1-4 scalar fetches per pixel replace one vec4 there.
+  device->fuse_upload_into_conv = !device->gpu->IsLlvmpipe();
   // GEMMs (1x1 convolutions, FULLY_CONNECTED) with the depth split across a
   // workgroup (shaders/gemm.comp): MobileNet-sized GEMMs are too small to
   // fill a GPU with one invocation per output tile, and a 1024-deep logits
@@ -131,6 +136,7 @@ void TuneForDevice(DeviceProfile* device) {
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
   SwitchFromEnv("TFLITE_GLES_X_MAPPED_UPLOAD", &device->mapped_upload_staging);
   SwitchFromEnv("TFLITE_GLES_X_EARLY_FLUSHES", &device->early_flushes);
+  SwitchFromEnv("TFLITE_GLES_FUSE_UPLOAD", &device->fuse_upload_into_conv);
   if (const char* text = std::getenv("TFLITE_GLES_X_EARLY_FLUSH")) {
     device->early_flush_after = std::atoi(text);
   }

@@ -92,6 +92,10 @@ struct DeviceProfile {
   // Upload staging buffers are persistently mapped (GL_EXT_buffer_storage)
   // and written with memcpy, not glBufferSubData. Set by TuneForDevice.
   bool mapped_upload_staging = false;
+  // An image input's conversion dispatch is folded into the convolution that
+  // reads it (delegate/upload_fusion.h). Set by TuneForDevice;
+  // TFLITE_GLES_FUSE_UPLOAD=0/1.
+  bool fuse_upload_into_conv = false;
   // glFlush after this many dispatches of an invoke (0: right after the
   // uploads; -1: never). TFLITE_GLES_X_EARLY_FLUSH, for experiments.
   int early_flush_after = -1;

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "delegate/fusion.h"
+#include "delegate/upload_fusion.h"
 #include "delegate/half.h"
 #include "egl/gl_call.h"
 
@@ -129,6 +130,10 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches);
   }
+  if (device.fuse_upload_into_conv) {
+    runtime->fused_ += FuseUploadConversions(runtime->values_, &pre, &kernel_dispatches, post);
+  }
+
   runtime->staging_.assign(runtime->values_.size(), false);
   for (const Transfer& t : runtime->uploads_) runtime->staging_[t.staging] = true;
   for (const Transfer& t : runtime->downloads_) runtime->staging_[t.staging] = true;
@@ -313,7 +318,10 @@ Status PartitionRuntime::Allocate() {
     const Value& value = values_[i];
     if (value.storage_of >= 0) continue;  // a view: bound through its root
     if (arena_offset_[i] != kOwnBuffer) continue;  // lives in the arena
-    if (!bound[i] && value.kind == Value::Kind::kIntermediate && !staging_[i]) {
+    // Nor does an input no dispatch reads (its conversion was fused into
+    // the kernel that reads the staging buffer, delegate/upload_fusion.h).
+    if (!bound[i] && !staging_[i] &&
+        (value.kind == Value::Kind::kIntermediate || value.kind == Value::Kind::kInput)) {
       continue;
     }
     size_t bytes;

@@ -32,6 +32,11 @@
 //
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = packed bias.
 //
+// BHWC_INPUT (delegate/upload_fusion.h): the input is a partition input of
+// IN_C <= 4 channels (an image), read straight from its BHWC upload staging
+// buffer, so no conversion dispatch runs first; with one input slice a
+// PHWC4 vec4 index is the BHWC pixel index.
+//
 // EPILOGUE(x,index,slice) (delegate/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
@@ -54,11 +59,23 @@
 // @uniform DEPTH_STRIDE=16 PAD_TOP=1 PAD_LEFT=1
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
+// @axis - BHWC_INPUT
+// @const IN_C=3
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
 TENSOR_OUT(out0, 0, Out0);
+#if defined(BHWC_INPUT)
+FLOATS_IN(in0, 1, In0);
+vec4 load_input(int pixel) {
+  vec4 v = vec4(0.0);
+  for (int k = 0; k < IN_C; ++k) v[k] = LOAD_FLOAT(in0, pixel * IN_C + k);
+  return v;
+}
+#else
 TENSOR_IN(in0, 1, In0);
+vec4 load_input(int index) { return LOAD(in0, index); }
+#endif
 TENSOR_IN(weights, 2, Weights);
 TENSOR_IN(bias, 3, Bias);
 #if defined(EPILOGUE_IN)
@@ -128,7 +145,7 @@ void main() {
     for (int s = 0; s < IN_SLICES; ++s) {
       vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
-        x[p] = inside[p] ? LOAD(in0, base[p] + s * IN_HW) : vec4(0.0);
+        x[p] = inside[p] ? load_input(base[p] + s * IN_HW) : vec4(0.0);
       }
 #else
   // One div_mod for the tile's first row; each next row is one pixel on,
@@ -151,7 +168,7 @@ void main() {
     for (int s = 0; s < depth_steps; ++s) {
       vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
-        x[p] = LOAD(in0, base[p]);
+        x[p] = load_input(base[p]);
         base[p] += depth_stride;
       }
 #endif
