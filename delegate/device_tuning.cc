@@ -149,6 +149,13 @@ void TuneForDevice(DeviceProfile* device) {
   }
   UsageFromEnv("TFLITE_GLES_X_DOWNLOAD_USAGE", &device->download_usage);
   SwitchFromEnv("TFLITE_GLES_SHARED_MEMORY_GEMM", &device->shared_memory_gemm);
+  // Each 3x3 depthwise layer feeding a GEMM computed in the GEMM's
+  // workgroups (delegate/dw_fusion.h): one dependent dispatch less per pair
+  // on the GPUs that run gemm.comp (docs/perf/log.md, "Depthwise into GEMM
+  // (dwpw)"). TFLITE_GLES_FUSE_DEPTHWISE=0/1 overrides it (A/B runs, and
+  // tests on llvmpipe together with TFLITE_GLES_SHARED_MEMORY_GEMM=1).
+  device->fuse_depthwise_into_gemm = device->shared_memory_gemm;
+  SwitchFromEnv("TFLITE_GLES_FUSE_DEPTHWISE", &device->fuse_depthwise_into_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the
   // GEMM kernels decline with the parse error, so the sweep notices.
   if (const char* text = std::getenv("TFLITE_GLES_GEMM_TILE")) {

@@ -12,6 +12,8 @@ namespace tflite_gles {
 // TFLITE_GLES_SHARED_MEMORY_GEMM (0 or 1) overrides
 // DeviceProfile::shared_memory_gemm, for A/B runs and to test gemm.comp on
 // llvmpipe; TFLITE_GLES_GEMM_TILE sets DeviceProfile::gemm_tile_override;
+// TFLITE_GLES_FUSE_DEPTHWISE (0 or 1) overrides
+// DeviceProfile::fuse_depthwise_into_gemm (which needs shared_memory_gemm);
 // TFLITE_GLES_SPECIALIZE_SHAPES (0 or 1) overrides
 // DeviceProfile::specialize_shapes (1: shapes compiled into every program;
 // 0: shapes as uniforms), for A/B runs.

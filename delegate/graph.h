@@ -121,6 +121,10 @@ struct DeviceProfile {
   // across a workgroup, partial sums combined in shared memory) instead of
   // conv2d.comp's whole-depth register tiles. Set by TuneForDevice.
   bool shared_memory_gemm = false;
+  // A 3x3 depthwise convolution whose output only a gemm.comp GEMM reads
+  // runs inside that GEMM's workgroups (delegate/dw_fusion.h). Set by
+  // TuneForDevice; only where shared_memory_gemm is.
+  bool fuse_depthwise_into_gemm = false;
   // For sweeps: gemm.comp's tile as "TM,TN,TR,TS,KP" or "splitk,SLICES,KP"
   // (kernels/gemm.h); empty: chosen per layer shape.
   std::string gemm_tile_override;

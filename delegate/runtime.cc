@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "delegate/dw_fusion.h"
 #include "delegate/fusion.h"
 #include "delegate/upload_fusion.h"
 #include "delegate/half.h"
@@ -129,6 +130,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     std::vector<ValueId> keep;
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseDepthwiseIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
   }
   if (device.fuse_upload_into_conv) {
     runtime->fused_ += FuseUploadConversions(runtime->values_, &pre, &kernel_dispatches, post);

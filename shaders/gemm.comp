@@ -32,17 +32,35 @@
 // faster than these direct loads anyway (docs/perf/log.md, "NVIDIA GEMM").
 // So the only barrier is the one before the partial sums are combined.
 //
+// DW_PROLOGUE_* (tiled only; delegate/dw_fusion.h): the input is not the
+// GEMM's A matrix but the input of a 3x3 depthwise convolution (multiplier
+// 1, any stride and padding) whose output A is. The workgroup first computes
+// the A rows it needs, WG_ROWS x DEPTH_STEPS vec4s, into `scratch` (layout
+// [step][row], so the GEMM's neighbouring invocations read neighbouring
+// vec4s), then one barrier, then the GEMM reads A from there. Every
+// workgroup along the slice axis recomputes its rows' depthwise: that is
+// the price of the saved dispatch and tensor. The suffix is the depthwise's
+// own activation (NONE, RELU, RELU6, RELU_N1_TO_1), apart from the GEMM's
+// ACT_*. Its weights ([slice][tap] vec4, as depthwise_conv2d.comp) and bias
+// follow the other inputs. Padded channel lanes stay zero without a mask:
+// the input's padded lanes are zero (every kernel stores zero_padded) and
+// so are the depthwise weights and bias there. The partial sums of the K
+// parts reuse the A tile's memory after a second barrier.
+//
 // Shapes are @uniform values (written once at init), so layers that differ
 // only in size share one program; tile sizes are constants.
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = bias (one vec4 per
-// slice, zero-padded), 4 = EPILOGUE_IN (delegate/fusion.h), as conv2d.comp.
+// slice, zero-padded), 4 = EPILOGUE_IN (delegate/fusion.h), as conv2d.comp;
+// then, with DW_PROLOGUE_*, the depthwise weights and bias.
 //
-// @axis - SPLIT_K
+// @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=64 LOCAL_Y=2 LOCAL_Z=1 TILE_ROWS=2 TILE_SLICES=2
 // @const THREADS_R=16 THREADS_S=4 K_PARTS=2 SHARED_VEC4=1024
 // @uniform ROWS=16 OUT_S=2 DEPTH_STEPS=2 OUT_C=8 ROW_PIXELS=16
 // @uniform DEPTH_STRIDE=16 IN_BATCH_STRIDE=32 OUT_HW=16 WEIGHT_SLICES=2
+// @uniform DW_IN_H=8 DW_IN_W=8 DW_OUT_W=4 DW_STRIDE_H=2 DW_STRIDE_W=2
+// @uniform DW_PAD_TOP=0 DW_PAD_LEFT=0
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 
@@ -57,6 +75,30 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #endif
 #if !defined(EPILOGUE)
 #define EPILOGUE(x, index, slice) (x)
+#endif
+#if defined(DW_PROLOGUE_NONE) || defined(DW_PROLOGUE_RELU) || \
+    defined(DW_PROLOGUE_RELU6) || defined(DW_PROLOGUE_RELU_N1_TO_1)
+#define DW_PROLOGUE 1
+#if defined(EPILOGUE_IN)
+TENSOR_IN(dw_weights, 5, DwWeights);
+TENSOR_IN(dw_bias, 6, DwBias);
+#else
+TENSOR_IN(dw_weights, 4, DwWeights);
+TENSOR_IN(dw_bias, 5, DwBias);
+#endif
+
+// The depthwise layer's fused activation (not the GEMM's activate()).
+vec4 dw_activate(vec4 v) {
+#if defined(DW_PROLOGUE_RELU)
+  return max(v, vec4(0.0));
+#elif defined(DW_PROLOGUE_RELU6)
+  return clamp(v, vec4(0.0), vec4(6.0));
+#elif defined(DW_PROLOGUE_RELU_N1_TO_1)
+  return clamp(v, vec4(-1.0), vec4(1.0));
+#else
+  return v;
+#endif
+}
 #endif
 
 // Uniforms (egl/shader_source.h): ROWS, OUT_S (output slices), DEPTH_STEPS,
@@ -137,15 +179,58 @@ void main() {
   int first_row = int(gl_WorkGroupID.x) * WG_ROWS;
   int group = int(gl_WorkGroupID.y);
   int group_weights = group * DEPTH_STEPS * WG_SLICES * 4;
+#if defined(DW_PROLOGUE)
+  {
+    // Invocation `thread` computes A row `r` (fixed: the workgroup size is
+    // a multiple of WG_ROWS, checked by the kernel) for every
+    // (LOCAL_X * K_PARTS / WG_ROWS)-th depth step; neighbouring
+    // invocations take neighbouring pixels of one input plane.
+    int thread = part * LOCAL_X + tx;
+    int r = thread % WG_ROWS;
+    int row = min(first_row + r, ROWS - 1);
+    int pixel = row % ROW_PIXELS;
+    int in_w = DW_IN_W;
+    int in_h = DW_IN_H;
+    int in_hw = in_h * in_w;
+    int y0 = (pixel / DW_OUT_W) * DW_STRIDE_H - DW_PAD_TOP;
+    int x0 = (pixel % DW_OUT_W) * DW_STRIDE_W - DW_PAD_LEFT;
+    int plane = (row / ROW_PIXELS) * DEPTH_STEPS * in_hw + y0 * in_w + x0;
+    bool inside[9];
+    int offset[9];
+    for (int t = 0; t < 9; ++t) {
+      int y = y0 + t / 3;
+      int x = x0 + t % 3;
+      inside[t] = y >= 0 && y < in_h && x >= 0 && x < in_w;
+      offset[t] = inside[t] ? (t / 3) * in_w + t % 3 : -plane;  // -plane: element 0
+    }
+    int depth_steps = DEPTH_STEPS;
+    for (int d = thread / WG_ROWS; d < depth_steps; d += LOCAL_X * K_PARTS / WG_ROWS) {
+      int base_d = plane + d * in_hw;
+      vec4 sum = LOAD(dw_bias, d);
+      for (int t = 0; t < 9; ++t) {
+        vec4 x = LOAD(in0, base_d + offset[t]);
+        sum += (inside[t] ? x : vec4(0.0)) * LOAD(dw_weights, d * 9 + t);
+      }
+      scratch[d * WG_ROWS + r] = dw_activate(sum);
+    }
+  }
+  memoryBarrierShared();
+  barrier();
+#else
   int base[TILE_ROWS];
   for (int i = 0; i < TILE_ROWS; ++i) {
     base[i] = input_base(min(first_row + tr + i * THREADS_R, ROWS - 1));
   }
+#endif
   vec4 acc[TILE];
   for (int t = 0; t < TILE; ++t) acc[t] = vec4(0.0);
   for (int d = part; d < DEPTH_STEPS; d += K_PARTS) {
     vec4 a[TILE_ROWS];
+#if defined(DW_PROLOGUE)
+    for (int i = 0; i < TILE_ROWS; ++i) a[i] = scratch[d * WG_ROWS + tr + i * THREADS_R];
+#else
     for (int i = 0; i < TILE_ROWS; ++i) a[i] = LOAD(in0, base[i] + d * DEPTH_STRIDE);
+#endif
     for (int j = 0; j < TILE_SLICES; ++j) {
       int w = group_weights + (d * WG_SLICES + ts + j * THREADS_S) * 4;
       vec4 w0 = LOAD(weights, w);
@@ -159,6 +244,9 @@ void main() {
     }
   }
 #if K_PARTS > 1
+#if defined(DW_PROLOGUE)
+  barrier();  // every invocation is done reading the A tile it overwrites
+#endif
   int thread = part * LOCAL_X + tx;
   for (int t = 0; t < TILE; ++t) scratch[thread * TILE + t] = acc[t];
   memoryBarrierShared();

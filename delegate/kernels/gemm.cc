@@ -177,6 +177,109 @@ StatusOr<SharedGemmTile> ChooseSharedGemmTile(long long rows, int out_slices,
   return tile;
 }
 
+namespace {
+
+int PowerOfTwoAtLeast(int n) {
+  int p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+int DepthwiseGemmSharedVec4(const SharedGemmTile& tile, int depth_steps) {
+  return std::max(tile.shared_vec4(),
+                  tile.wg_rows() * PowerOfTwoAtLeast(depth_steps));
+}
+
+StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
+                                                 int depth_steps,
+                                                 const DeviceProfile& device) {
+  SharedGemmTile tile;
+  const int limit = SharedGemmVec4Limit(device);
+  const int max_threads = std::min(
+      1024, device.gpu ? device.gpu->max_workgroup_invocations : 128);
+  if (!device.gemm_tile_override.empty()) {
+    TFG_ASSIGN_OR_RETURN(tile, ParseSharedGemmTile(device.gemm_tile_override));
+    if (tile.split_k) {
+      return Status::Error("the GEMM tile override is split-K");
+    }
+  } else {
+    // One row and one slice per invocation (the A tile is small and in
+    // shared memory, so a register tile saves little), 8 slices a
+    // workgroup (each workgroup recomputes its rows' depthwise: 8 slices
+    // cost 9 / 32 of the GEMM's arithmetic again), as many rows as shared
+    // memory holds up to 16, and K split in parts up to 512 invocations.
+    tile.tile_rows = 1;
+    tile.tile_slices = 1;
+    tile.threads_s = 8;
+    tile.threads_r = 16;
+    while (tile.threads_r > 1 &&
+           tile.threads_r * PowerOfTwoAtLeast(depth_steps) > limit) {
+      tile.threads_r /= 2;
+    }
+    tile.k_parts = PowerOfTwoAtMost(std::max<long long>(
+        1, std::min<long long>({8, max_threads / tile.local_x(), depth_steps})));
+  }
+  TFG_RETURN_IF_ERROR(CheckTile(tile, device));
+  const int threads = tile.local_x() * tile.k_parts;
+  if (threads % tile.wg_rows() != 0) {
+    return Status::Error("GEMM tile " + tile.ToString() + ": " +
+                         std::to_string(threads) +
+                         " invocations do not divide into its " +
+                         std::to_string(tile.wg_rows()) + " rows");
+  }
+  if (DepthwiseGemmSharedVec4(tile, depth_steps) > limit) {
+    return Status::Error("GEMM tile " + tile.ToString() + ": an A tile of " +
+                         std::to_string(tile.wg_rows()) + " rows x " +
+                         std::to_string(depth_steps) +
+                         " depth steps exceeds the shared memory");
+  }
+  (void)rows;
+  (void)out_slices;
+  return tile;
+}
+
+std::vector<float> RepackTiledGemmWeights(const std::vector<float>& packed,
+                                          int out_slices, int depth_steps,
+                                          int from_wg_slices, int to_wg_slices) {
+  const int to_groups = (out_slices + to_wg_slices - 1) / to_wg_slices;
+  std::vector<float> repacked(
+      static_cast<size_t>(to_groups) * depth_steps * to_wg_slices * 16, 0.0f);
+  // Block (slice, step): the 4 vec4 of one output slice at one depth step.
+  auto block = [depth_steps](int slice, int step, int wg_slices) {
+    return ((static_cast<size_t>(slice / wg_slices) * depth_steps + step) *
+                wg_slices + slice % wg_slices) * 16;
+  };
+  for (int slice = 0; slice < out_slices; ++slice) {
+    for (int step = 0; step < depth_steps; ++step) {
+      const size_t from = block(slice, step, from_wg_slices);
+      const size_t to = block(slice, step, to_wg_slices);
+      std::copy(packed.begin() + from, packed.begin() + from + 16,
+                repacked.begin() + to);
+    }
+  }
+  return repacked;
+}
+
+void SetTiledGemmShape(const SharedGemmTile& tile, long long rows,
+                       int out_slices, int shared_vec4, Dispatch* dispatch) {
+  auto& d = dispatch->defines;
+  d["TILE_ROWS"] = std::to_string(tile.tile_rows);
+  d["TILE_SLICES"] = std::to_string(tile.tile_slices);
+  d["THREADS_R"] = std::to_string(tile.threads_r);
+  d["THREADS_S"] = std::to_string(tile.threads_s);
+  d["K_PARTS"] = std::to_string(tile.k_parts);
+  d["SHARED_VEC4"] = std::to_string(shared_vec4);
+  const long long row_groups = (rows + tile.wg_rows() - 1) / tile.wg_rows();
+  const int slice_groups = (out_slices + tile.wg_slices() - 1) / tile.wg_slices();
+  d["WEIGHT_SLICES"] = std::to_string(slice_groups * tile.wg_slices());
+  dispatch->local = {static_cast<uint32_t>(tile.local_x()),
+                     static_cast<uint32_t>(tile.k_parts), 1};
+  dispatch->grid = {static_cast<uint32_t>(row_groups) * dispatch->local[0],
+                    static_cast<uint32_t>(slice_groups) * dispatch->local[1], 1};
+}
+
 Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
                              ValueId in, ValueId out, const GemmInput& gemm,
                              const WeightAt& weight,
@@ -218,6 +321,12 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
   d["IN_BATCH_STRIDE"] = std::to_string(in_shape.slices() * in_shape.h * in_shape.w);
   d["OUT_HW"] = std::to_string(out_shape.h * out_shape.w);
   d["WEIGHT_SLICES"] = std::to_string(weight_slices);
+  // The depthwise prologue's shapes (DW_PROLOGUE_*, set by
+  // delegate/dw_fusion.cc); unused here, but every @uniform needs a value.
+  for (const char* name : {"DW_IN_H", "DW_IN_W", "DW_OUT_W", "DW_STRIDE_H",
+                           "DW_STRIDE_W", "DW_PAD_TOP", "DW_PAD_LEFT"}) {
+    d[name] = "1";
+  }
   // Workgroups: x over row groups (tiled) or slice groups (split-K).
   const uint32_t groups_x =
       static_cast<uint32_t>(tile.split_k ? slice_groups : row_groups);

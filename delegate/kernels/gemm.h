@@ -59,4 +59,29 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
                              const std::vector<float>& bias,
                              abi::FusedActivation activation);
 
+// A gemm.comp dispatch whose A matrix is computed in its workgroups by a
+// 3x3 depthwise prologue (DW_PROLOGUE_*, delegate/dw_fusion.h): each
+// workgroup holds WG_ROWS x depth_steps vec4s of A in shared memory, so the
+// tile must keep that within the device's shared memory, and its
+// invocation count must be a multiple of WG_ROWS (each computes one row).
+// The override (DeviceProfile::gemm_tile_override) applies if it fits.
+StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
+                                                 int depth_steps,
+                                                 const DeviceProfile& device);
+
+// vec4s of shared memory such a dispatch declares: the A tile for depth
+// classes of powers of two (so layers of similar depth share a program), or
+// the partial sums if larger.
+int DepthwiseGemmSharedVec4(const SharedGemmTile& tile, int depth_steps);
+
+// Tiled gemm.comp weights ([slice group][step][wg_slices][4] vec4) repacked
+// for workgroups of `to_wg_slices` slices.
+std::vector<float> RepackTiledGemmWeights(const std::vector<float>& packed,
+                                          int out_slices, int depth_steps,
+                                          int from_wg_slices, int to_wg_slices);
+
+// Sets a tiled gemm.comp dispatch's tile defines, workgroup and grid.
+void SetTiledGemmShape(const SharedGemmTile& tile, long long rows,
+                       int out_slices, int shared_vec4, Dispatch* dispatch);
+
 }  // namespace tflite_gles::kernels

@@ -1,0 +1,167 @@
+#include "delegate/dw_fusion.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "delegate/fusion.h"
+#include "delegate/kernels/gemm.h"
+
+namespace tflite_gles {
+namespace {
+
+// An integer define of a dispatch (the kernels write them), -1 if absent.
+long long IntDefine(const Dispatch& dispatch, const char* name) {
+  auto it = dispatch.defines.find(name);
+  if (it == dispatch.defines.end()) return -1;
+  char* end = nullptr;
+  const long long value = std::strtoll(it->second.c_str(), &end, 10);
+  return (end == it->second.c_str() || *end != '\0') ? -1 : value;
+}
+
+// The DW_PROLOGUE_* define for the depthwise's fused activation; empty when
+// it has one the prologue does not run.
+std::string PrologueDefine(const Dispatch& depthwise) {
+  const auto& d = depthwise.defines;
+  if (d.count("ACT_TANH") || d.count("ACT_SIGMOID")) return "";
+  if (d.count("ACT_RELU")) return "DW_PROLOGUE_RELU";
+  if (d.count("ACT_RELU6")) return "DW_PROLOGUE_RELU6";
+  if (d.count("ACT_RELU_N1_TO_1")) return "DW_PROLOGUE_RELU_N1_TO_1";
+  return "DW_PROLOGUE_NONE";
+}
+
+bool IsFusableDepthwise(const Dispatch& dispatch) {
+  return dispatch.shader == "depthwise_conv2d" &&
+         dispatch.defines.count("FAST_3X3") &&
+         !dispatch.defines.count(kEpilogueDefine) && !dispatch.specialize &&
+         dispatch.outputs.size() == 1 && dispatch.inputs.size() == 3 &&
+         !PrologueDefine(dispatch).empty();
+}
+
+bool HasPrologue(const Dispatch& dispatch) {
+  for (const auto& [name, value] : dispatch.defines) {
+    if (name.rfind("DW_PROLOGUE_", 0) == 0) return true;
+  }
+  return false;
+}
+
+// The GEMM reads `shape` as a 1x1 convolution does: one row per pixel, the
+// depth over its channel slices.
+bool ReadsAsPointwise(const Dispatch& gemm, const Shape4& shape) {
+  const long long pixels = 1LL * shape.h * shape.w;
+  return IntDefine(gemm, "ROWS") == shape.b * pixels &&
+         IntDefine(gemm, "ROW_PIXELS") == pixels &&
+         IntDefine(gemm, "DEPTH_STEPS") == shape.slices() &&
+         IntDefine(gemm, "DEPTH_STRIDE") == pixels &&
+         IntDefine(gemm, "IN_BATCH_STRIDE") == shape.slices() * pixels;
+}
+
+ValueId Root(const std::vector<Value>& values, ValueId id) {
+  return values[id].storage_of >= 0 ? values[id].storage_of : id;
+}
+
+}  // namespace
+
+int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
+                          const std::vector<ValueId>& keep,
+                          std::vector<Dispatch>* dispatches) {
+  if (!device.shared_memory_gemm || !device.fuse_depthwise_into_gemm) return 0;
+  std::vector<Value>& vals = *values;
+  std::vector<Dispatch>& list = *dispatches;
+  std::vector<bool> pinned(vals.size(), false);  // must stay materialized
+  for (size_t i = 0; i < vals.size(); ++i) {
+    if (vals[i].kind == Value::Kind::kOutput) pinned[i] = true;
+    if (vals[i].storage_of >= 0) pinned[vals[i].storage_of] = true;
+  }
+  for (ValueId id : keep) pinned[Root(vals, id)] = true;
+  std::vector<bool> removed(list.size(), false);
+  auto readers = [&](ValueId root) {
+    int count = 0;
+    for (size_t j = 0; j < list.size(); ++j) {
+      if (removed[j]) continue;
+      for (ValueId read : list[j].inputs) count += Root(vals, read) == root;
+    }
+    return count;
+  };
+  auto writes = [&](const Dispatch& d, ValueId root) {
+    for (ValueId id : d.outputs) {
+      if (Root(vals, id) == root) return true;
+    }
+    return false;
+  };
+
+  int fused = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    Dispatch& gemm = list[i];
+    if (gemm.shader != "gemm" || gemm.defines.count("SPLIT_K") ||
+        HasPrologue(gemm) || gemm.specialize || gemm.outputs.size() != 1 ||
+        gemm.inputs.size() < 3) {
+      continue;
+    }
+    const ValueId a = gemm.inputs[0];
+    if (vals[a].storage_of >= 0 || pinned[a] || readers(a) != 1) continue;
+    // Its latest writer, which must be a fusable depthwise.
+    int producer = -1;
+    for (int j = static_cast<int>(i) - 1; j >= 0 && producer < 0; --j) {
+      if (!removed[j] && writes(list[j], a)) producer = j;
+    }
+    if (producer < 0 || !IsFusableDepthwise(list[producer]) ||
+        !ReadsAsPointwise(gemm, vals[a].shape)) {
+      continue;
+    }
+    const Dispatch& depthwise = list[producer];
+    // The depthwise's input is now read at the GEMM's place: nothing in
+    // between may overwrite it.
+    const ValueId dw_in = depthwise.inputs[0];
+    bool overwritten = false;
+    for (size_t j = producer + 1; j < i && !overwritten; ++j) {
+      overwritten = !removed[j] && writes(list[j], Root(vals, dw_in));
+    }
+    if (overwritten) continue;
+    const ValueId gemm_weights = gemm.inputs[1];
+    if (readers(gemm_weights) != 1) continue;
+
+    const long long rows = IntDefine(gemm, "ROWS");
+    const int out_slices = static_cast<int>(IntDefine(gemm, "OUT_S"));
+    const int depth_steps = static_cast<int>(IntDefine(gemm, "DEPTH_STEPS"));
+    auto tile = kernels::ChooseDepthwiseGemmTile(rows, out_slices, depth_steps, device);
+    if (!tile.ok()) continue;  // no tile fits: both stay as they are
+    const int old_wg_slices = static_cast<int>(IntDefine(gemm, "TILE_SLICES") *
+                                               IntDefine(gemm, "THREADS_S"));
+    if (old_wg_slices != tile->wg_slices()) {
+      vals[gemm_weights].constant_data = kernels::RepackTiledGemmWeights(
+          vals[gemm_weights].constant_data, out_slices, depth_steps,
+          old_wg_slices, tile->wg_slices());
+    }
+    kernels::SetTiledGemmShape(*tile, rows, out_slices,
+                               kernels::DepthwiseGemmSharedVec4(*tile, depth_steps),
+                               &gemm);
+    auto& d = gemm.defines;
+    const auto& dw = depthwise.defines;
+    d[PrologueDefine(depthwise)] = "";
+    d["DW_IN_H"] = dw.at("IN_H");
+    d["DW_IN_W"] = dw.at("IN_W");
+    d["DW_OUT_W"] = dw.at("OUT_W");
+    d["DW_STRIDE_H"] = dw.at("STRIDE_H");
+    d["DW_STRIDE_W"] = dw.at("STRIDE_W");
+    d["DW_PAD_TOP"] = dw.at("PAD_TOP");
+    d["DW_PAD_LEFT"] = dw.at("PAD_LEFT");
+    gemm.inputs[0] = dw_in;
+    gemm.inputs.push_back(depthwise.inputs[1]);  // [slice][tap] weights
+    gemm.inputs.push_back(depthwise.inputs[2]);  // bias
+    gemm.label = depthwise.label + " + " + gemm.label;
+    gemm.flops += depthwise.flops;
+    removed[producer] = true;
+    ++fused;
+  }
+
+  std::vector<Dispatch> kept;
+  kept.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!removed[i]) kept.push_back(std::move(list[i]));
+  }
+  list.swap(kept);
+  return fused;
+}
+
+}  // namespace tflite_gles

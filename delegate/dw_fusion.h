@@ -1,0 +1,40 @@
+// Depthwise-into-GEMM fusion: a 3x3 DEPTHWISE_CONV_2D whose output only a
+// pointwise GEMM (shaders/gemm.comp, tiled) reads runs inside that GEMM's
+// workgroups (gemm.comp's DW_PROLOGUE_*): each workgroup computes the
+// depthwise outputs of its rows into shared memory and multiplies them from
+// there. MobileNet-style chains (depthwise 3x3 -> 1x1 conv) lose one
+// dependent dispatch per pair and the depthwise output tensor; the price is
+// that every workgroup along the output-slice axis recomputes its rows'
+// depthwise (docs/perf/log.md, "Depthwise into GEMM (dwpw)").
+//
+// What fuses (everything else is left as it was):
+//  - producer: a depthwise_conv2d dispatch on the FAST_3X3 path (3x3,
+//    multiplier 1, dilation 1) without an epilogue and not specialized;
+//  - consumer: a gemm.comp dispatch of the tiled form (not SPLIT_K) with
+//    no prologue yet, reading the producer's output as its input, as a 1x1
+//    convolution reads it (rows = the output's pixels, depth = its slices);
+//  - the producer's output is read by no other dispatch, is no partition
+//    output, no write-back and has no view;
+//  - a tile for the fused GEMM fits the device (kernels::
+//    ChooseDepthwiseGemmTile: the A tile in shared memory).
+// The consumer's activation and epilogue stay. The fused dispatch takes the
+// consumer's place and reads the depthwise's input, weights and bias.
+// Runs after FuseEpilogues, only where DeviceProfile::shared_memory_gemm
+// and DeviceProfile::fuse_depthwise_into_gemm are set.
+#pragma once
+
+#include <vector>
+
+#include "delegate/graph.h"
+
+namespace tflite_gles {
+
+// Fuses in place; returns how many depthwise dispatches were folded away.
+// `values` are the partition's Values (the GEMM's packed weights are
+// repacked in place when the fused tile is wider); `keep` lists Values that
+// must stay materialized besides partition outputs (write-back sources).
+int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
+                          const std::vector<ValueId>& keep,
+                          std::vector<Dispatch>* dispatches);
+
+}  // namespace tflite_gles
