@@ -76,7 +76,11 @@ Status CheckTile(const SharedGemmTile& tile, const DeviceProfile& device) {
 
 StatusOr<SharedGemmTile> ParseSharedGemmTile(const std::string& text) {
   std::vector<std::string> fields;
-  std::stringstream in(text);
+  // '/' separates fields as ',' does: bench/options_ab.py splits its
+  // variants at commas (TFLITE_GLES_GEMM_TILE=1/1/16/8/8 there).
+  std::string commas = text;
+  std::replace(commas.begin(), commas.end(), '/', ',');
+  std::stringstream in(commas);
   std::string field;
   while (std::getline(in, field, ',')) fields.push_back(field);
   SharedGemmTile tile;
