@@ -209,21 +209,28 @@ StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
       return Status::Error("the GEMM tile override is split-K");
     }
   } else {
-    // One row and one slice per invocation (the A tile is small and in
-    // shared memory, so a register tile saves little), 8 slices a
-    // workgroup (each workgroup recomputes its rows' depthwise: 8 slices
-    // cost 9 / 32 of the GEMM's arithmetic again), as many rows as shared
-    // memory holds up to 16, and K split in parts up to 512 invocations.
+    // H200 sweep (docs/perf/log.md, "Depthwise into GEMM (dwpw)"): one
+    // output vec4 per invocation; 16 slices a workgroup (each workgroup
+    // recomputes its rows' depthwise, so wide workgroups recompute less:
+    // 16 slices beat 4 and 8 on every MobileNet layer); then as many rows as
+    // leave >= kMinFusedWorkgroups workgroups (8 rows on 28x28 and larger
+    // maps, 4 on 14x14), and K split up to 512 invocations.
+    constexpr long long kMinFusedWorkgroups = 384;
     tile.tile_rows = 1;
     tile.tile_slices = 1;
-    tile.threads_s = 8;
-    tile.threads_r = 16;
-    while (tile.threads_r > 1 &&
-           tile.threads_r * PowerOfTwoAtLeast(depth_steps) > limit) {
+    tile.threads_s = std::min(16, PowerOfTwoAtLeast(out_slices));
+    const long long slice_groups =
+        (out_slices + tile.threads_s - 1) / tile.threads_s;
+    tile.threads_r = 32;
+    while (tile.threads_r > 2 &&
+           (tile.threads_r * PowerOfTwoAtLeast(depth_steps) > limit ||
+            (rows + tile.threads_r - 1) / tile.threads_r * slice_groups <
+                kMinFusedWorkgroups)) {
       tile.threads_r /= 2;
     }
     tile.k_parts = PowerOfTwoAtMost(std::max<long long>(
-        1, std::min<long long>({8, max_threads / tile.local_x(), depth_steps})));
+        1, std::min<long long>({512 / tile.local_x(), max_threads / tile.local_x(),
+                                depth_steps})));
   }
   TFG_RETURN_IF_ERROR(CheckTile(tile, device));
   const int threads = tile.local_x() * tile.k_parts;
@@ -239,8 +246,6 @@ StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
                          std::to_string(depth_steps) +
                          " depth steps exceeds the shared memory");
   }
-  (void)rows;
-  (void)out_slices;
   return tile;
 }
 
