@@ -209,12 +209,14 @@ StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
       return Status::Error("the GEMM tile override is split-K");
     }
   } else {
-    // H200 sweep (docs/perf/log.md, "Depthwise into GEMM (dwpw)"): one
+    // H200 sweeps (docs/perf/log.md, "Depthwise into GEMM (dwpw)"): one
     // output vec4 per invocation; 16 slices a workgroup (each workgroup
     // recomputes its rows' depthwise, so wide workgroups recompute less:
-    // 16 slices beat 4 and 8 on every MobileNet layer); then as many rows as
-    // leave >= kMinFusedWorkgroups workgroups (8 rows on 28x28 and larger
-    // maps, 4 on 14x14), and K split up to 512 invocations.
+    // 16 slices beat 4 and 8 on every MobileNet layer; 32 were no better);
+    // then as many rows, 32 down to 4, as leave >= kMinFusedWorkgroups
+    // workgroups (32 on 112x112, 16 on 56x56, 8 on 28x28, 4 on 14x14 and
+    // 7x7, where 2 rows were 5-9 us slower), and K split up to 512
+    // invocations.
     constexpr long long kMinFusedWorkgroups = 384;
     tile.tile_rows = 1;
     tile.tile_slices = 1;
@@ -222,7 +224,7 @@ StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
     const long long slice_groups =
         (out_slices + tile.threads_s - 1) / tile.threads_s;
     tile.threads_r = 32;
-    while (tile.threads_r > 2 &&
+    while (tile.threads_r > 4 &&
            (tile.threads_r * PowerOfTwoAtLeast(depth_steps) > limit ||
             (rows + tile.threads_r - 1) / tile.threads_r * slice_groups <
                 kMinFusedWorkgroups)) {
