@@ -96,6 +96,29 @@ struct DeviceProfile {
   // reads it (delegate/upload_fusion.h). Set by TuneForDevice;
   // TFLITE_GLES_FUSE_UPLOAD=0/1.
   bool fuse_upload_into_conv = false;
+  // Direct transfers (TFLITE_GLES_X_DIRECT_TRANSFERS): the CPU reads and
+  // writes a tensor's own PHWC4 buffer (floats or halves) and no layout
+  // conversion dispatch runs. Outputs: where PHWC4 order is BHWC order (one
+  // slice of exactly 4 channels; one pixel per batch with whole slices or
+  // one batch), or the tensor is at most direct_max_bytes (relaid out on
+  // the CPU). Inputs: up to direct_max_bytes (TFLITE_GLES_X_DIRECT_MAX_KB),
+  // as consumers then read host memory on a discrete GPU.
+  bool direct_transfers = true;
+  size_t direct_max_bytes = 64 * 1024;
+  // With fp16 storage, inputs are staged as halves, converted on the CPU
+  // (half the bytes for the CPU to write and the GPU to read; needs the
+  // staging read through a samplerBuffer view). TFLITE_GLES_X_HALF_UPLOAD.
+  bool half_upload_staging = true;
+  // How an invoke waits for its outputs (TFLITE_GLES_X_READBACK): kMap lets
+  // glMapBufferRange wait; kFence/kFenceSpin wait on a glFenceSync first
+  // (sleeping in the driver / polling); kMapped / kMappedSpin wait on the
+  // fence and copy from persistently mapped readback buffers
+  // (GL_EXT_buffer_storage). Set by TuneForDevice.
+  enum class Readback { kMap, kFence, kFenceSpin, kMapped, kMappedSpin };
+  Readback readback = Readback::kMap;
+  bool mapped_readback() const {
+    return readback == Readback::kMapped || readback == Readback::kMappedSpin;
+  }
   // glFlush after this many dispatches of an invoke (0: right after the
   // uploads; -1: never). TFLITE_GLES_X_EARLY_FLUSH, for experiments.
   int early_flush_after = -1;

@@ -1,5 +1,6 @@
 #include "delegate/runtime.h"
 
+#include <GLES2/gl2ext.h>
 #include <GLES3/gl32.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include "delegate/fusion.h"
 #include "delegate/upload_fusion.h"
 #include "delegate/half.h"
+#include "delegate/half_convert.h"
+#include "delegate/transfer_layout.h"
 #include "egl/gl_call.h"
 
 namespace tflite_gles {
@@ -48,6 +51,16 @@ Status CheckStagedType(const GraphBuilder& builder, int index, const char* role)
   }
   return Status::Ok();
 }
+// Whether PHWC4 puts every element of `shape` where BHWC does: one slice
+// of exactly 4 channels, or one pixel per batch with whole slices (or one
+// batch). Then a direct transfer is a plain copy (or float <-> half); the
+// padded lanes after the last element stay as they are (zeros for uploads,
+// see Buffer::CreateMappedForWrite).
+bool Phwc4IsBhwc(const Shape4& shape) {
+  if (shape.c == 4) return true;
+  return shape.h == 1 && shape.w == 1 && (shape.b == 1 || shape.c % 4 == 0);
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
@@ -85,17 +98,55 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   };
 
   std::vector<Dispatch> pre, post;
-  std::vector<std::pair<ValueId, Transfer>> staged;
+  // Roots of the values a kernel dispatch writes or reads: a tensor's own
+  // buffer is read back directly only where the CPU is its one reader.
+  std::vector<bool> written, read;
+  auto root_of = [&](ValueId id) {
+    const ValueId root = builder.value(id).storage_of;
+    return static_cast<size_t>(root >= 0 ? root : id);
+  };
+  for (const Dispatch& d : kernel_dispatches) {
+    for (const auto& [ids, marks] : {std::pair{&d.outputs, &written}, {&d.inputs, &read}}) {
+      for (ValueId id : *ids) {
+        const size_t root = root_of(id);
+        if (marks->size() <= root) marks->resize(root + 1, false);
+        (*marks)[root] = true;
+      }
+    }
+  }
+  auto marked = [](const std::vector<bool>& marks, size_t id) {
+    return id < marks.size() && marks[id];
+  };
+  // fp16 storage: inputs staged as halves where the conversion reads its
+  // staging through a samplerBuffer view, whose R16F format hands the
+  // shader floats either way.
+  const bool half_staging = device.fp16 && device.half_upload_staging &&
+                            (device.texture_buffer_reads || device.staging_texture_reads);
+  std::vector<size_t> direct_inputs;
   for (int index : inputs) {
     TFG_RETURN_IF_ERROR(builder.MarkInput(index));
     TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
     if (builder.value(value).kind == Value::Kind::kConstant) continue;
     TFG_RETURN_IF_ERROR(CheckStagedType(builder, index, "input"));
-    ValueId staging = builder.NewTemporary(builder.shape(value));
+    const Shape4& shape = builder.shape(value);
+    const abi::Type type = builder.graph().context()->tensors[index].type;
+    const size_t elements = static_cast<size_t>(shape.elements());
+    const size_t stored_bytes =
+        static_cast<size_t>(shape.vec4_count()) * (device.fp16 ? 8 : 16);
+    // Direct up to a size (consumers then read host memory over PCIe on a
+    // discrete GPU, on every read), relaid out on the CPU where PHWC4 is
+    // not BHWC.
+    if (device.direct_transfers && builder.value(value).storage_of < 0 &&
+        stored_bytes <= device.direct_max_bytes) {
+      runtime->uploads_.push_back({index, value, elements, type, device.fp16, true,
+                                   !Phwc4IsBhwc(shape), shape});
+      direct_inputs.push_back(static_cast<size_t>(value));
+      continue;
+    }
+    ValueId staging = builder.NewTemporary(shape);
     pre.push_back(convert(value, staging, /*to_phwc4=*/true));
     runtime->uploads_.push_back(
-        {index, staging, static_cast<size_t>(builder.shape(value).elements()),
-         builder.graph().context()->tensors[index].type});
+        {index, staging, elements, type, half_staging, false, false, shape});
   }
   for (int index : outputs) {
     TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
@@ -108,11 +159,29 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     }
     TFG_RETURN_IF_ERROR(CheckStagedType(builder, index, "output"));
     TFG_RETURN_IF_ERROR(builder.MarkOutput(index));
-    ValueId staging = builder.NewTemporary(builder.shape(value));
+    const Shape4& shape = builder.shape(value);
+    const size_t elements = static_cast<size_t>(shape.elements());
+    const abi::Type type = builder.graph().context()->tensors[index].type;
+    const size_t root = root_of(value);
+    // Direct: a kernel writes it, none reads it, and it is no partition
+    // input (whose buffer the CPU writes); relaid out on the CPU if small.
+    const bool relayout = !Phwc4IsBhwc(shape);
+    const size_t stored_bytes =
+        static_cast<size_t>(shape.vec4_count()) * (device.fp16 ? 8 : 16);
+    if (device.direct_transfers && (!relayout || stored_bytes <= device.direct_max_bytes) &&
+        marked(written, root) &&
+        !marked(read, root) &&
+        std::find(direct_inputs.begin(), direct_inputs.end(), root) == direct_inputs.end() &&
+        builder.value(static_cast<ValueId>(root)).kind != Value::Kind::kInput) {
+      runtime->downloads_.push_back(
+          {index, static_cast<ValueId>(root), elements, type, device.fp16, true,
+           relayout, shape});
+      continue;
+    }
+    ValueId staging = builder.NewTemporary(shape);
     post.push_back(convert(value, staging, /*to_phwc4=*/false));
     runtime->downloads_.push_back(
-        {index, staging, static_cast<size_t>(builder.shape(value).elements()),
-         builder.graph().context()->tensors[index].type});
+        {index, staging, elements, type, false, false, false, shape});
   }
   for (const auto& [value, index] : builder.write_backs()) {
     // Only partition inputs: their TFLite buffers are the caller's to read.
@@ -121,7 +190,8 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     post.push_back(convert(value, staging, /*to_phwc4=*/false));
     runtime->downloads_.push_back(
         {index, staging, static_cast<size_t>(builder.shape(value).elements()),
-         builder.graph().context()->tensors[index].type});
+         builder.graph().context()->tensors[index].type, false, false, false,
+         builder.shape(value)});
   }
   runtime->values_ = builder.TakeValues();
   if (device.fuse_epilogues) {
@@ -135,10 +205,14 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   if (device.fuse_upload_into_conv) {
     runtime->fused_ += FuseUploadConversions(runtime->values_, &pre, &kernel_dispatches, post);
   }
-
-  runtime->staging_.assign(runtime->values_.size(), false);
-  for (const Transfer& t : runtime->uploads_) runtime->staging_[t.staging] = true;
-  for (const Transfer& t : runtime->downloads_) runtime->staging_[t.staging] = true;
+  // Buffers the CPU writes or reads: each its own buffer, outside the arena.
+  runtime->host_.assign(runtime->values_.size(), HostSide());
+  for (const Transfer& t : runtime->uploads_) {
+    runtime->host_[t.buffer] = {HostSide::kUpload, !t.direct, t.half};
+  }
+  for (const Transfer& t : runtime->downloads_) {
+    runtime->host_[t.buffer] = {HostSide::kDownload, !t.direct, t.half};
+  }
 
   for (Dispatch& d : pre) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
   for (Dispatch& d : kernel_dispatches) {
@@ -239,8 +313,13 @@ Status PartitionRuntime::AllocateArena() {
   if (!device_.plan_memory) return Status::Ok();
   std::vector<const Dispatch*> dispatches;
   for (const Step& step : steps_) dispatches.push_back(&step.dispatch);
+  // The CPU reads and writes these outside the dispatches.
+  std::vector<bool> excluded(values_.size(), false);
+  for (size_t i = 0; i < values_.size(); ++i) {
+    excluded[i] = host_[i].role != HostSide::kNone;
+  }
   const std::vector<TensorLifetime> lifetimes =
-      TensorLifetimes(values_, dispatches, staging_, vec4_bytes);
+      TensorLifetimes(values_, dispatches, excluded, vec4_bytes);
   // Every range is bound as an SSBO and viewed as a texture buffer, so
   // offsets satisfy both alignments (and whole texels).
   const egl::GpuInfo& gpu = *device_.gpu;
@@ -322,15 +401,17 @@ Status PartitionRuntime::Allocate() {
     if (arena_offset_[i] != kOwnBuffer) continue;  // lives in the arena
     // Nor does an input no dispatch reads (its conversion was fused into
     // the kernel that reads the staging buffer, delegate/upload_fusion.h).
-    if (!bound[i] && !staging_[i] &&
+    const HostSide& host = host_[i];
+    if (!bound[i] && host.role == HostSide::kNone &&
         (value.kind == Value::Kind::kIntermediate || value.kind == Value::Kind::kInput)) {
       continue;
     }
     size_t bytes;
     std::vector<uint16_t> halves;
     const void* initial = nullptr;
-    if (staging_[i]) {
-      bytes = static_cast<size_t>(value.shape.elements()) * sizeof(float);
+    const size_t staged_element_bytes = host.half ? sizeof(uint16_t) : sizeof(float);
+    if (host.bhwc) {
+      bytes = static_cast<size_t>(value.shape.elements()) * staged_element_bytes;
     } else {
       bytes = static_cast<size_t>(value.vec4_count()) * vec4_bytes;
     }
@@ -345,26 +426,40 @@ Status PartitionRuntime::Allocate() {
         initial = value.constant_data.data();
       }
     }
+    const bool upload = host.role == HostSide::kUpload;
+    const bool download = host.role == HostSide::kDownload;
     GLenum usage = GL_STATIC_DRAW;
-    if (staging_[i]) usage = IsUploadStaging(i) ? device_.upload_usage : device_.download_usage;
+    if (upload) usage = device_.upload_usage;
+    if (download) usage = device_.download_usage;
     const bool viewed = device_.texture_buffer_reads ||
-                        (device_.staging_texture_reads && staging_[i] && IsUploadStaging(i));
+                        (device_.staging_texture_reads && host.bhwc && upload);
     const size_t buffer_bytes =
         viewed ? ViewBytes(bytes, device_.gpu->IsLlvmpipe()) : bytes;
-    auto buffer = staging_[i] && IsUploadStaging(i) && device_.mapped_upload_staging
-                      ? gl::Buffer::CreateMappedForWrite(buffer_bytes)
-                      : gl::Buffer::Create(buffer_bytes,
-                                           buffer_bytes == bytes ? initial : nullptr, usage);
+    // A direct upload writes only the elements: PHWC4's padded lanes must
+    // read as zero (a NaN there would reach a GEMM's sums).
+    std::vector<uint8_t> zeros;
+    if (upload && !host.bhwc && !device_.mapped_upload_staging) {
+      zeros.assign(buffer_bytes, 0);
+      initial = zeros.data();
+    }
+    StatusOr<gl::Buffer> buffer =
+        upload && device_.mapped_upload_staging
+            ? gl::Buffer::CreateMappedForWrite(buffer_bytes)
+        : download && device_.mapped_readback()
+            ? gl::Buffer::CreateMappedForRead(buffer_bytes)
+            : gl::Buffer::Create(buffer_bytes,
+                                 buffer_bytes == bytes || !zeros.empty() ? initial : nullptr,
+                                 usage);
     if (!buffer.ok()) return buffer.status();
-    if (buffer_bytes != bytes && initial != nullptr) {
+    if (buffer_bytes != bytes && initial != nullptr && zeros.empty()) {
       TFG_RETURN_IF_ERROR(buffer->Upload(0, bytes, initial));
     }
     gpu_bytes_ += static_cast<long long>(buffer->bytes());
     memory_.other_bytes += static_cast<long long>(buffer->bytes());
     if (viewed) {
-      const GLenum format = staging_[i] ? GL_R32F
+      const GLenum format = host.bhwc ? (host.half ? GL_R16F : GL_R32F)
                             : device_.fp16 ? GL_RGBA16F : GL_RGBA32F;
-      const size_t texel = staging_[i] ? 4 : vec4_bytes;
+      const size_t texel = host.bhwc ? staged_element_bytes : vec4_bytes;
       if (bytes / texel > static_cast<size_t>(device_.gpu->max_texture_buffer_texels)) {
         return Status::Error("a tensor of " + std::to_string(bytes / texel) +
                              " texels exceeds GL_MAX_TEXTURE_BUFFER_SIZE " +
@@ -384,13 +479,6 @@ Status PartitionRuntime::Allocate() {
                       std::move(labels));
   allocated_ = true;
   return Status::Ok();
-}
-
-bool PartitionRuntime::IsUploadStaging(size_t value) const {
-  for (const Transfer& upload : uploads_) {
-    if (static_cast<size_t>(upload.staging) == value) return true;
-  }
-  return false;
 }
 
 Status PartitionRuntime::BindForWrite(ValueId view, GLuint binding) const {
@@ -512,11 +600,27 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
     }
   }
-  TFG_GL(glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT));
-  if (device_.mapped_upload_staging && !uploads_.empty()) {
+  // Readback through a map (GL_BUFFER_UPDATE), or through persistent
+  // mappings, whose shader writes need the client-mapped barrier before the
+  // fence the CPU then waits for.
+  const DeviceProfile::Readback readback = device_.readback;
+  TFG_GL(glMemoryBarrier(device_.mapped_readback()
+                             ? GL_BUFFER_UPDATE_BARRIER_BIT |
+                                   GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT_EXT
+                             : GL_BUFFER_UPDATE_BARRIER_BIT));
+  const bool fenced_readback =
+      readback != DeviceProfile::Readback::kMap && !downloads_.empty();
+  // One fence serves both: the readback waits for it, and (if the readback
+  // did not) the next invoke does before writing mapped upload staging.
+  if ((device_.mapped_upload_staging && !uploads_.empty()) || fenced_readback) {
     TFG_ASSIGN_OR_RETURN(staging_reads_done_, gl::Fence::Create());
   }
   TFG_RETURN_IF_ERROR(timeline_.Submitted());
+  if (fenced_readback) {
+    TFG_RETURN_IF_ERROR(
+        staging_reads_done_.Wait(/*spin=*/readback == DeviceProfile::Readback::kFenceSpin ||
+                                 readback == DeviceProfile::Readback::kMappedSpin));
+  }
   for (const Transfer& download : downloads_) {
     TFG_RETURN_IF_ERROR(
         DownloadOutput(download, context->tensors[download.tflite_index]));
@@ -558,31 +662,83 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
                                      const abi::Tensor& tensor) {
   TFG_RETURN_IF_ERROR(CheckTransferTensor(tensor, upload.elements,
                                           upload.tflite_index, "input"));
-  const size_t bytes = upload.elements * sizeof(float);
-  if (tensor.type == abi::kFloat32) {
-    return buffers_[upload.staging].Upload(0, bytes, tensor.data);
+  const gl::Buffer& buffer = buffers_[upload.buffer];
+  const float* floats = static_cast<const float*>(tensor.data);
+  if (tensor.type != abi::kFloat32) {
+    conversion_scratch_.resize(upload.elements);
+    for (size_t i = 0; i < upload.elements; ++i) {
+      conversion_scratch_[i] =
+          tensor.type == abi::kBool
+              ? (static_cast<const uint8_t*>(tensor.data)[i] ? 1.0f : 0.0f)
+              : static_cast<float>(static_cast<const int32_t*>(tensor.data)[i]);
+    }
+    floats = conversion_scratch_.data();
   }
-  conversion_scratch_.resize(upload.elements);
-  for (size_t i = 0; i < upload.elements; ++i) {
-    conversion_scratch_[i] =
-        tensor.type == abi::kBool
-            ? (static_cast<const uint8_t*>(tensor.data)[i] ? 1.0f : 0.0f)
-            : static_cast<float>(static_cast<const int32_t*>(tensor.data)[i]);
+  // Stored elements: BHWC, or PHWC4 with padded lanes where relaid out.
+  const size_t stored = upload.relayout
+                            ? static_cast<size_t>(upload.shape.vec4_count()) * 4
+                            : upload.elements;
+  const size_t bytes = stored * (upload.half ? sizeof(uint16_t) : sizeof(float));
+  if (bytes > buffer.bytes()) {
+    return Status::Error("input tensor " + std::to_string(upload.tflite_index) +
+                         " exceeds its GPU buffer");
   }
-  return buffers_[upload.staging].Upload(0, bytes, conversion_scratch_.data());
+  // Written straight into a persistent mapping where there is one.
+  void* mapped = buffer.mapped_for_write() ? buffer.mapped() : nullptr;
+  if (!upload.half) {
+    if (!upload.relayout) return buffer.Upload(0, bytes, floats);
+    float* out = mapped != nullptr ? static_cast<float*>(mapped)
+                                   : (phwc4_floats_.resize(stored), phwc4_floats_.data());
+    BhwcToPhwc4(floats, upload.shape, out);
+    return mapped != nullptr ? Status::Ok() : buffer.Upload(0, bytes, out);
+  }
+  if (!upload.relayout) {
+    uint16_t* out = mapped != nullptr ? static_cast<uint16_t*>(mapped)
+                                      : (half_scratch_.resize(stored), half_scratch_.data());
+    FloatsToHalves(floats, out, upload.elements);
+    return mapped != nullptr ? Status::Ok() : buffer.Upload(0, bytes, out);
+  }
+  half_scratch_.resize(upload.elements);
+  FloatsToHalves(floats, half_scratch_.data(), upload.elements);
+  uint16_t* out = mapped != nullptr ? static_cast<uint16_t*>(mapped)
+                                    : (phwc4_halves_.resize(stored), phwc4_halves_.data());
+  BhwcToPhwc4(half_scratch_.data(), upload.shape, out);
+  return mapped != nullptr ? Status::Ok() : buffer.Upload(0, bytes, out);
 }
 
 Status PartitionRuntime::DownloadOutput(const Transfer& download,
                                         abi::Tensor& tensor) {
   TFG_RETURN_IF_ERROR(CheckTransferTensor(tensor, download.elements,
                                           download.tflite_index, "output"));
-  const size_t bytes = download.elements * sizeof(float);
-  if (tensor.type == abi::kFloat32) {
-    return buffers_[download.staging].Download(0, bytes, tensor.data);
+  const gl::Buffer& buffer = buffers_[download.buffer];
+  float* floats = static_cast<float*>(tensor.data);
+  if (tensor.type != abi::kFloat32) {
+    conversion_scratch_.resize(download.elements);
+    floats = conversion_scratch_.data();
   }
-  conversion_scratch_.resize(download.elements);
-  TFG_RETURN_IF_ERROR(
-      buffers_[download.staging].Download(0, bytes, conversion_scratch_.data()));
+  const size_t stored = download.relayout
+                            ? static_cast<size_t>(download.shape.vec4_count()) * 4
+                            : download.elements;
+  if (download.half) {
+    half_scratch_.resize(download.elements);
+    if (download.relayout) {
+      phwc4_halves_.resize(stored);
+      TFG_RETURN_IF_ERROR(
+          buffer.Download(0, stored * sizeof(uint16_t), phwc4_halves_.data()));
+      Phwc4ToBhwc(phwc4_halves_.data(), download.shape, half_scratch_.data());
+    } else {
+      TFG_RETURN_IF_ERROR(
+          buffer.Download(0, stored * sizeof(uint16_t), half_scratch_.data()));
+    }
+    HalvesToFloats(half_scratch_.data(), floats, download.elements);
+  } else if (download.relayout) {
+    phwc4_floats_.resize(stored);
+    TFG_RETURN_IF_ERROR(buffer.Download(0, stored * sizeof(float), phwc4_floats_.data()));
+    Phwc4ToBhwc(phwc4_floats_.data(), download.shape, floats);
+  } else {
+    TFG_RETURN_IF_ERROR(buffer.Download(0, stored * sizeof(float), floats));
+  }
+  if (tensor.type == abi::kFloat32) return Status::Ok();
   for (size_t i = 0; i < download.elements; ++i) {
     const float v = conversion_scratch_[i];
     if (tensor.type == abi::kBool) {

@@ -70,14 +70,29 @@ class PartitionRuntime {
     size_t uniform_offset = 0;
     size_t uniform_bytes = 0;
   };
-  // Staging buffers hold BHWC floats; bool and int32 TFLite tensors are
-  // converted on the CPU on the way (bool as 0.0/1.0, int32 exact up to
-  // 2^24), float32 ones are copied as they are.
+  // One partition input or output crossing between the CPU and the GPU.
+  // Staging buffers hold BHWC floats (or halves, `half`) that a conversion
+  // dispatch moves to or from PHWC4; a direct transfer reads or writes the
+  // tensor's own PHWC4 buffer (DeviceProfile::direct_transfers). bool and int32 TFLite tensors are converted on the CPU on
+  // the way (bool as 0.0/1.0, int32 exact up to 2^24, 2^11 in halves),
+  // float32 ones copied as they are.
   struct Transfer {
     int tflite_index;
-    ValueId staging;  // BHWC floats
+    ValueId buffer;  // the staging Value, or the tensor's root (direct)
     size_t elements;
     abi::Type type;
+    bool half;      // the buffer holds halves
+    bool direct;    // no conversion dispatch: the tensor's own buffer
+    bool relayout;  // direct, PHWC4 != BHWC: relaid out on the CPU
+    Shape4 shape;
+  };
+  // Per Value: whether the CPU writes or reads its buffer (then it has its
+  // own buffer, outside the arena) and in what form.
+  struct HostSide {
+    enum Role : uint8_t { kNone, kUpload, kDownload };
+    Role role = kNone;
+    bool bhwc = false;  // a BHWC staging buffer (else the PHWC4 tensor)
+    bool half = false;  // elements stored as halves
   };
   // A partition output that is a folded constant (a DEQUANTIZE of a
   // constant whose result a CPU op also reads): written from the CPU.
@@ -93,7 +108,6 @@ class PartitionRuntime {
   Status AllocateArena();
   // The buffer range holding `id` (its root's for a view), bound for writing
   // (SSBO) or reading (texture view or SSBO).
-  bool IsUploadStaging(size_t value) const;
   Status BindForWrite(ValueId id, GLuint binding) const;
   Status BindForRead(ValueId id, GLuint binding) const;
   // Runs every step and records timings_ (GPU timer queries if the driver
@@ -104,12 +118,15 @@ class PartitionRuntime {
 
   DeviceProfile device_;
   std::vector<Value> values_;
-  std::vector<bool> staging_;  // per value: BHWC float staging buffer
+  std::vector<HostSide> host_;  // per value
   std::vector<Step> steps_;
   std::vector<Transfer> uploads_;
   std::vector<Transfer> downloads_;
   std::vector<ConstantOutput> constant_outputs_;
   std::vector<float> conversion_scratch_;  // bool/int32 <-> float staging
+  std::vector<uint16_t> half_scratch_;     // halves, where not mapped
+  std::vector<float> phwc4_floats_;        // CPU relayouts (direct transfers)
+  std::vector<uint16_t> phwc4_halves_;
   std::vector<gl::Buffer> buffers_;                 // per value
   std::vector<gl::TextureBufferView> views_;        // per value (if used)
   // Every step's uniform block, written once at Allocate (an invoke uploads
@@ -127,7 +144,8 @@ class PartitionRuntime {
   std::vector<DispatchTiming> timings_;
   // DeviceProfile::report_phases / report_timeline (off: no clock reads).
   InvokeTimeline timeline_;
-  // Signalled when the GPU has read this invoke's mapped upload staging.
+  // Signalled when the GPU has read this invoke's mapped upload staging
+  // (and finished it: the fenced readbacks wait for the same fence).
   gl::Fence staging_reads_done_;
   gl::GpuTimer timer_;        // empty where timer queries are unavailable
   bool timer_tried_ = false;  // created lazily on the first profiled run

@@ -4,6 +4,7 @@
 #include <GLES3/gl32.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -80,6 +81,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     id_ = other.id_;
     bytes_ = other.bytes_;
     mapped_ = other.mapped_;
+    mapped_read_ = other.mapped_read_;
     context_ = other.context_;
     other.id_ = 0;
     other.bytes_ = 0;
@@ -95,10 +97,21 @@ void Buffer::Reset() {
     --g_live_buffers;
     id_ = 0;
     mapped_ = nullptr;
+    mapped_read_ = false;
   }
 }
 
 StatusOr<Buffer> Buffer::CreateMappedForWrite(size_t bytes) {
+  TFG_ASSIGN_OR_RETURN(Buffer buffer, CreateMapped(bytes, /*for_read=*/false));
+  std::memset(buffer.mapped_, 0, buffer.bytes_);
+  return buffer;
+}
+
+StatusOr<Buffer> Buffer::CreateMappedForRead(size_t bytes) {
+  return CreateMapped(bytes, /*for_read=*/true);
+}
+
+StatusOr<Buffer> Buffer::CreateMapped(size_t bytes, bool for_read) {
   if (bytes == 0) bytes = 16;
   // Not exported by GLES libraries: from eglGetProcAddress, once.
   static const auto buffer_storage = reinterpret_cast<PFNGLBUFFERSTORAGEEXTPROC>(
@@ -118,8 +131,9 @@ StatusOr<Buffer> Buffer::CreateMappedForWrite(size_t bytes) {
   TFG_GL(glGenBuffers(1, &buffer.id_));
   ++g_live_buffers;
   buffer.bytes_ = bytes;
-  const GLbitfield flags =
-      GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT_EXT | GL_MAP_COHERENT_BIT_EXT;
+  buffer.mapped_read_ = for_read;
+  const GLbitfield flags = (for_read ? GL_MAP_READ_BIT : GL_MAP_WRITE_BIT) |
+                           GL_MAP_PERSISTENT_BIT_EXT | GL_MAP_COHERENT_BIT_EXT;
   TFG_GL(glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffer.id_));
   gl::ClearGlErrors();
   buffer_storage(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), nullptr,
@@ -149,6 +163,7 @@ Status Buffer::Upload(size_t offset, size_t bytes, const void* data) const {
                          " bytes at offset " + std::to_string(offset) +
                          " exceeds the buffer's " + std::to_string(bytes_));
   }
+  if (mapped_read_) return Status::Error("upload into a buffer mapped for reading");
   if (mapped_ != nullptr) {
     // Coherent mapping: commands issued after this see the bytes.
     std::memcpy(static_cast<char*>(mapped_) + offset, data, bytes);
@@ -167,6 +182,13 @@ Status Buffer::Download(size_t offset, size_t bytes, void* out) const {
                          " bytes exceeds the buffer's " +
                          std::to_string(bytes_));
   }
+  if (mapped_read_) {
+    // Persistent coherent read mapping: the caller waited for the fence
+    // that follows the GPU's writes and their client-mapped barrier.
+    std::memcpy(out, static_cast<const char*>(mapped_) + offset, bytes);
+    return Status::Ok();
+  }
+  if (mapped_ != nullptr) return Status::Error("download from a buffer mapped for writing");
   TFG_GL(glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_));
   gl::ClearGlErrors();
   void* mapped = glMapBufferRange(GL_SHADER_STORAGE_BUFFER,
@@ -422,10 +444,30 @@ void Fence::Reset() {
   }
 }
 
-Status Fence::Wait() {
+Status Fence::Wait(bool spin) {
   if (sync_ == nullptr) return Status::Ok();
   constexpr GLuint64 kSecond = 1000000000ull;
   GLenum result = GL_TIMEOUT_EXPIRED;
+  if (spin) {
+    // The first poll flushes; then zero-timeout polls, up to the same 10 s
+    // as the sleeping wait below, which takes over after that.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    GLbitfield flags = GL_SYNC_FLUSH_COMMANDS_BIT;
+    while (result == GL_TIMEOUT_EXPIRED && std::chrono::steady_clock::now() < give_up) {
+      ClearGlErrors();
+      result = glClientWaitSync(sync_, flags, 0);
+      Status status = CheckGlErrors("glClientWaitSync", __FILE__, __LINE__);
+      if (!status.ok()) {
+        Reset();
+        return status;
+      }
+      flags = 0;
+    }
+    if (result == GL_ALREADY_SIGNALED || result == GL_CONDITION_SATISFIED) {
+      Reset();
+      return Status::Ok();
+    }
+  }
   // Ten one-second waits before giving up: a GPU that takes longer is hung.
   for (int i = 0; i < 10 && result == GL_TIMEOUT_EXPIRED; ++i) {
     ClearGlErrors();

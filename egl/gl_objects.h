@@ -42,11 +42,21 @@ class Buffer {
   // with no driver call (MobileNet's 602 KB input on an H200: 33 -> 23 us of
   // CPU time against glBufferSubData; docs/perf/log.md "Lead, session 3").
   // The caller must not write while the GPU may still read earlier contents.
+  // Its bytes start as zeros (direct uploads rely on PHWC4's padded lanes
+  // staying zero: the CPU writes only the elements).
   static StatusOr<Buffer> CreateMappedForWrite(size_t bytes);
+  // The same for reading back (MAP_READ, persistent, coherent): Download is
+  // a memcpy. Shader writes become visible to it only after
+  // glMemoryBarrier(GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT) and a fence the
+  // caller waits for.
+  static StatusOr<Buffer> CreateMappedForRead(size_t bytes);
 
   GLuint id() const { return id_; }
   size_t bytes() const { return bytes_; }
-  bool mapped_for_write() const { return mapped_ != nullptr; }
+  bool mapped_for_write() const { return mapped_ != nullptr && !mapped_read_; }
+  // The persistent mapping (CreateMappedFor*), null otherwise: callers that
+  // convert while copying write or read it directly.
+  void* mapped() const { return mapped_; }
   Status Upload(size_t offset, size_t bytes, const void* data) const;
   // Copies `bytes` from the buffer into `out` through a mapped range.
   Status Download(size_t offset, size_t bytes, void* out) const;
@@ -58,10 +68,12 @@ class Buffer {
   static long LiveCount();
 
  private:
+  static StatusOr<Buffer> CreateMapped(size_t bytes, bool for_read);
   void Reset();
   GLuint id_ = 0;
   size_t bytes_ = 0;
-  void* mapped_ = nullptr;  // CreateMappedForWrite's persistent mapping
+  void* mapped_ = nullptr;  // CreateMappedFor*'s persistent mapping
+  bool mapped_read_ = false;  // CreateMappedForRead
   EGLContext context_ = EGL_NO_CONTEXT;
 };
 
@@ -78,8 +90,10 @@ class Fence {
   ~Fence() { Reset(); }
 
   bool pending() const { return sync_ != nullptr; }
-  // Waits (flushing the commands first) and releases the fence.
-  Status Wait();
+  // Waits (flushing the commands first) and releases the fence. `spin`:
+  // polls with a zero timeout instead of sleeping in the driver (for the
+  // readback wait, where a wake-up late by some microseconds is lost time).
+  Status Wait(bool spin = false);
 
  private:
   void Reset();

@@ -80,6 +80,14 @@ def build_model() -> bytes:
     return b.build()
 
 
+@pytest.fixture(autouse=True)
+def with_layout_conversions(monkeypatch):
+    """The child processes inherit this: the model's small input and output
+    would otherwise cross directly, and its two layout-conversion programs
+    (of the 5 the cache checks below count on) would not exist."""
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_TRANSFERS", "0")
+
+
 @pytest.fixture(scope="module")
 def case(tmp_path_factory):
     """The model on disk, its input, and the CPU kernels' output for it."""

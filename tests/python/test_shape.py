@@ -97,8 +97,10 @@ def test_reshape_that_keeps_the_layout_runs_no_kernel():
     shape = [2, 3, 4, 8]
     model = single_op_model("RESHAPE", [shape], consts={1: i32([2, 12, 8])})
     stats = run_and_compare(model, [shape], False)
-    # Only the upload and readback conversions: the reshape is a view.
-    assert stats["dispatches"] == 2, stats
+    # Only the readback conversion: the reshape is a view of the input, which
+    # crosses directly (a small tensor); no kernel writes the view, so it
+    # reads back through a conversion.
+    assert stats["dispatches"] == 1, stats
 
 
 @pytest.mark.parametrize("fp16", PRECISIONS)

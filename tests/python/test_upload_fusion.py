@@ -14,6 +14,10 @@ from test_fusion import Chain
 
 def run(monkeypatch, model, inputs, fused, fp16=False):
     monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1" if fused else "0")
+    # These inputs are small enough to cross directly (no staging buffer to
+    # read, no conversion to fuse): staged, as images above 64 KiB are. With
+    # fp16 the staging holds halves (TFLITE_GLES_X_HALF_UPLOAD).
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
     return run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
 
 

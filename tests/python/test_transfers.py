@@ -1,0 +1,173 @@
+"""How inputs and outputs cross between the CPU and the GPU (delegate/
+runtime.cc, docs/perf/log.md "Transfers (xfer)"), each path forced by its
+switch and checked against LiteRT's CPU kernels, several invokes with new
+values each (a stale buffer shows as a mismatch):
+
+- direct transfers (TFLITE_GLES_X_DIRECT_TRANSFERS, _DIRECT_MAX_KB): the
+  CPU reads and writes the tensor's own PHWC4 buffer (relaid out on the CPU
+  where PHWC4 is not BHWC) and no conversion dispatch runs; the dispatch
+  count proves which path ran;
+- fp16 staging of inputs (TFLITE_GLES_X_HALF_UPLOAD) with fp16 storage;
+- the readback wait (TFLITE_GLES_X_READBACK: map, fence, spin, mapped).
+
+int32 tensors do not appear here: no kernel takes them, so none crosses.
+"""
+
+import numpy as np
+import pytest
+
+import gles_testing as gt
+from gles_testing import ModelBuilder, assert_close, assert_fully_delegated
+
+
+def add_model(shape, dtype=np.float32):
+    b = ModelBuilder()
+    x = b.add_input(shape, dtype)
+    y = b.add_input(shape, dtype)
+    o = b.add_tensor(shape, dtype)
+    if dtype == np.bool_:
+        b.add_op("LOGICAL_AND", [x, y], [o])
+    else:
+        b.add_op("ADD", [x, y], [o], {"fused_activation_function": "NONE"})
+    return b.build()
+
+
+def classifier_model(depth, classes, rng):
+    """FULLY_CONNECTED [1, depth] -> [1, classes] -> SOFTMAX: the end of
+    MobileNet, whose logits are read back directly."""
+    b = ModelBuilder()
+    x = b.add_input([1, depth])
+    w = b.add_const(rng.uniform(-0.5, 0.5, [classes, depth]).astype(np.float32))
+    bias = b.add_const(rng.uniform(-1, 1, [classes]).astype(np.float32))
+    logits = b.add_tensor([1, classes])
+    b.add_op("FULLY_CONNECTED", [x, w, bias], [logits],
+             {"fused_activation_function": "NONE", "keep_num_dims": False})
+    o = b.add_tensor([1, classes])
+    b.add_op("SOFTMAX", [logits], [o], {"beta": 1.0})
+    return b.build()
+
+
+def run_invokes(model, make_inputs, options, exact, fp16, invokes=3):
+    """Invokes the delegate and the CPU alike; returns the delegate's stats."""
+    delegate = gt.make_delegate(options)
+    gpu_interp = gt.interpreter(model, delegate)
+    cpu_interp = gt.interpreter(model)
+    for i in range(invokes):
+        inputs = make_inputs(i)
+        gpu = gt.invoke(gpu_interp, inputs)
+        cpu = gt.invoke(cpu_interp, inputs)
+        if exact:
+            for g, c in zip(gpu, cpu):
+                np.testing.assert_array_equal(g, c)
+        else:
+            assert_close(gpu, cpu, fp16)
+    stats = gt.stats(delegate)
+    assert_fully_delegated(stats)
+    return stats
+
+
+FP16 = {"precision_loss_allowed": "true"}
+
+# (shape, whether PHWC4 is BHWC): one slice of 4 channels; one pixel per
+# batch with whole slices; one pixel, one batch. The others are relaid out
+# on the CPU when direct.
+SHAPES = [
+    ([2, 5, 7, 4], True),     # C == 4
+    ([3, 1, 1, 8], True),     # H*W == 1, C % 4 == 0
+    ([1, 1, 1, 5], True),     # H*W == 1, B == 1, padded lanes
+    ([1, 1001], True),        # MobileNet's class count
+    ([3, 1, 1, 6], False),    # H*W == 1 but B > 1 and C % 4 != 0
+    ([2, 5, 7, 3], False),    # image-like, 3 channels
+    ([2, 4, 5, 9], False),    # 3 slices, the last padded
+]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("shape,coincide", SHAPES, ids=[str(s[0]) for s in SHAPES])
+def test_direct_transfers_give_the_cpu_answer_without_conversions(
+        monkeypatch, shape, coincide, precision):
+    rng = np.random.default_rng(len(shape) * 100 + shape[-1])
+    model = add_model(shape)
+    options = FP16 if precision == "fp16" else {}
+
+    def inputs(_):
+        return [rng.uniform(-3, 3, shape).astype(np.float32) for _ in range(2)]
+
+    dispatches = {}
+    # Off; on (every tensor here is under the size limit); on with a limit
+    # of 0 (uploads converted, outputs direct only where layouts coincide).
+    for direct, limit in (("0", "64"), ("1", "64"), ("1", "0")):
+        monkeypatch.setenv("TFLITE_GLES_X_DIRECT_TRANSFERS", direct)
+        monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", limit)
+        stats = run_invokes(model, inputs, options, exact=precision == "fp32",
+                            fp16=precision == "fp16")
+        dispatches[direct + "/" + limit] = stats["dispatches"]
+    # Converted: 2 upload conversions, the ADD, 1 readback conversion.
+    assert dispatches == {"0/64": 4, "1/64": 1, "1/0": 3 if coincide else 4}, dispatches
+
+
+@pytest.mark.parametrize("direct", ["0", "1"])
+@pytest.mark.parametrize("shape", [[2, 5, 7, 4], [1, 1, 1, 7], [2, 3, 5, 3]])
+def test_bool_tensors_cross_both_ways(monkeypatch, direct, shape):
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_TRANSFERS", direct)
+    rng = np.random.default_rng(7)
+    run_invokes(add_model(shape, np.bool_),
+                lambda _: [rng.random(shape) < 0.5 for _ in range(2)], {}, True, False)
+
+
+@pytest.mark.parametrize("half", ["0", "1"])
+@pytest.mark.parametrize("storage", ["auto", "ssbo"])
+def test_fp16_staged_inputs_stay_within_fp16_tolerance(monkeypatch, half, storage):
+    """Half staging needs a samplerBuffer view of the staging; with storage=
+    ssbo (and no staging view) it falls back to float staging."""
+    monkeypatch.setenv("TFLITE_GLES_X_HALF_UPLOAD", half)
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")  # staged, converted
+    shape = [2, 9, 11, 3]
+    rng = np.random.default_rng(11)
+    model = add_model(shape)
+    options = dict(FP16, storage=storage)
+    run_invokes(model, lambda _: [rng.uniform(-3, 3, shape).astype(np.float32)
+                                  for _ in range(2)], options, False, True)
+    # Values beyond fp16's range saturate like fp16 storage always did;
+    # within range the error bound holds (checked above). Bool through
+    # half staging: exactly 0 and 1.
+    bshape = [2, 9, 11, 3]
+    run_invokes(add_model(bshape, np.bool_),
+                lambda _: [rng.random(bshape) < 0.5 for _ in range(2)], options, True, False)
+
+
+@pytest.mark.parametrize("readback", ["map", "fence", "spin", "mapped", "mapped_spin"])
+@pytest.mark.parametrize("direct", ["0", "1"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_every_readback_wait_gives_the_cpu_answer(monkeypatch, readback, direct, precision):
+    monkeypatch.setenv("TFLITE_GLES_X_READBACK", readback)
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_TRANSFERS", direct)
+    fp16 = precision == "fp16"
+    options = FP16 if fp16 else {}
+    rng = np.random.default_rng(5)
+    model = classifier_model(40, 1001, rng)
+    run_invokes(model, lambda _: [rng.uniform(-1, 1, [1, 40]).astype(np.float32)],
+                options, False, fp16, invokes=4)
+    shape = [2, 6, 5, 3]
+    run_invokes(add_model(shape), lambda _: [rng.uniform(-3, 3, shape).astype(np.float32)
+                                             for _ in range(2)], options, not fp16, fp16)
+
+
+def test_an_output_that_is_also_read_keeps_its_conversion(monkeypatch):
+    """A tensor both read back and consumed by a later kernel stays in video
+    memory (a direct readback would put it in host memory for that kernel)."""
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_TRANSFERS", "1")
+    shape = [1, 3, 5, 4]
+    b = ModelBuilder()
+    x = b.add_input(shape)
+    y = b.add_input(shape)
+    mid = b.add_tensor(shape)
+    out = b.add_tensor(shape)
+    b.add_op("ADD", [x, y], [mid], {"fused_activation_function": "NONE"})
+    b.add_op("MUL", [mid, y], [out], {"fused_activation_function": "NONE"})
+    b.set_outputs([mid, out])
+    rng = np.random.default_rng(9)
+    stats = run_invokes(b.build(), lambda _: [rng.uniform(-3, 3, shape).astype(np.float32)
+                                              for _ in range(2)], {}, True, False)
+    # Direct uploads; ADD, MUL; `mid` read back through a conversion.
+    assert stats["dispatches"] == 3, stats
