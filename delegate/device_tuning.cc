@@ -115,12 +115,13 @@ void TuneForDevice(DeviceProfile* device) {
   device->mapped_upload_staging = device->gpu->HasExtension("GL_EXT_buffer_storage");
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
-  // invoke while the CPU issued dispatches (TFLITE_GLES_X_TIMELINE). A flush
-  // after the 2nd, 8th and 32nd dispatch starts it early without starving
-  // it between batches: MobileNet 0.452 -> 0.429 ms, fp16 0.434 -> 0.409,
-  // selfie -5 %, face detection -4 % (docs/perf/log.md, "Lead, session 3").
-  // llvmpipe runs each dispatch inside the call; a flush there is a no-op.
-  device->early_flushes = !device->gpu->IsLlvmpipe();
+  // invoke while the CPU issued dispatches (TFLITE_GLES_X_TIMELINE). One
+  // flush after the 2nd dispatch starts it early; more flushes cost the GPU
+  // a stall at each batch boundary (H200, MobileNet fp16: none 0.359 ms,
+  // one after 2 dispatches 0.333, after the 2nd/8th/32nd 0.341; docs/perf/
+  // log.md, "Lead, session 3"). llvmpipe runs each dispatch inside the
+  // call; a flush there does nothing.
+  device->early_flush_after = device->gpu->IsLlvmpipe() ? -1 : 2;
   // The first convolution reads an image input straight from its upload
   // staging buffer (delegate/upload_fusion.h): one dependent dispatch less
   // (~6 us on the H200) for a few more reads of host memory. llvmpipe pays
@@ -166,7 +167,6 @@ void TuneForDevice(DeviceProfile* device) {
   SwitchFromEnv("TFLITE_GLES_X_TIMELINE", &device->report_timeline);
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
   SwitchFromEnv("TFLITE_GLES_X_MAPPED_UPLOAD", &device->mapped_upload_staging);
-  SwitchFromEnv("TFLITE_GLES_X_EARLY_FLUSHES", &device->early_flushes);
   SwitchFromEnv("TFLITE_GLES_FUSE_UPLOAD", &device->fuse_upload_into_conv);
   if (const char* text = std::getenv("TFLITE_GLES_X_EARLY_FLUSH")) {
     device->early_flush_after = std::atoi(text);

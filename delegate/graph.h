@@ -119,15 +119,12 @@ struct DeviceProfile {
   bool mapped_readback() const {
     return readback == Readback::kMapped || readback == Readback::kMappedSpin;
   }
-  // glFlush after this many dispatches of an invoke (0: right after the
-  // uploads; -1: never). TFLITE_GLES_X_EARLY_FLUSH, for experiments.
+  // glFlush once, after this many dispatches of an invoke (0: right after
+  // the uploads; -1: never): NVIDIA's driver holds issued commands back
+  // until ~60 us after the first pending one, so without it the GPU idles
+  // for the first ~90 us of an invoke. Set by TuneForDevice;
+  // TFLITE_GLES_X_EARLY_FLUSH=N.
   int early_flush_after = -1;
-  // glFlush after the 2nd, 8th, 32nd... dispatch of an invoke (each flush
-  // at 4x the last), so that a driver that holds commands back (NVIDIA:
-  // ~60 us after the first pending one) starts the GPU early, while each
-  // batch holds enough GPU work to cover the CPU issuing the next. Set by
-  // TuneForDevice; TFLITE_GLES_X_EARLY_FLUSHES=0/1.
-  bool early_flushes = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

@@ -21,14 +21,6 @@
 namespace tflite_gles {
 
 namespace {
-// DeviceProfile::early_flushes: after 2, 8, 32, ... dispatches.
-bool IsEarlyFlushPoint(size_t issued) {
-  for (size_t point = 2; point <= issued; point *= 4) {
-    if (point == issued) return true;
-  }
-  return false;
-}
-
 size_t ElementBytes(abi::Type type) {
   switch (type) {
     case abi::kFloat32: return sizeof(float);
@@ -592,11 +584,7 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     if (device_.early_flush_after == 0) TFG_GL(glFlush());
     for (size_t i = 0; i < steps_.size(); ++i) {
       TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i]));
-      const size_t issued = i + 1;
-      if (static_cast<int>(issued) == device_.early_flush_after ||
-          (device_.early_flushes && IsEarlyFlushPoint(issued))) {
-        TFG_GL(glFlush());
-      }
+      if (static_cast<int>(i) + 1 == device_.early_flush_after) TFG_GL(glFlush());
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
     }
   }

@@ -111,3 +111,17 @@ def test_invoke_phase_reports_leave_answers_alone(monkeypatch, capfd, knob):
             assert "do not time compute work" in err, err
         else:
             assert "time line, mean of 200 invokes" in err, err
+
+
+@pytest.mark.parametrize("flush_after", ["0", "1", "3", "100"])
+def test_early_flush_changes_no_answer(monkeypatch, flush_after):
+    """DeviceProfile::early_flush_after (on for real GPUs, forced here): a
+    glFlush after the Nth dispatch (0: right after the uploads; past the
+    last: never) must leave every answer as it was."""
+    monkeypatch.setenv("TFLITE_GLES_X_EARLY_FLUSH", flush_after)
+    c = Chain([1, 9, 8, 5], seed=12)
+    y = c.conv(c.x, 8, kernel=3, stride=2, activation="RELU")
+    model = c.build([c.conv(c.depthwise(y), 6)])
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs(c.input_shapes, seed=2))
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, False)
