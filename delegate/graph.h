@@ -100,9 +100,9 @@ struct DeviceProfile {
   // writes a tensor's own PHWC4 buffer (floats or halves) and no layout
   // conversion dispatch runs. Outputs: where PHWC4 order is BHWC order (one
   // slice of exactly 4 channels; one pixel per batch with whole slices or
-  // one batch), or the tensor is at most direct_max_bytes (relaid out on
-  // the CPU). Inputs: up to direct_max_bytes (TFLITE_GLES_X_DIRECT_MAX_KB),
-  // as consumers then read host memory on a discrete GPU.
+  // one batch). Inputs: up to direct_max_bytes (TFLITE_GLES_X_DIRECT_MAX_KB;
+  // consumers then read host memory on a discrete GPU), relaid out on the
+  // CPU where the layouts differ.
   bool direct_transfers = true;
   size_t direct_max_bytes = 64 * 1024;
   // With fp16 storage, inputs are staged as halves, converted on the CPU

@@ -155,19 +155,19 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     const size_t elements = static_cast<size_t>(shape.elements());
     const abi::Type type = builder.graph().context()->tensors[index].type;
     const size_t root = root_of(value);
-    // Direct: a kernel writes it, none reads it, and it is no partition
-    // input (whose buffer the CPU writes); relaid out on the CPU if small.
-    const bool relayout = !Phwc4IsBhwc(shape);
-    const size_t stored_bytes =
-        static_cast<size_t>(shape.vec4_count()) * (device.fp16 ? 8 : 16);
-    if (device.direct_transfers && (!relayout || stored_bytes <= device.direct_max_bytes) &&
-        marked(written, root) &&
+    // Direct: where PHWC4 is BHWC, a kernel writes it, none reads it, and
+    // it is no partition input (whose buffer the CPU writes). Not for other
+    // layouts, even small ones: the kernel then wrote PHWC4 slices into host
+    // memory and the CPU relaid them out, and face detection's two outputs
+    // (896x16, 896x1) took 12 us longer that way than with their readback
+    // conversions (H200; docs/perf/log.md, "Transfers (xfer)").
+    if (device.direct_transfers && Phwc4IsBhwc(shape) && marked(written, root) &&
         !marked(read, root) &&
         std::find(direct_inputs.begin(), direct_inputs.end(), root) == direct_inputs.end() &&
         builder.value(static_cast<ValueId>(root)).kind != Value::Kind::kInput) {
       runtime->downloads_.push_back(
           {index, static_cast<ValueId>(root), elements, type, device.fp16, true,
-           relayout, shape});
+           false, shape});
       continue;
     }
     ValueId staging = builder.NewTemporary(shape);
@@ -704,27 +704,14 @@ Status PartitionRuntime::DownloadOutput(const Transfer& download,
     conversion_scratch_.resize(download.elements);
     floats = conversion_scratch_.data();
   }
-  const size_t stored = download.relayout
-                            ? static_cast<size_t>(download.shape.vec4_count()) * 4
-                            : download.elements;
+  // Direct readbacks exist only where PHWC4 is BHWC: a plain copy.
   if (download.half) {
     half_scratch_.resize(download.elements);
-    if (download.relayout) {
-      phwc4_halves_.resize(stored);
-      TFG_RETURN_IF_ERROR(
-          buffer.Download(0, stored * sizeof(uint16_t), phwc4_halves_.data()));
-      Phwc4ToBhwc(phwc4_halves_.data(), download.shape, half_scratch_.data());
-    } else {
-      TFG_RETURN_IF_ERROR(
-          buffer.Download(0, stored * sizeof(uint16_t), half_scratch_.data()));
-    }
+    TFG_RETURN_IF_ERROR(
+        buffer.Download(0, download.elements * sizeof(uint16_t), half_scratch_.data()));
     HalvesToFloats(half_scratch_.data(), floats, download.elements);
-  } else if (download.relayout) {
-    phwc4_floats_.resize(stored);
-    TFG_RETURN_IF_ERROR(buffer.Download(0, stored * sizeof(float), phwc4_floats_.data()));
-    Phwc4ToBhwc(phwc4_floats_.data(), download.shape, floats);
   } else {
-    TFG_RETURN_IF_ERROR(buffer.Download(0, stored * sizeof(float), floats));
+    TFG_RETURN_IF_ERROR(buffer.Download(0, download.elements * sizeof(float), floats));
   }
   if (tensor.type == abi::kFloat32) return Status::Ok();
   for (size_t i = 0; i < download.elements; ++i) {

@@ -83,7 +83,7 @@ class PartitionRuntime {
     abi::Type type;
     bool half;      // the buffer holds halves
     bool direct;    // no conversion dispatch: the tensor's own buffer
-    bool relayout;  // direct, PHWC4 != BHWC: relaid out on the CPU
+    bool relayout;  // a direct upload where PHWC4 != BHWC: CPU relayout
     Shape4 shape;
   };
   // Per Value: whether the CPU writes or reads its buffer (then it has its
@@ -125,7 +125,7 @@ class PartitionRuntime {
   std::vector<ConstantOutput> constant_outputs_;
   std::vector<float> conversion_scratch_;  // bool/int32 <-> float staging
   std::vector<uint16_t> half_scratch_;     // halves, where not mapped
-  std::vector<float> phwc4_floats_;        // CPU relayouts (direct transfers)
+  std::vector<float> phwc4_floats_;        // CPU relayouts (direct uploads)
   std::vector<uint16_t> phwc4_halves_;
   std::vector<gl::Buffer> buffers_;                 // per value
   std::vector<gl::TextureBufferView> views_;        // per value (if used)

@@ -1,11 +1,10 @@
-// BHWC <-> PHWC4 on the CPU, for tensors the CPU reads or writes in the
-// GPU's own layout (direct transfers, delegate/runtime.cc): small tensors
-// where a conversion dispatch would cost more than the CPU's loop.
-// Elements are copied as bits (float or half).
+// BHWC -> PHWC4 on the CPU, for small inputs the CPU writes in the GPU's
+// own layout (direct transfers, delegate/runtime.cc), where a conversion
+// dispatch would cost more than the CPU's loop. Elements are copied as bits
+// (float or half).
 #pragma once
 
 #include <cstddef>
-#include <cstring>
 
 #include "delegate/node_view.h"
 
@@ -25,22 +24,6 @@ void BhwcToPhwc4(const T* bhwc, const Shape4& shape, T* phwc4) {
       for (size_t p = 0; p < pixels; ++p, out += 4) {
         const T* in = batch + p * shape.c + s * 4;
         for (int k = 0; k < 4; ++k) out[k] = k < lanes ? in[k] : T(0);
-      }
-    }
-  }
-}
-
-template <typename T>
-void Phwc4ToBhwc(const T* phwc4, const Shape4& shape, T* bhwc) {
-  const int slices = shape.slices();
-  const size_t pixels = static_cast<size_t>(shape.h) * shape.w;
-  const T* in = phwc4;
-  for (int b = 0; b < shape.b; ++b) {
-    T* batch = bhwc + static_cast<size_t>(b) * pixels * shape.c;
-    for (int s = 0; s < slices; ++s) {
-      const int lanes = shape.c - s * 4 < 4 ? shape.c - s * 4 : 4;
-      for (size_t p = 0; p < pixels; ++p, in += 4) {
-        std::memcpy(batch + p * shape.c + s * 4, in, lanes * sizeof(T));
       }
     }
   }
