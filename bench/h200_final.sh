@@ -5,6 +5,9 @@
 #   bench-nvidia-h200.{md,json,png}  every shared model + the stand-ins, all
 #                                    backends (ours fp32/fp16, XNNPACK 1/all
 #                                    threads, LiteRT GPU)
+#   mobilenet-h200.json              the headline: MobileNet v1 stand-in, ours
+#                                    and LiteRT GPU, 5 fresh processes each
+#                                    (one process's median can be 30 % off)
 #   profile-h200-mobilenet.{txt,json}  per-dispatch GPU times, fp32
 #   floor-h200.txt                   bench/dispatch_floor.py + invoke phases
 #   cold-init-h200.txt               bench/cold_init.py (driver cache empty /
@@ -25,6 +28,10 @@ tail -n 9 "$OUT/profile-h200-mobilenet.txt"
     --iterations 400 --variant fp32: --variant fp16:precision_loss_allowed=true; } \
   > "$OUT/floor-h200.txt" 2>&1
 grep -v "^INFO: tflite-gles: delegated" "$OUT/floor-h200.txt"
+timeout 200 python3 bench/run_bench.py --model "$MOBILENET" --processes 5 \
+  --backends gles_fp32,gles_fp16,litert_gpu --iterations 1000 --max-seconds 4 \
+  --out-dir /tmp/headline --name mobilenet-h200 2>&1 | grep "^|"
+cp /tmp/headline/mobilenet-h200.json "$OUT"/
 timeout 240 python3 bench/cold_init.py --repeats 2 > "$OUT/cold-init-h200.txt" 2>&1
 tail -n 6 "$OUT/cold-init-h200.txt"
 timeout 400 python3 bench/run_bench.py --all --models-dir "$SHARED" \
