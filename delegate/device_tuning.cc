@@ -207,6 +207,10 @@ void TuneForDevice(DeviceProfile* device) {
   // tests on llvmpipe together with TFLITE_GLES_SHARED_MEMORY_GEMM=1).
   device->fuse_depthwise_into_gemm = device->shared_memory_gemm;
   SwitchFromEnv("TFLITE_GLES_FUSE_DEPTHWISE", &device->fuse_depthwise_into_gemm);
+  // Likewise a classifier's global average pool into its logits GEMM
+  // (MobileNet: the 8 us mean dispatch; docs/perf/log.md, "Lead, session 3").
+  device->fuse_mean_into_gemm = device->shared_memory_gemm;
+  SwitchFromEnv("TFLITE_GLES_FUSE_MEAN", &device->fuse_mean_into_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the
   // GEMM kernels decline with the parse error, so the sweep notices.
   if (const char* text = std::getenv("TFLITE_GLES_GEMM_TILE")) {

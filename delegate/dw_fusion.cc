@@ -164,4 +164,97 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
   return fused;
 }
 
+namespace {
+
+bool IsWholeMapMean(const Dispatch& d) {
+  if (d.shader != "mean" || !d.defines.count("KEEP_C") || !d.defines.count("REDUCE_H") ||
+      !d.defines.count("REDUCE_W") || d.outputs.size() != 1 || d.inputs.size() != 1) {
+    return false;
+  }
+  for (const auto& [name, value] : d.defines) {
+    if (name.rfind("ACT_", 0) == 0) return false;
+  }
+  return IntDefine(d, "COUNT") == IntDefine(d, "IN_H") * IntDefine(d, "IN_W") &&
+         IntDefine(d, "COUNT") > 0;
+}
+
+}  // namespace
+
+int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& values,
+                     const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches) {
+  if (!device.shared_memory_gemm || !device.fuse_mean_into_gemm) return 0;
+  std::vector<Dispatch>& list = *dispatches;
+  // Roots that must stay materialized: outputs (or views that are) and
+  // write-back sources. A view alone does not pin: the logits GEMM often
+  // reads the pooled map through a RESHAPE view, and readers() counts reads
+  // through every view.
+  std::vector<bool> pinned(values.size(), false);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].kind == Value::Kind::kOutput) pinned[Root(values, static_cast<ValueId>(i))] = true;
+  }
+  for (ValueId id : keep) pinned[Root(values, id)] = true;
+  std::vector<bool> removed(list.size(), false);
+  auto readers = [&](ValueId root) {
+    int count = 0;
+    for (size_t j = 0; j < list.size(); ++j) {
+      if (removed[j]) continue;
+      for (ValueId read : list[j].inputs) count += Root(values, read) == root;
+    }
+    return count;
+  };
+  auto writes = [&](size_t j, ValueId root) {
+    for (ValueId id : list[j].outputs) {
+      if (!removed[j] && Root(values, id) == root) return true;
+    }
+    return false;
+  };
+  int fused = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    Dispatch& gemm = list[i];
+    if (gemm.shader != "gemm" || !gemm.defines.count("SPLIT_K") ||
+        gemm.defines.count("MEAN_PROLOGUE") || gemm.specialize || gemm.inputs.empty()) {
+      continue;
+    }
+    const ValueId a = gemm.inputs[0];
+    if (pinned[Root(values, a)] || readers(Root(values, a)) != 1) continue;
+    int producer = -1;
+    for (int j = static_cast<int>(i) - 1; j >= 0 && producer < 0; --j) {
+      if (writes(j, Root(values, a))) producer = j;
+    }
+    if (producer < 0 || !IsWholeMapMean(list[producer]) ||
+        !ReadsAsPointwise(gemm, values[a].shape)) {
+      continue;
+    }
+    const Dispatch& mean = list[producer];
+    const ValueId map = mean.inputs[0];
+    bool overwritten = false;
+    for (size_t j = producer + 1; j < i && !overwritten; ++j) {
+      overwritten = writes(j, Root(values, map));
+    }
+    const long long a_vec4 = IntDefine(gemm, "TILE_ROWS") * IntDefine(gemm, "DEPTH_STEPS");
+    if (overwritten || a_vec4 <= 0 ||
+        a_vec4 + IntDefine(gemm, "SHARED_VEC4") > kernels::SharedGemmVec4Limit(device)) {
+      continue;
+    }
+    const long long pixels = IntDefine(mean, "COUNT");
+    auto& d = gemm.defines;
+    d["MEAN_PROLOGUE"] = "";
+    d["A_VEC4"] = std::to_string(a_vec4);
+    d["MEAN_PIXELS"] = std::to_string(pixels);
+    d["MEAN_BATCH_STRIDE"] = std::to_string(pixels * IntDefine(mean, "IN_S"));
+    gemm.inputs[0] = map;
+    gemm.label = mean.label + " + " + gemm.label;
+    gemm.flops += mean.flops;
+    removed[producer] = true;
+    ++fused;
+  }
+  std::vector<Dispatch> kept;
+  kept.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!removed[i]) kept.push_back(std::move(list[i]));
+  }
+  list.swap(kept);
+  return fused;
+}
+
 }  // namespace tflite_gles

@@ -37,4 +37,17 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
                           const std::vector<ValueId>& keep,
                           std::vector<Dispatch>* dispatches);
 
+// Mean-into-GEMM fusion, the same idea for a classifier's head: a mean over
+// the whole H x W map (mean.comp in one pass, KEEP_C, no activation: global
+// average pooling or MEAN over H and W) whose output only a split-K GEMM
+// (FULLY_CONNECTED, or the 1x1 convolution on the pooled 1x1 map) reads, as
+// rows = batch and depth = slices, runs inside that GEMM (gemm.comp's
+// MEAN_PROLOGUE): each workgroup averages the map into shared memory first.
+// Same conditions on the mean's output as above; where the means and the
+// partial sums do not fit the device's shared memory together, nothing
+// changes. Only where DeviceProfile::fuse_mean_into_gemm is set. Returns
+// how many mean dispatches were folded away.
+int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& values,
+                     const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches);
+
 }  // namespace tflite_gles

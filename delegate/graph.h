@@ -145,6 +145,10 @@ struct DeviceProfile {
   // runs inside that GEMM's workgroups (delegate/dw_fusion.h). Set by
   // TuneForDevice; only where shared_memory_gemm is.
   bool fuse_depthwise_into_gemm = false;
+  // A whole-map mean whose output only a split-K GEMM reads runs inside
+  // that GEMM (delegate/dw_fusion.h, FuseMeanIntoGemm). Set by
+  // TuneForDevice; TFLITE_GLES_FUSE_MEAN=0/1.
+  bool fuse_mean_into_gemm = false;
   // For sweeps: gemm.comp's tile as "TM,TN,TR,TS,KP" or "splitk,SLICES,KP"
   // (kernels/gemm.h); empty: chosen per layer shape.
   std::string gemm_tile_override;

@@ -193,6 +193,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseDepthwiseIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseMeanIntoGemm(device, runtime->values_, keep, &kernel_dispatches);
   }
   if (device.fuse_upload_into_conv) {
     runtime->fused_ += FuseUploadConversions(runtime->values_, &pre, &kernel_dispatches, post);

@@ -32,6 +32,14 @@
 // faster than these direct loads anyway (docs/perf/log.md, "NVIDIA GEMM").
 // So the only barrier is the one before the partial sums are combined.
 //
+// MEAN_PROLOGUE (SPLIT_K only; delegate/mean_fusion.h): A is the mean over
+// MEAN_PIXELS pixels of a PHWC4 map (global average pooling before a
+// classifier): binding 1 is that map, and the workgroup first averages the
+// TILE_ROWS x DEPTH_STEPS vec4s its rows read into `mean_a` ([row][step];
+// each invocation walks the pixels of some), then one barrier, then the
+// GEMM reads A from there. Every workgroup along the slices repeats the
+// means: MobileNet's 49 x 256 vec4s, against a dispatch of its own.
+//
 // DW_PROLOGUE_* (tiled only; delegate/dw_fusion.h): the input is not the
 // GEMM's A matrix but the input of a 3x3 depthwise convolution (multiplier
 // 1, any stride and padding) whose output A is. The workgroup first computes
@@ -61,6 +69,9 @@
 // @uniform DEPTH_STRIDE=16 IN_BATCH_STRIDE=32 OUT_HW=16 WEIGHT_SLICES=2
 // @uniform DW_IN_H=8 DW_IN_W=8 DW_OUT_W=4 DW_STRIDE_H=2 DW_STRIDE_W=2
 // @uniform DW_PAD_TOP=0 DW_PAD_LEFT=0
+// @axis - MEAN_PROLOGUE
+// @const A_VEC4=64
+// @uniform MEAN_PIXELS=4 MEAN_BATCH_STRIDE=8
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 
@@ -109,6 +120,9 @@ vec4 dw_activate(vec4 v) {
 // them, unless a test forces it.
 
 shared vec4 scratch[SHARED_VEC4];
+#if defined(MEAN_PROLOGUE)
+shared vec4 mean_a[A_VEC4];
+#endif
 
 int input_base(int row) {
   return (row / ROW_PIXELS) * IN_BATCH_STRIDE + row % ROW_PIXELS;
@@ -136,6 +150,23 @@ void main() {
     base[p] = input_base(min(first_row + p, ROWS - 1));
     acc[p] = vec4(0.0);
   }
+#if defined(MEAN_PROLOGUE)
+  {
+    int depth_steps = DEPTH_STEPS;
+    int pixels = MEAN_PIXELS;
+    float scale = 1.0 / float(pixels);
+    for (int i = part * LOCAL_X + tx; i < TILE_ROWS * depth_steps; i += LOCAL_X * K_PARTS) {
+      int p = i / depth_steps;
+      int d = i - p * depth_steps;
+      int map = min(first_row + p, ROWS - 1) * MEAN_BATCH_STRIDE + d * pixels;
+      vec4 sum = vec4(0.0);
+      for (int k = 0; k < pixels; ++k) sum += LOAD(in0, map + k);
+      mean_a[i] = sum * scale;
+    }
+  }
+  memoryBarrierShared();
+  barrier();
+#endif
   for (int d = part; d < DEPTH_STEPS; d += K_PARTS) {
     int w = (d * WEIGHT_SLICES + slice) * 4;
     vec4 w0 = LOAD(weights, w);
@@ -143,7 +174,11 @@ void main() {
     vec4 w2 = LOAD(weights, w + 2);
     vec4 w3 = LOAD(weights, w + 3);
     for (int p = 0; p < TILE_ROWS; ++p) {
+#if defined(MEAN_PROLOGUE)
+      vec4 x = mean_a[p * DEPTH_STEPS + d];
+#else
       vec4 x = LOAD(in0, base[p] + d * DEPTH_STRIDE);
+#endif
       acc[p] += w0 * x.x + w1 * x.y + w2 * x.z + w3 * x.w;
     }
   }
