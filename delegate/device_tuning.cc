@@ -121,7 +121,8 @@ void TuneForDevice(DeviceProfile* device) {
   // one after 2 dispatches 0.333, after the 2nd/8th/32nd 0.341; docs/perf/
   // log.md, "Lead, session 3"). llvmpipe runs each dispatch inside the
   // call; a flush there does nothing.
-  device->early_flush_after = device->gpu->IsLlvmpipe() ? -1 : 2;
+  device->early_flush_points.clear();
+  if (!device->gpu->IsLlvmpipe()) device->early_flush_points = {2};
   // The first convolution reads an image input straight from its upload
   // staging buffer (delegate/upload_fusion.h): one dependent dispatch less
   // (~6 us on the H200) for a few more reads of host memory. llvmpipe pays
@@ -169,7 +170,21 @@ void TuneForDevice(DeviceProfile* device) {
   SwitchFromEnv("TFLITE_GLES_X_MAPPED_UPLOAD", &device->mapped_upload_staging);
   SwitchFromEnv("TFLITE_GLES_FUSE_UPLOAD", &device->fuse_upload_into_conv);
   if (const char* text = std::getenv("TFLITE_GLES_X_EARLY_FLUSH")) {
-    device->early_flush_after = std::atoi(text);
+    device->early_flush_points.clear();
+    for (const char* p = text; *p != '\0';) {
+      char* end = nullptr;
+      const long point = std::strtol(p, &end, 10);
+      if (end == p) {
+        std::fprintf(stderr,
+                     "WARNING: tflite-gles: TFLITE_GLES_X_EARLY_FLUSH='%s' is not a list "
+                     "of dispatch counts; ignored from '%s'\n", text, p);
+        break;
+      }
+      // A negative count (-1: "none") is never reached.
+      device->early_flush_points.push_back(static_cast<int>(point));
+      // ',' or '/' between counts ('/' passes through bench/options_ab.py).
+      p = (*end == ',' || *end == '/') ? end + 1 : end;
+    }
   }
   if (device->mapped_upload_staging &&
       !device->gpu->HasExtension("GL_EXT_buffer_storage")) {

@@ -119,12 +119,12 @@ struct DeviceProfile {
   bool mapped_readback() const {
     return readback == Readback::kMapped || readback == Readback::kMappedSpin;
   }
-  // glFlush once, after this many dispatches of an invoke (0: right after
-  // the uploads; -1: never): NVIDIA's driver holds issued commands back
-  // until ~60 us after the first pending one, so without it the GPU idles
-  // for the first ~90 us of an invoke. Set by TuneForDevice;
-  // TFLITE_GLES_X_EARLY_FLUSH=N.
-  int early_flush_after = -1;
+  // glFlush after these many dispatches of an invoke (0: right after the
+  // uploads; empty: never): NVIDIA's driver holds issued commands back
+  // until ~60 us after the first pending one, so without a flush the GPU
+  // idles for the first ~90 us of an invoke. Set by TuneForDevice;
+  // TFLITE_GLES_X_EARLY_FLUSH=N[,M...] ("-1" for none).
+  std::vector<int> early_flush_points;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

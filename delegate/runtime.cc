@@ -582,10 +582,14 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   if (profile) {
     TFG_RETURN_IF_ERROR(DispatchProfiled());
   } else {
-    if (device_.early_flush_after == 0) TFG_GL(glFlush());
+    auto flush_point = [this](size_t issued) {
+      const auto& points = device_.early_flush_points;
+      return std::find(points.begin(), points.end(), static_cast<int>(issued)) != points.end();
+    };
+    if (flush_point(0)) TFG_GL(glFlush());
     for (size_t i = 0; i < steps_.size(); ++i) {
       TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i]));
-      if (static_cast<int>(i) + 1 == device_.early_flush_after) TFG_GL(glFlush());
+      if (flush_point(i + 1)) TFG_GL(glFlush());
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
     }
   }

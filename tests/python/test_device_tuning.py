@@ -113,7 +113,7 @@ def test_invoke_phase_reports_leave_answers_alone(monkeypatch, capfd, knob):
             assert "time line, mean of 200 invokes" in err, err
 
 
-@pytest.mark.parametrize("flush_after", ["0", "1", "3", "100"])
+@pytest.mark.parametrize("flush_after", ["0", "1", "3", "100", "1,2,5", "-1"])
 def test_early_flush_changes_no_answer(monkeypatch, flush_after):
     """DeviceProfile::early_flush_after (on for real GPUs, forced here): a
     glFlush after the Nth dispatch (0: right after the uploads; past the
