@@ -166,6 +166,9 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
 
 namespace {
 
+// The largest map a fused mean walks (FuseMeanIntoGemm).
+constexpr long long kMaxFusedMeanPixels = 64;
+
 bool IsWholeMapMean(const Dispatch& d) {
   if (d.shader != "mean" || !d.defines.count("KEEP_C") || !d.defines.count("REDUCE_H") ||
       !d.defines.count("REDUCE_W") || d.outputs.size() != 1 || d.inputs.size() != 1) {
@@ -236,7 +239,13 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
         a_vec4 + IntDefine(gemm, "SHARED_VEC4") > kernels::SharedGemmVec4Limit(device)) {
       continue;
     }
+    // Each averaged vec4 is one invocation's serial walk over the map, done
+    // again by every workgroup: fine for a classifier's 7x7 head (49
+    // loads), ruinous for a squeeze-and-excitation block's 64x64 map
+    // (selfie segmentation went from 0.69 to 2.3 ms on the H200 with its
+    // six SE means fused). So small maps only.
     const long long pixels = IntDefine(mean, "COUNT");
+    if (pixels > kMaxFusedMeanPixels) continue;
     auto& d = gemm.defines;
     d["MEAN_PROLOGUE"] = "";
     d["A_VEC4"] = std::to_string(a_vec4);

@@ -43,7 +43,8 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
 // (FULLY_CONNECTED, or the 1x1 convolution on the pooled 1x1 map) reads, as
 // rows = batch and depth = slices, runs inside that GEMM (gemm.comp's
 // MEAN_PROLOGUE): each workgroup averages the map into shared memory first.
-// Same conditions on the mean's output as above; where the means and the
+// Same conditions on the mean's output as above; maps of at most 64 pixels
+// (each workgroup walks the map again); where the means and the
 // partial sums do not fit the device's shared memory together, nothing
 // changes. Only where DeviceProfile::fuse_mean_into_gemm is set. Returns
 // how many mean dispatches were folded away.

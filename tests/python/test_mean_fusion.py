@@ -73,3 +73,16 @@ def test_mean_with_a_second_reader_stays(monkeypatch):
     _, fused, fused_stats = run(monkeypatch, model, inputs, True)
     assert_close(fused, cpu)
     assert fused_stats["dispatches"] == plain_stats["dispatches"]
+
+
+def test_mean_over_a_large_map_stays(monkeypatch):
+    """Every workgroup of the fused GEMM walks the whole map again, so maps
+    over 64 pixels (squeeze-and-excitation blocks) keep their own mean."""
+    c = Chain([1, 9, 8, 16], seed=5)
+    x = c.conv(c.x, 16)
+    model = c.build([head(c, x, "MEAN", 10, True)])
+    inputs = random_inputs(c.input_shapes, seed=1)
+    cpu, plain, plain_stats = run(monkeypatch, model, inputs, False)
+    _, fused, fused_stats = run(monkeypatch, model, inputs, True)
+    assert_close(fused, cpu)
+    assert fused_stats["dispatches"] == plain_stats["dispatches"]
