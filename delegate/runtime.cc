@@ -589,8 +589,10 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     if (flush_point(0)) TFG_GL(glFlush());
     for (size_t i = 0; i < steps_.size(); ++i) {
       TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i]));
-      if (flush_point(i + 1)) TFG_GL(glFlush());
+      // The time line's stamp before the flush, so that it travels in the
+      // same batch as its dispatch.
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
+      if (flush_point(i + 1)) TFG_GL(glFlush());
     }
   }
   // Readback through a map (GL_BUFFER_UPDATE), or through persistent
