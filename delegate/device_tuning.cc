@@ -168,6 +168,11 @@ void TuneForDevice(DeviceProfile* device) {
   SwitchFromEnv("TFLITE_GLES_X_TIMELINE", &device->report_timeline);
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
   SwitchFromEnv("TFLITE_GLES_X_MAPPED_UPLOAD", &device->mapped_upload_staging);
+  // Upload staging read through a samplerBuffer view (default where the
+  // other reads are SSBOs and texture buffers exist) or as an SSBO (0).
+  if (device->gpu->has_texture_buffer && !device->texture_buffer_reads) {
+    SwitchFromEnv("TFLITE_GLES_X_STAGING_TEXTURE", &device->staging_texture_reads);
+  }
   SwitchFromEnv("TFLITE_GLES_FUSE_UPLOAD", &device->fuse_upload_into_conv);
   if (const char* text = std::getenv("TFLITE_GLES_X_EARLY_FLUSH")) {
     device->early_flush_points.clear();
