@@ -39,9 +39,7 @@ struct ShaderGuard {
 };
 }  // namespace
 
-StatusOr<Buffer> Buffer::Create(size_t bytes, const void* initial,
-                                GLenum usage) {
-  if (bytes == 0) bytes = 16;  // GL rejects empty data stores for binding.
+Status Buffer::GenerateAndBind(size_t bytes, const char* kind) {
   // Some drivers (NVIDIA's) accept any size and reserve lazily, failing
   // only later, mid-dispatch; a size no GPU has is refused here, up front.
   constexpr size_t kMaxBufferBytes = size_t{1} << 40;  // 1 TiB
@@ -53,16 +51,23 @@ StatusOr<Buffer> Buffer::Create(size_t bytes, const void* initial,
   const size_t test_limit = TestBufferLimit();
   if (test_limit != 0 && bytes > test_limit) {
     return Status::Error(
-        "allocating a GPU buffer of " + std::to_string(bytes) +
+        std::string("allocating a ") + kind + " of " + std::to_string(bytes) +
         " bytes: GL_OUT_OF_MEMORY (simulated: above "
         "TFLITE_GLES_TEST_MAX_BUFFER_BYTES=" + std::to_string(test_limit) + ")");
   }
-  Buffer buffer;
-  buffer.context_ = eglGetCurrentContext();
-  TFG_GL(glGenBuffers(1, &buffer.id_));
+  context_ = eglGetCurrentContext();
+  TFG_GL(glGenBuffers(1, &id_));
   ++g_live_buffers;
-  buffer.bytes_ = bytes;
-  TFG_GL(glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffer.id_));
+  bytes_ = bytes;
+  TFG_GL(glBindBuffer(GL_SHADER_STORAGE_BUFFER, id_));
+  return Status::Ok();
+}
+
+StatusOr<Buffer> Buffer::Create(size_t bytes, const void* initial,
+                                GLenum usage) {
+  if (bytes == 0) bytes = 16;  // GL rejects empty data stores for binding.
+  Buffer buffer;
+  TFG_RETURN_IF_ERROR(buffer.GenerateAndBind(bytes, "GPU buffer"));
   gl::ClearGlErrors();
   glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes),
                initial, usage);
@@ -119,22 +124,11 @@ StatusOr<Buffer> Buffer::CreateMapped(size_t bytes, bool for_read) {
   if (buffer_storage == nullptr) {
     return Status::Error("eglGetProcAddress gave no glBufferStorageEXT");
   }
-  const size_t test_limit = TestBufferLimit();
-  if (test_limit != 0 && bytes > test_limit) {
-    return Status::Error(
-        "allocating a mapped GPU buffer of " + std::to_string(bytes) +
-        " bytes: GL_OUT_OF_MEMORY (simulated: above "
-        "TFLITE_GLES_TEST_MAX_BUFFER_BYTES=" + std::to_string(test_limit) + ")");
-  }
   Buffer buffer;
-  buffer.context_ = eglGetCurrentContext();
-  TFG_GL(glGenBuffers(1, &buffer.id_));
-  ++g_live_buffers;
-  buffer.bytes_ = bytes;
+  TFG_RETURN_IF_ERROR(buffer.GenerateAndBind(bytes, "mapped GPU buffer"));
   buffer.mapped_read_ = for_read;
   const GLbitfield flags = (for_read ? GL_MAP_READ_BIT : GL_MAP_WRITE_BIT) |
                            GL_MAP_PERSISTENT_BIT_EXT | GL_MAP_COHERENT_BIT_EXT;
-  TFG_GL(glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffer.id_));
   gl::ClearGlErrors();
   buffer_storage(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), nullptr,
                  flags);

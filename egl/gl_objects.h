@@ -69,6 +69,10 @@ class Buffer {
 
  private:
   static StatusOr<Buffer> CreateMapped(size_t bytes, bool for_read);
+  // Both factories' first steps: refuses sizes no GPU has (or above the
+  // test hook's limit; `kind` names the buffer in the message), then
+  // generates the buffer and binds it to GL_SHADER_STORAGE_BUFFER.
+  Status GenerateAndBind(size_t bytes, const char* kind);
   void Reset();
   GLuint id_ = 0;
   size_t bytes_ = 0;
