@@ -60,6 +60,48 @@ ValueId Root(const std::vector<Value>& values, ValueId id) {
   return values[id].storage_of >= 0 ? values[id].storage_of : id;
 }
 
+// Who reads and writes a Value's storage (its root: views included) among
+// the dispatches not folded away yet; both prologue fusions walk the list
+// this way.
+struct DispatchScan {
+  const std::vector<Value>& values;
+  const std::vector<Dispatch>& list;
+  std::vector<bool> removed;
+
+  DispatchScan(const std::vector<Value>& v, const std::vector<Dispatch>& l)
+      : values(v), list(l), removed(l.size(), false) {}
+
+  int Readers(ValueId root) const {
+    int count = 0;
+    for (size_t j = 0; j < list.size(); ++j) {
+      if (removed[j]) continue;
+      for (ValueId read : list[j].inputs) count += Root(values, read) == root;
+    }
+    return count;
+  }
+  bool Writes(size_t j, ValueId root) const {
+    if (removed[j]) return false;
+    for (ValueId id : list[j].outputs) {
+      if (Root(values, id) == root) return true;
+    }
+    return false;
+  }
+  // The last dispatch before `before` that writes `root`; -1 if none.
+  int LatestWriter(size_t before, ValueId root) const {
+    for (size_t j = before; j-- > 0;) {
+      if (Writes(j, root)) return static_cast<int>(j);
+    }
+    return -1;
+  }
+  // Whether a dispatch strictly between `after` and `before` writes `root`.
+  bool WrittenBetween(size_t after, size_t before, ValueId root) const {
+    for (size_t j = after + 1; j < before; ++j) {
+      if (Writes(j, root)) return true;
+    }
+    return false;
+  }
+};
+
 }  // namespace
 
 int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
@@ -74,21 +116,7 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     if (vals[i].storage_of >= 0) pinned[vals[i].storage_of] = true;
   }
   for (ValueId id : keep) pinned[Root(vals, id)] = true;
-  std::vector<bool> removed(list.size(), false);
-  auto readers = [&](ValueId root) {
-    int count = 0;
-    for (size_t j = 0; j < list.size(); ++j) {
-      if (removed[j]) continue;
-      for (ValueId read : list[j].inputs) count += Root(vals, read) == root;
-    }
-    return count;
-  };
-  auto writes = [&](const Dispatch& d, ValueId root) {
-    for (ValueId id : d.outputs) {
-      if (Root(vals, id) == root) return true;
-    }
-    return false;
-  };
+  DispatchScan scan(vals, list);
 
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -99,12 +127,9 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
       continue;
     }
     const ValueId a = gemm.inputs[0];
-    if (vals[a].storage_of >= 0 || pinned[a] || readers(a) != 1) continue;
+    if (vals[a].storage_of >= 0 || pinned[a] || scan.Readers(a) != 1) continue;
     // Its latest writer, which must be a fusable depthwise.
-    int producer = -1;
-    for (int j = static_cast<int>(i) - 1; j >= 0 && producer < 0; --j) {
-      if (!removed[j] && writes(list[j], a)) producer = j;
-    }
+    const int producer = scan.LatestWriter(i, a);
     if (producer < 0 || !IsFusableDepthwise(list[producer]) ||
         !ReadsAsPointwise(gemm, vals[a].shape)) {
       continue;
@@ -113,13 +138,9 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     // The depthwise's input is now read at the GEMM's place: nothing in
     // between may overwrite it.
     const ValueId dw_in = depthwise.inputs[0];
-    bool overwritten = false;
-    for (size_t j = producer + 1; j < i && !overwritten; ++j) {
-      overwritten = !removed[j] && writes(list[j], Root(vals, dw_in));
-    }
-    if (overwritten) continue;
+    if (scan.WrittenBetween(producer, i, Root(vals, dw_in))) continue;
     const ValueId gemm_weights = gemm.inputs[1];
-    if (readers(gemm_weights) != 1) continue;
+    if (scan.Readers(gemm_weights) != 1) continue;
 
     const long long rows = IntDefine(gemm, "ROWS");
     const int out_slices = static_cast<int>(IntDefine(gemm, "OUT_S"));
@@ -151,16 +172,10 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     gemm.inputs.push_back(depthwise.inputs[2]);  // bias
     gemm.label = depthwise.label + " + " + gemm.label;
     gemm.flops += depthwise.flops;
-    removed[producer] = true;
+    scan.removed[producer] = true;
     ++fused;
   }
-
-  std::vector<Dispatch> kept;
-  kept.reserve(list.size());
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (!removed[i]) kept.push_back(std::move(list[i]));
-  }
-  list.swap(kept);
+  EraseRemoved(scan.removed, &list);
   return fused;
 }
 
@@ -189,28 +204,14 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
   std::vector<Dispatch>& list = *dispatches;
   // Roots that must stay materialized: outputs (or views that are) and
   // write-back sources. A view alone does not pin: the logits GEMM often
-  // reads the pooled map through a RESHAPE view, and readers() counts reads
-  // through every view.
+  // reads the pooled map through a RESHAPE view, and DispatchScan::Readers
+  // counts reads through every view.
   std::vector<bool> pinned(values.size(), false);
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i].kind == Value::Kind::kOutput) pinned[Root(values, static_cast<ValueId>(i))] = true;
   }
   for (ValueId id : keep) pinned[Root(values, id)] = true;
-  std::vector<bool> removed(list.size(), false);
-  auto readers = [&](ValueId root) {
-    int count = 0;
-    for (size_t j = 0; j < list.size(); ++j) {
-      if (removed[j]) continue;
-      for (ValueId read : list[j].inputs) count += Root(values, read) == root;
-    }
-    return count;
-  };
-  auto writes = [&](size_t j, ValueId root) {
-    for (ValueId id : list[j].outputs) {
-      if (!removed[j] && Root(values, id) == root) return true;
-    }
-    return false;
-  };
+  DispatchScan scan(values, list);
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     Dispatch& gemm = list[i];
@@ -219,23 +220,17 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
       continue;
     }
     const ValueId a = gemm.inputs[0];
-    if (pinned[Root(values, a)] || readers(Root(values, a)) != 1) continue;
-    int producer = -1;
-    for (int j = static_cast<int>(i) - 1; j >= 0 && producer < 0; --j) {
-      if (writes(j, Root(values, a))) producer = j;
-    }
+    const ValueId root = Root(values, a);
+    if (pinned[root] || scan.Readers(root) != 1) continue;
+    const int producer = scan.LatestWriter(i, root);
     if (producer < 0 || !IsWholeMapMean(list[producer]) ||
         !ReadsAsPointwise(gemm, values[a].shape)) {
       continue;
     }
     const Dispatch& mean = list[producer];
     const ValueId map = mean.inputs[0];
-    bool overwritten = false;
-    for (size_t j = producer + 1; j < i && !overwritten; ++j) {
-      overwritten = writes(j, Root(values, map));
-    }
     const long long a_vec4 = IntDefine(gemm, "TILE_ROWS") * IntDefine(gemm, "DEPTH_STEPS");
-    if (overwritten || a_vec4 <= 0 ||
+    if (scan.WrittenBetween(producer, i, Root(values, map)) || a_vec4 <= 0 ||
         a_vec4 + IntDefine(gemm, "SHARED_VEC4") > kernels::SharedGemmVec4Limit(device)) {
       continue;
     }
@@ -254,15 +249,10 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
     gemm.inputs[0] = map;
     gemm.label = mean.label + " + " + gemm.label;
     gemm.flops += mean.flops;
-    removed[producer] = true;
+    scan.removed[producer] = true;
     ++fused;
   }
-  std::vector<Dispatch> kept;
-  kept.reserve(list.size());
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (!removed[i]) kept.push_back(std::move(list[i]));
-  }
-  list.swap(kept);
+  EraseRemoved(scan.removed, &list);
   return fused;
 }
 

@@ -198,13 +198,17 @@ int FuseEpilogues(const std::vector<Value>& values,
     ++fused;
   }
 
-  std::vector<Dispatch> kept;
-  kept.reserve(list.size());
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (!removed[i]) kept.push_back(std::move(list[i]));
-  }
-  list.swap(kept);
+  EraseRemoved(removed, &list);
   return fused;
+}
+
+void EraseRemoved(const std::vector<bool>& removed, std::vector<Dispatch>* dispatches) {
+  std::vector<Dispatch> kept;
+  kept.reserve(dispatches->size());
+  for (size_t i = 0; i < dispatches->size(); ++i) {
+    if (!removed[i]) kept.push_back(std::move((*dispatches)[i]));
+  }
+  dispatches->swap(kept);
 }
 
 }  // namespace tflite_gles

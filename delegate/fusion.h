@@ -50,4 +50,8 @@ int FuseEpilogues(const std::vector<Value>& values,
                   const std::vector<ValueId>& keep,
                   std::vector<Dispatch>* dispatches);
 
+// Drops the dispatches marked in `removed` (one flag each), keeping the
+// order of the rest: the last step of every fusion pass.
+void EraseRemoved(const std::vector<bool>& removed, std::vector<Dispatch>* dispatches);
+
 }  // namespace tflite_gles
