@@ -17,13 +17,13 @@ is no pair (no depthwise before it).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
+from options_ab import environment  # noqa: E402
 from profile import collect  # noqa: E402
 
 
@@ -52,16 +52,8 @@ def main() -> None:
     for text in args.variant:
         name, _, rest = text.partition(":")
         env = dict(item.partition("=")[::2] for item in filter(None, rest.split(",")))
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
+        with environment(env):
             rows, stats, wall = collect(args.model, args.fp16, args.iterations, 1)
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
         results.append((name, pairs(rows), sum(r["ms"] for r in rows) * 1e3,
                         len(rows), wall))
     names = [r[0] for r in results]

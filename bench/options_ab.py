@@ -20,6 +20,7 @@ difference of its outputs from the first variant's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -46,21 +47,28 @@ def parse_variant(text: str) -> tuple[str, dict, dict]:
     return name, options, env
 
 
-def variant_interpreter(model, options: dict, env: dict):
-    """(delegate, allocated interpreter) for one variant: `env` is set only
-    while the delegate is created, when it reads its knobs."""
+@contextlib.contextmanager
+def environment(env: dict):
+    """Sets `env` in os.environ for the block, then restores what was there."""
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        delegate = gt.make_delegate(options)
-        interp = gt.interpreter(model, delegate)
-        interp.allocate_tensors()
+        yield
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def variant_interpreter(model, options: dict, env: dict):
+    """(delegate, allocated interpreter) for one variant: `env` is set only
+    while the delegate is created, when it reads its knobs."""
+    with environment(env):
+        delegate = gt.make_delegate(options)
+        interp = gt.interpreter(model, delegate)
+        interp.allocate_tensors()
     return delegate, interp
 
 
