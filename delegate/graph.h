@@ -125,6 +125,13 @@ struct DeviceProfile {
   // idles for the first ~90 us of an invoke. Set by TuneForDevice;
   // TFLITE_GLES_X_EARLY_FLUSH=N[,M...] ("-1" for none).
   std::vector<int> early_flush_points;
+  // Dispatches sorted by dependency level, so that independent ones are
+  // not separated by barriers (delegate/schedule.h); a glMemoryBarrier only
+  // before a dispatch that touches bytes an earlier one since the last
+  // barrier wrote (or writes bytes it read). TFLITE_GLES_X_ORDER_BY_LEVEL,
+  // TFLITE_GLES_X_BARRIER_EVERY_DISPATCH (the behaviour before both).
+  bool order_by_level = true;
+  bool barrier_every_dispatch = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

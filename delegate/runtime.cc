@@ -12,6 +12,7 @@
 
 #include "delegate/dw_fusion.h"
 #include "delegate/fusion.h"
+#include "delegate/schedule.h"
 #include "delegate/upload_fusion.h"
 #include "delegate/half.h"
 #include "delegate/half_convert.h"
@@ -207,6 +208,10 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->host_[t.buffer] = {HostSide::kDownload, !t.direct, t.half};
   }
 
+  // Independent dispatches next to each other, so that no barrier
+  // separates them (delegate/schedule.h); before memory planning, which
+  // then sees the lifetimes of this order.
+  if (device.order_by_level) OrderByLevel(runtime->values_, &kernel_dispatches);
   for (Dispatch& d : pre) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
   for (Dispatch& d : kernel_dispatches) {
     TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
@@ -463,6 +468,7 @@ Status PartitionRuntime::Allocate() {
     }
     buffers_[i] = std::move(*buffer);
   }
+  PlaceBarriers();
   std::vector<std::string> labels;
   for (const Step& step : steps_) {
     labels.push_back(step.dispatch.shader + " " + step.dispatch.label);
@@ -493,7 +499,15 @@ Status PartitionRuntime::BindForRead(ValueId view, GLuint binding) const {
   return BindForWrite(static_cast<ValueId>(id), binding);
 }
 
-Status PartitionRuntime::BindAndDispatch(const Step& step) {
+Status PartitionRuntime::BindAndDispatch(const Step& step, bool barrier) {
+  // What earlier dispatches wrote becomes visible to this one, through SSBO
+  // or texture; the texture-fetch bit only where reads go through texture
+  // buffers (it costs a texture cache invalidation on some drivers).
+  if (barrier) {
+    TFG_GL(glMemoryBarrier(device_.texture_buffer_reads
+                               ? GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT
+                               : GL_SHADER_STORAGE_BARRIER_BIT));
+  }
   const Dispatch& d = step.dispatch;
   GLuint binding = 0;
   for (ValueId id : d.outputs) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
@@ -504,13 +518,35 @@ Status PartitionRuntime::BindAndDispatch(const Step& step) {
   }
   TFG_RETURN_IF_ERROR(step.program->Dispatch(step.groups[0], step.groups[1],
                                              step.groups[2]));
-  // The next dispatch reads what this one wrote, through SSBO or texture;
-  // the texture-fetch bit only where reads go through texture buffers (it
-  // costs a texture cache invalidation on some drivers).
-  TFG_GL(glMemoryBarrier(device_.texture_buffer_reads
-                             ? GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT
-                             : GL_SHADER_STORAGE_BARRIER_BIT));
   return Status::Ok();
+}
+
+void PartitionRuntime::PlaceBarriers() {
+  std::vector<StepMemory> memory(steps_.size());
+  auto range_of = [this](ValueId view) {
+    const size_t id = static_cast<size_t>(
+        values_[view].storage_of >= 0 ? values_[view].storage_of : view);
+    if (arena_offset_[id] != kOwnBuffer) {
+      return MemoryRange{arena_.id(), arena_offset_[id], arena_offset_[id] + arena_bytes_[id]};
+    }
+    return MemoryRange{buffers_[id].id(), 0, buffers_[id].bytes()};
+  };
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    for (ValueId id : steps_[i].dispatch.inputs) memory[i].reads.push_back(range_of(id));
+    for (ValueId id : steps_[i].dispatch.outputs) memory[i].writes.push_back(range_of(id));
+  }
+  const std::vector<bool> barriers = device_.barrier_every_dispatch
+                                         ? std::vector<bool>(steps_.size(), true)
+                                         : BarriersBefore(memory);
+  barriers_ = 0;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    steps_[i].barrier_before = barriers[i];
+    barriers_ += barriers[i] ? 1 : 0;
+  }
+  if (device_.report_phases) {
+    std::fprintf(stderr, "INFO: tflite-gles: %zu dispatches, %d memory barriers\n",
+                 steps_.size(), barriers_);
+  }
 }
 
 Status PartitionRuntime::DispatchProfiled() {
@@ -535,7 +571,7 @@ Status PartitionRuntime::DispatchProfiled() {
   if (timer_.size() > 0) {
     for (size_t i = 0; i < steps_.size(); ++i) {
       TFG_RETURN_IF_ERROR(timer_.Begin(static_cast<int>(i)));
-      TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i]));
+      TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i], /*barrier=*/true));
       TFG_RETURN_IF_ERROR(timer_.End());
     }
     auto milliseconds = timer_.ReadMilliseconds(static_cast<int>(steps_.size()));
@@ -556,7 +592,7 @@ Status PartitionRuntime::DispatchProfiled() {
   for (const Step& step : steps_) {
     TFG_GL(glFinish());
     auto start = std::chrono::steady_clock::now();
-    TFG_RETURN_IF_ERROR(BindAndDispatch(step));
+    TFG_RETURN_IF_ERROR(BindAndDispatch(step, /*barrier=*/true));
     TFG_GL(glFinish());
     std::chrono::duration<double, std::milli> elapsed =
         std::chrono::steady_clock::now() - start;
@@ -588,7 +624,7 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     };
     if (flush_point(0)) TFG_GL(glFlush());
     for (size_t i = 0; i < steps_.size(); ++i) {
-      TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i]));
+      TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i], steps_[i].barrier_before));
       // The time line's stamp before the flush, so that it travels in the
       // same batch as its dispatch.
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));

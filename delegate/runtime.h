@@ -58,6 +58,7 @@ class PartitionRuntime {
   int dispatch_count() const { return static_cast<int>(steps_.size()); }
   // Elementwise dispatches folded into a convolution (delegate/fusion.h).
   int fused_count() const { return fused_; }
+  int barrier_count() const { return barriers_; }
   const std::vector<DispatchTiming>& timings() const { return timings_; }
 
  private:
@@ -69,6 +70,9 @@ class PartitionRuntime {
     // uniforms_, bound before the dispatch; 0 bytes for shaders without.
     size_t uniform_offset = 0;
     size_t uniform_bytes = 0;
+    // A glMemoryBarrier before this dispatch (delegate/schedule.h; set at
+    // Allocate, when the arena offsets are known).
+    bool barrier_before = true;
   };
   // One partition input or output crossing between the CPU and the GPU.
   // Staging buffers hold BHWC floats (or halves, `half`) that a conversion
@@ -103,7 +107,11 @@ class PartitionRuntime {
 
   PartitionRuntime() = default;
   Status AddStep(Dispatch dispatch, ProgramCache& programs);
-  Status BindAndDispatch(const Step& step);
+  // `barrier`: a glMemoryBarrier first (Step::barrier_before, or always
+  // when profiling each dispatch on its own).
+  Status BindAndDispatch(const Step& step, bool barrier);
+  // Step::barrier_before from the bytes each step reads and writes.
+  void PlaceBarriers();
   // Plans and allocates the shared arena of intermediate tensors.
   Status AllocateArena();
   // The buffer range holding `id` (its root's for a view), bound for writing
@@ -140,6 +148,7 @@ class PartitionRuntime {
   MemoryStats memory_;
   bool allocated_ = false;
   int fused_ = 0;
+  int barriers_ = 0;  // steps with a barrier before them (PlaceBarriers)
   long long gpu_bytes_ = 0;
   std::vector<DispatchTiming> timings_;
   // DeviceProfile::report_phases / report_timeline (off: no clock reads).
