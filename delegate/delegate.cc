@@ -12,6 +12,7 @@
 #include "delegate/device_tuning.h"
 #include "delegate/graph_dump.h"
 #include "delegate/kernel_registry.h"
+#include "delegate/norm_fusion.h"
 #include "delegate/tflite_builtin.h"
 
 namespace tflite_gles {
@@ -113,7 +114,25 @@ struct DelegateCallbacks {
                                Partition* partition) {
     GraphBuilder builder(*self->graph_, self->device_);
     const KernelRegistry& registry = KernelRegistry::Global();
+    // Instance-norm statistics: one dispatch for five nodes
+    // (delegate/norm_fusion.h), built at the first MEAN's place.
+    std::map<int, const NormStatsGroup*> group_at;
+    std::set<int> covered;
+    std::vector<NormStatsGroup> norm_groups;
+    if (self->device_.fuse_norm_stats) {
+      norm_groups = FindNormStats(*self->graph_, ToVector(params->nodes_to_replace),
+                                  ToVector(params->output_tensors));
+      for (const NormStatsGroup& group : norm_groups) {
+        group_at[group.mean_node] = &group;
+        covered.insert(group.other_nodes.begin(), group.other_nodes.end());
+      }
+    }
     for (int node_index : ToVector(params->nodes_to_replace)) {
+      if (covered.count(node_index)) continue;
+      if (auto group = group_at.find(node_index); group != group_at.end()) {
+        TFG_RETURN_IF_ERROR(BuildNormStats(*group->second, builder, self->device_));
+        continue;
+      }
       abi::Node* node = nullptr;
       abi::Registration* registration = nullptr;
       if (context->GetNodeAndRegistration(context, node_index, &node,

@@ -131,6 +131,9 @@ struct DeviceProfile {
   // barrier wrote (or writes bytes it read). TFLITE_GLES_X_ORDER_BY_LEVEL,
   // TFLITE_GLES_X_BARRIER_EVERY_DISPATCH (the behaviour before both).
   bool order_by_level = true;
+  // Instance-norm statistics (MEAN, SQUARED_DIFFERENCE, MEAN, ADD, RSQRT)
+  // as one dispatch (delegate/norm_fusion.h). TFLITE_GLES_FUSE_NORM_STATS.
+  bool fuse_norm_stats = true;
   bool barrier_every_dispatch = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).

@@ -1,0 +1,92 @@
+#version 310 es
+// The statistics of an instance normalization in one dispatch
+// (delegate/norm_fusion.h): per batch and channel slice of a PHWC4 map x,
+//   mean = the mean of x over H x W,
+//   rstd = inversesqrt(the mean of (x - mean)^2 over H x W + EPS),
+// which TFLite graphs spell MEAN, SQUARED_DIFFERENCE, MEAN, ADD, RSQRT: five
+// dependent dispatches (seven on llvmpipe) for two small vectors. The
+// variance is the mean of squared differences from the mean, as those ops
+// compute it (not E[x^2] - mean^2, which cancels for large means).
+//
+// One workgroup per (batch, slice): its invocations take every LOCAL_X-th
+// pixel, partial sums meet in shared memory in two steps (32 adders, then
+// one), as mean.comp's COOPERATIVE path does (barrier() only at the top
+// level of main: GLSL ES 3.10); then the same for the squared differences.
+// Sums are highp floats whatever the storage.
+//
+// Bindings: 0 = mean (B x 1 x 1 x C), 1 = rstd (the same shape), 2 = x.
+// Padded channel lanes of both outputs are stored as zero.
+//
+// @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 EPS=1e-5
+// @uniform PIXELS=16 SLICES=1 CHANNELS=4 GROUPS=1
+
+layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
+
+#if LOCAL_X != 64 && LOCAL_X != 256 && LOCAL_X != 1024
+#error norm_stats needs LOCAL_X of 64, 256 or 1024
+#endif
+
+TENSOR_OUT(mean_out, 0, MeanOut);
+TENSOR_OUT(rstd_out, 1, RstdOut);
+TENSOR_IN(in0, 2, In0);
+
+const int kPerAdder = LOCAL_X / 32;  // partials each of the 32 adders sums
+shared vec4 partial[LOCAL_X];
+shared vec4 partial32[32];
+shared vec4 group_mean;
+
+void main() {
+  // (batch * SLICES + slice): also the index of both outputs' vec4.
+  int group = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x);
+  int lane = int(gl_LocalInvocationID.x);
+  // Workgroups past the last group (a grid split over y) sum nothing and
+  // store nothing; they do not return early, as barrier() forbids.
+  int pixels = group < GROUPS ? PIXELS : 0;
+  int base = group * PIXELS;  // PHWC4: plane (b, s) is PIXELS vec4s long
+  float scale = 1.0 / float(PIXELS);
+
+  vec4 sum = vec4(0.0);
+  for (int p = lane; p < pixels; p += LOCAL_X) sum += LOAD(in0, base + p);
+  partial[lane] = sum;
+  memoryBarrierShared();
+  barrier();
+  if (lane < 32) {
+    vec4 part = vec4(0.0);
+    for (int k = 0; k < kPerAdder; ++k) part += partial[lane * kPerAdder + k];
+    partial32[lane] = part;
+  }
+  memoryBarrierShared();
+  barrier();
+  if (lane == 0) {
+    vec4 total = vec4(0.0);
+    for (int k = 0; k < 32; ++k) total += partial32[k];
+    group_mean = total * scale;
+  }
+  memoryBarrierShared();
+  barrier();
+
+  vec4 mean = group_mean;
+  vec4 squares = vec4(0.0);
+  for (int p = lane; p < pixels; p += LOCAL_X) {
+    vec4 d = LOAD(in0, base + p) - mean;
+    squares += d * d;
+  }
+  partial[lane] = squares;
+  memoryBarrierShared();
+  barrier();
+  if (lane < 32) {
+    vec4 part = vec4(0.0);
+    for (int k = 0; k < kPerAdder; ++k) part += partial[lane * kPerAdder + k];
+    partial32[lane] = part;
+  }
+  memoryBarrierShared();
+  barrier();
+  if (lane == 0 && group < GROUPS) {
+    vec4 total = vec4(0.0);
+    for (int k = 0; k < 32; ++k) total += partial32[k];
+    int slice = group % SLICES;
+    STORE(mean_out, group, zero_padded(mean, slice, CHANNELS));
+    STORE(rstd_out, group, zero_padded(inversesqrt(total * scale + vec4(EPS)), slice,
+                                       CHANNELS));
+  }
+}

@@ -1,0 +1,104 @@
+"""Instance-norm statistics in one dispatch (delegate/norm_fusion.h): MEAN,
+SQUARED_DIFFERENCE, MEAN, ADD eps, RSQRT over H and W become
+shaders/norm_stats.comp. Through the real LiteRT interpreter, on random
+data: the normalized output matches the CPU kernels with the fusion (the
+default) and without it (TFLITE_GLES_FUSE_NORM_STATS=0), the fused graph
+runs at least four dispatches fewer, and graphs that differ from the
+pattern in one respect keep every dispatch."""
+
+import numpy as np
+import pytest
+
+from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_cpu_and_gpu
+from test_fusion import Chain
+
+
+def mean_hw(c, x, axes=(1, 2)):
+    n, _, _, ch = c.shapes[x]
+    keep = [n, 1 if 1 in axes else c.shapes[x][1], 1 if 2 in axes else c.shapes[x][2], ch]
+    out = c.b.add_tensor(keep)
+    c.shapes[out] = keep
+    c.b.add_op("MEAN", [x, c.b.add_const(np.array(axes, np.int32))], [out],
+               {"keep_dims": True})
+    return out
+
+
+def instance_norm(c, x, eps=1e-5, swap=False, add_activation="NONE", axes=(1, 2),
+                  eps_shape=()):
+    """y = (x - mean) * rsqrt(var + eps), written as converters write it;
+    returns y and the intermediate tensors."""
+    m = mean_hw(c, x, axes)
+    d = c.b.add_tensor(c.shapes[x])
+    c.shapes[d] = c.shapes[x]
+    c.b.add_op("SQUARED_DIFFERENCE", [m, x] if swap else [x, m], [d])
+    v = mean_hw(c, d, axes)
+    eps_tensor = c.b.add_const(np.full(eps_shape, eps, np.float32))
+    c.shapes[eps_tensor] = list(eps_shape)
+    t = c.binary("ADD", v, eps_tensor, activation=add_activation)
+    r = c.unary("RSQRT", t)
+    centered = c.binary("SUB", x, m)
+    return c.binary("MUL", centered, r), {"d": d, "v": v, "t": t}
+
+
+def run(monkeypatch, model, inputs, fused, fp16=False):
+    monkeypatch.setenv("TFLITE_GLES_FUSE_NORM_STATS", "1" if fused else "0")
+    return run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
+
+
+@pytest.mark.parametrize("shape,eps,swap", [
+    ([1, 16, 16, 8], 1e-5, False),
+    ([2, 7, 5, 13], 1e-3, True),
+    ([1, 24, 20, 32], 1e-5, False)])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_instance_norm_statistics_fuse(monkeypatch, shape, eps, swap, fp16):
+    c = Chain(shape, seed=shape[-1])
+    # fp32: a map with a large mean and small spread, where a variance
+    # computed as E[x^2] - mean^2 would lose most of its digits. (Half floats
+    # cannot store such a map to 1e-2: their step at 25 is 1/64.)
+    x = c.conv(c.x, shape[-1])
+    x = c.binary("ADD", x, c.const([shape[-1]], *((-1.0, 1.0) if fp16 else (20.0, 30.0))))
+    y, _ = instance_norm(c, x, eps, swap)
+    model = c.build([y])
+    inputs = random_inputs(c.input_shapes, seed=3)
+    cpu, plain, plain_stats = run(monkeypatch, model, inputs, False, fp16)
+    _, fused, fused_stats = run(monkeypatch, model, inputs, True, fp16)
+    assert_fully_delegated(fused_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fused, cpu, fp16)
+    # Five nodes (seven dispatches on llvmpipe, five on a GPU) -> one.
+    assert fused_stats["dispatches"] <= plain_stats["dispatches"] - 4, (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("variant", ["variance_is_an_output", "relu_after_eps",
+                                     "mean_over_h_only", "per_channel_eps"])
+def test_near_misses_keep_every_dispatch(monkeypatch, variant):
+    shape = [1, 12, 10, 8]
+    c = Chain(shape, seed=5)
+    x = c.conv(c.x, shape[-1])
+    kwargs = {"add_activation": "RELU"} if variant == "relu_after_eps" else {}
+    if variant == "mean_over_h_only":
+        kwargs["axes"] = (1,)
+    if variant == "per_channel_eps":
+        kwargs["eps_shape"] = (shape[-1],)
+    y, parts = instance_norm(c, x, **kwargs)
+    outputs = [y, parts["v"]] if variant == "variance_is_an_output" else [y]
+    model = c.build(outputs)
+    inputs = random_inputs(c.input_shapes, seed=4)
+    cpu, plain, plain_stats = run(monkeypatch, model, inputs, False)
+    _, fused, fused_stats = run(monkeypatch, model, inputs, True)
+    assert_close(fused, cpu)
+    assert fused_stats["dispatches"] == plain_stats["dispatches"], (fused_stats, plain_stats)
+
+
+def test_fresh_inputs_every_invoke(monkeypatch):
+    """The statistics are recomputed on every invoke (nothing cached)."""
+    shape = [1, 9, 11, 12]
+    c = Chain(shape, seed=8)
+    y, _ = instance_norm(c, c.conv(c.x, shape[-1]))
+    model = c.build([y])
+    monkeypatch.setenv("TFLITE_GLES_FUSE_NORM_STATS", "1")
+    for seed in (11, 12):
+        inputs = random_inputs(c.input_shapes, seed=seed)
+        cpu, gpu, stats = run_cpu_and_gpu(model, inputs, {})
+        assert_fully_delegated(stats)
+        assert_close(gpu, cpu)
