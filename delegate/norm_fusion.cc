@@ -171,10 +171,18 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
   TFG_ASSIGN_OR_RETURN(ValueId rstd, builder.TensorValue(group.rstd));
   const Shape4& shape = builder.shape(x);
   const long long groups = 1LL * shape.b * shape.slices();
-  // 256 invocations a workgroup on GPUs with thousands of lanes (a 96x96
-  // map is 36 pixels each); 64 on llvmpipe, whose workgroups run on one
-  // core each.
-  const uint32_t local = device.gpu != nullptr && device.gpu->IsLlvmpipe() ? 64 : 256;
+  // One workgroup per slice is few (style transfer's 96x96x32 maps: 8), so
+  // on GPUs with thousands of lanes each is as wide as gives every
+  // invocation >= 8 pixels, up to 1024 (mean.comp's cooperative rule); 64
+  // on llvmpipe, whose workgroups run on one core each.
+  const long long pixels = 1LL * shape.h * shape.w;
+  const int limit = device.gpu != nullptr ? device.gpu->max_workgroup_invocations : 64;
+  uint32_t local = 64;
+  if (device.gpu != nullptr && !device.gpu->IsLlvmpipe()) {
+    for (uint32_t bigger : {256u, 1024u}) {
+      if (pixels >= 8LL * bigger && static_cast<int>(bigger) <= limit) local = bigger;
+    }
+  }
   Dispatch dispatch;
   dispatch.shader = "norm_stats";
   dispatch.outputs = {mean, rstd};
@@ -184,7 +192,7 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
   std::string eps_text = eps;
   if (eps_text.find_first_of(".eE") == std::string::npos) eps_text += ".0";
   dispatch.defines["EPS"] = eps_text;
-  dispatch.defines["PIXELS"] = std::to_string(1LL * shape.h * shape.w);
+  dispatch.defines["PIXELS"] = std::to_string(pixels);
   dispatch.defines["SLICES"] = std::to_string(shape.slices());
   dispatch.defines["CHANNELS"] = std::to_string(shape.c);
   dispatch.defines["GROUPS"] = std::to_string(groups);
