@@ -234,6 +234,10 @@ void TuneForDevice(DeviceProfile* device) {
   // (MobileNet: the 8 us mean dispatch; docs/perf/log.md, "Lead, session 3").
   device->fuse_mean_into_gemm = device->shared_memory_gemm;
   SwitchFromEnv("TFLITE_GLES_FUSE_MEAN", &device->fuse_mean_into_gemm);
+  // And the softmax after the logits GEMM, into that GEMM's last workgroup
+  // (docs/perf/log.md, "Softmax into the logits GEMM (smx)").
+  device->fuse_softmax_into_gemm = device->shared_memory_gemm;
+  SwitchFromEnv("TFLITE_GLES_FUSE_SOFTMAX", &device->fuse_softmax_into_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the
   // GEMM kernels decline with the parse error, so the sweep notices.
   if (const char* text = std::getenv("TFLITE_GLES_GEMM_TILE")) {

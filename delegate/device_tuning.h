@@ -14,6 +14,8 @@ namespace tflite_gles {
 // llvmpipe; TFLITE_GLES_GEMM_TILE sets DeviceProfile::gemm_tile_override;
 // TFLITE_GLES_FUSE_DEPTHWISE (0 or 1) overrides
 // DeviceProfile::fuse_depthwise_into_gemm (which needs shared_memory_gemm);
+// TFLITE_GLES_FUSE_MEAN and TFLITE_GLES_FUSE_SOFTMAX (0 or 1) likewise
+// DeviceProfile::fuse_mean_into_gemm and fuse_softmax_into_gemm;
 // TFLITE_GLES_SPECIALIZE_SHAPES (0 or 1) overrides
 // DeviceProfile::specialize_shapes (1: shapes compiled into every program;
 // 0: shapes as uniforms), for A/B runs.

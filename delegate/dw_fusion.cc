@@ -256,4 +256,105 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
   return fused;
 }
 
+namespace {
+
+// The fused softmax does every row in the last workgroup, one row per lane
+// of a vec4 (gemm.comp's SOFTMAX_EPILOGUE).
+constexpr long long kMaxFusedSoftmaxRows = 4;
+
+// Shared vec4s the softmax tail adds: a partial maximum and a partial sum
+// per invocation, and 16 group results of each.
+long long SoftmaxSharedVec4(const Dispatch& gemm) {
+  return 2LL * (gemm.local[0] * gemm.local[1] + 16);
+}
+
+// The first dispatch after `from` that reads `root` (-1 if none).
+int NextReader(const DispatchScan& scan, size_t from, ValueId root) {
+  for (size_t j = from + 1; j < scan.list.size(); ++j) {
+    if (scan.removed[j]) continue;
+    for (ValueId read : scan.list[j].inputs) {
+      if (Root(scan.values, read) == root) return static_cast<int>(j);
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+int FuseSoftmaxIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
+                        const std::vector<ValueId>& keep,
+                        std::vector<Dispatch>* dispatches) {
+  if (!device.shared_memory_gemm || !device.fuse_softmax_into_gemm) return 0;
+  std::vector<Value>& vals = *values;
+  std::vector<Dispatch>& list = *dispatches;
+  std::vector<bool> pinned(vals.size(), false);
+  for (size_t i = 0; i < vals.size(); ++i) {
+    if (vals[i].kind == Value::Kind::kOutput) pinned[Root(vals, static_cast<ValueId>(i))] = true;
+  }
+  for (ValueId id : keep) pinned[Root(vals, id)] = true;
+  std::vector<ValueId> counters;
+  int fused = 0;
+  {
+    DispatchScan scan(vals, list);
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Dispatch& gemm = list[i];
+      const long long rows = IntDefine(gemm, "ROWS");
+      if (gemm.shader != "gemm" || !gemm.defines.count("SPLIT_K") ||
+          gemm.defines.count("EPILOGUE_IN") || gemm.defines.count("SOFTMAX_EPILOGUE") ||
+          gemm.specialize || gemm.outputs.size() != 1 || !gemm.read_write.empty() ||
+          rows < 1 || rows > kMaxFusedSoftmaxRows || IntDefine(gemm, "TILE_ROWS") != rows) {
+        continue;
+      }
+      const ValueId logits = gemm.outputs[0];
+      const ValueId root = Root(vals, logits);
+      if (pinned[root] || scan.Readers(root) != 1) continue;
+      const int j = NextReader(scan, i, root);
+      if (j < 0 || scan.LatestWriter(j, root) != static_cast<int>(i)) continue;
+      const Dispatch& softmax = list[j];
+      if (softmax.shader != "channel_normalize" || !softmax.defines.count("OP_SOFTMAX") ||
+          softmax.inputs.size() != 1 || softmax.outputs.size() != 1) {
+        continue;
+      }
+      // The SOFTMAX normalizes each pixel of its input over its channels;
+      // that must be each GEMM row over its OUT_C outputs, placed alike.
+      const Shape4& in = vals[softmax.inputs[0]].shape;
+      if (in.c != IntDefine(gemm, "OUT_C") || 1LL * in.b * in.h * in.w != rows ||
+          1LL * in.h * in.w != IntDefine(gemm, "OUT_HW")) {
+        continue;
+      }
+      // The GEMM now runs at the SOFTMAX's place: nothing in between may
+      // overwrite what it reads.
+      bool inputs_kept = true;
+      for (ValueId read : gemm.inputs) {
+        inputs_kept = inputs_kept && !scan.WrittenBetween(i, j, Root(vals, read));
+      }
+      long long shared = IntDefine(gemm, "SHARED_VEC4") + SoftmaxSharedVec4(gemm);
+      if (gemm.defines.count("MEAN_PROLOGUE")) shared += IntDefine(gemm, "A_VEC4");
+      if (!inputs_kept || shared > kernels::SharedGemmVec4Limit(device)) continue;
+
+      Dispatch merged = gemm;
+      merged.defines["SOFTMAX_EPILOGUE"] = "";
+      merged.defines["SOFTMAX_BETA"] = softmax.defines.at("BETA");
+      merged.outputs = softmax.outputs;
+      const ValueId counter = static_cast<ValueId>(vals.size() + counters.size());
+      counters.push_back(counter);
+      merged.read_write = {logits, counter};
+      merged.label = gemm.label + " + " + softmax.label;
+      merged.flops += softmax.flops;
+      list[j] = std::move(merged);
+      scan.removed[i] = true;
+      ++fused;
+    }
+    EraseRemoved(scan.removed, &list);
+  }
+  // One zeroed uint per fused GEMM (a vec4 of zeros: any storage reads 0u).
+  for (size_t k = 0; k < counters.size(); ++k) {
+    Value counter;
+    counter.kind = Value::Kind::kConstant;
+    counter.constant_data.assign(4, 0.0f);
+    vals.push_back(std::move(counter));
+  }
+  return fused;
+}
+
 }  // namespace tflite_gles

@@ -51,4 +51,23 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
 int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& values,
                      const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches);
 
+// Softmax-into-GEMM fusion, the other end of a classifier's head: a SOFTMAX
+// (channel_normalize.comp, OP_SOFTMAX) whose input only a split-K GEMM
+// writes, with at most 4 rows in one workgroup row, runs in that GEMM
+// (gemm.comp's SOFTMAX_EPILOGUE): every workgroup stores its raw logits into
+// the GEMM's own output tensor, now a read-write buffer, and counts itself
+// on an arrival counter (a zeroed constant, one per fused GEMM); the last to
+// arrive reads all the logits back and writes the softmax into the
+// SOFTMAX's output, then zeroes the counter for the next run. Nothing waits
+// on another workgroup, so no forward-progress guarantee is needed. Same
+// conditions on the logits as above (no other reader, no partition output,
+// no write-back), the SOFTMAX reads them as the GEMM's rows (one pixel
+// each), the GEMM has no tensor epilogue operand and its softmax scratch
+// fits the shared memory; the fused dispatch takes the SOFTMAX's place.
+// Only where DeviceProfile::fuse_softmax_into_gemm is set. `values` gains
+// the counters. Returns how many SOFTMAX dispatches were folded away.
+int FuseSoftmaxIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
+                        const std::vector<ValueId>& keep,
+                        std::vector<Dispatch>* dispatches);
+
 }  // namespace tflite_gles

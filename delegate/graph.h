@@ -50,6 +50,11 @@ struct Dispatch {
   std::map<std::string, std::string> defines;
   std::vector<ValueId> outputs;
   std::vector<ValueId> inputs;
+  // Buffers the shader both reads and writes across workgroups (a fused
+  // softmax's raw logits and arrival counter, delegate/dw_fusion.h): bound
+  // as SSBOs after the inputs whatever the read path, at the bindings the
+  // runtime passes as the defines READ_WRITE_BINDING_0, _1, ...
+  std::vector<ValueId> read_write;
   // Invocations along x, y, z and the workgroup size. The runtime defines
   // LOCAL_X/LOCAL_Y/LOCAL_Z and splits an over-long 1-D x grid over y (use
   // global_index() and a bound check in such shaders).
@@ -159,6 +164,10 @@ struct DeviceProfile {
   // that GEMM (delegate/dw_fusion.h, FuseMeanIntoGemm). Set by
   // TuneForDevice; TFLITE_GLES_FUSE_MEAN=0/1.
   bool fuse_mean_into_gemm = false;
+  // A SOFTMAX whose input only a split-K GEMM writes and nothing else reads
+  // runs in that GEMM's last workgroup to finish (delegate/dw_fusion.h,
+  // FuseSoftmaxIntoGemm). Set by TuneForDevice; TFLITE_GLES_FUSE_SOFTMAX=0/1.
+  bool fuse_softmax_into_gemm = false;
   // For sweeps: gemm.comp's tile as "TM,TN,TR,TS,KP" or "splitk,SLICES,KP"
   // (kernels/gemm.h); empty: chosen per layer shape.
   std::string gemm_tile_override;

@@ -182,7 +182,8 @@ std::vector<TensorLifetime> TensorLifetimes(
   };
   for (size_t step = 0; step < dispatches.size(); ++step) {
     for (const std::vector<ValueId>* ids :
-         {&dispatches[step]->outputs, &dispatches[step]->inputs}) {
+         {&dispatches[step]->outputs, &dispatches[step]->inputs,
+          &dispatches[step]->read_write}) {
       for (ValueId id : *ids) {
         const size_t root = static_cast<size_t>(root_of(id));
         if (!eligible(root)) continue;

@@ -195,6 +195,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseDepthwiseIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseMeanIntoGemm(device, runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseSoftmaxIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
   }
   if (device.fuse_upload_into_conv) {
     runtime->fused_ += FuseUploadConversions(runtime->values_, &pre, &kernel_dispatches, post);
@@ -248,6 +249,11 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
   dispatch.defines["LOCAL_X"] = std::to_string(dispatch.local[0]);
   dispatch.defines["LOCAL_Y"] = std::to_string(dispatch.local[1]);
   dispatch.defines["LOCAL_Z"] = std::to_string(dispatch.local[2]);
+  // Read-write buffers follow the outputs and inputs (BindAndDispatch).
+  for (size_t k = 0; k < dispatch.read_write.size(); ++k) {
+    dispatch.defines["READ_WRITE_BINDING_" + std::to_string(k)] =
+        std::to_string(dispatch.outputs.size() + dispatch.inputs.size() + k);
+  }
   TFG_ASSIGN_OR_RETURN(std::string body, gl::EmbeddedShader(dispatch.shader));
   const bool specialize = dispatch.specialize || device_.specialize_shapes;
   gl::StorageChoice storage;
@@ -387,7 +393,8 @@ Status PartitionRuntime::Allocate() {
   // into its consumer, delegate/fusion.h) get no buffer.
   std::vector<bool> bound(values_.size(), false);
   for (const Step& step : steps_) {
-    for (const auto* ids : {&step.dispatch.outputs, &step.dispatch.inputs}) {
+    for (const auto* ids : {&step.dispatch.outputs, &step.dispatch.inputs,
+                            &step.dispatch.read_write}) {
       for (ValueId id : *ids) {
         bound[values_[id].storage_of >= 0 ? values_[id].storage_of : id] = true;
       }
@@ -512,6 +519,7 @@ Status PartitionRuntime::BindAndDispatch(const Step& step, bool barrier) {
   GLuint binding = 0;
   for (ValueId id : d.outputs) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
   for (ValueId id : d.inputs) TFG_RETURN_IF_ERROR(BindForRead(id, binding++));
+  for (ValueId id : d.read_write) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
   if (step.uniform_bytes > 0) {
     TFG_RETURN_IF_ERROR(uniforms_.BindAsUniforms(
         gl::kShaderUniformBinding, step.uniform_offset, step.uniform_bytes));

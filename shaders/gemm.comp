@@ -55,6 +55,23 @@
 // so are the depthwise weights and bias there. The partial sums of the K
 // parts reuse the A tile's memory after a second barrier.
 //
+// SOFTMAX_EPILOGUE (SPLIT_K only, ROWS == TILE_ROWS <= 4; delegate/
+// dw_fusion.h, FuseSoftmaxIntoGemm): a softmax over each row's OUT_C
+// outputs follows, in the last workgroup to finish. Every workgroup stores
+// its raw results into `logits` (the GEMM's own output tensor, read-write
+// binding 0) instead of out0, makes them visible (memoryBarrierBuffer, then
+// a barrier so all of its invocations have), and one invocation counts the
+// workgroup on `arrivals` (read-write binding 1). The workgroup that counts
+// last learns it through shared memory and computes the softmax of every
+// row, exp(SOFTMAX_BETA * (x - max)) / sum, as channel_normalize.comp does,
+// with all its invocations: each takes every (LOCAL_X * K_PARTS)-th slice,
+// one row per vec4 lane; the maximum and the sum meet in shared memory
+// (each invocation's value, then 16 group values, then everyone combines
+// those). It writes out0 and zeroes the counter for the next run. The
+// others only pass the barriers (barrier() may not sit in control flow).
+// No workgroup waits for another, so this needs no forward-progress
+// guarantee between workgroups.
+//
 // Shapes are @uniform values (written once at init), so layers that differ
 // only in size share one program; tile sizes are constants.
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = bias (one vec4 per
@@ -72,7 +89,8 @@
 // @axis - MEAN_PROLOGUE
 // @const A_VEC4=64
 // @uniform MEAN_PIXELS=4 MEAN_BATCH_STRIDE=8
-// @axis - EPILOGUE_IN
+// @axis - EPILOGUE_IN SOFTMAX_EPILOGUE
+// @const SOFTMAX_BETA=1.0 READ_WRITE_BINDING_0=5 READ_WRITE_BINDING_1=6
 // @const EPILOGUE(x,index,slice)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
@@ -123,6 +141,32 @@ shared vec4 scratch[SHARED_VEC4];
 #if defined(MEAN_PROLOGUE)
 shared vec4 mean_a[A_VEC4];
 #endif
+#if defined(SOFTMAX_EPILOGUE)
+// coherent: the last workgroup's loads must see the other workgroups'
+// stores, not lines its own cache kept from before.
+#if STORAGE_FP16
+layout(std430, binding = READ_WRITE_BINDING_0) coherent buffer Logits { uvec2 logits[]; };
+#define LOAD_LOGITS(i) unpack_half4(logits[int(i)])
+#else
+layout(std430, binding = READ_WRITE_BINDING_0) coherent buffer Logits { vec4 logits[]; };
+#define LOAD_LOGITS(i) logits[int(i)]
+#endif
+layout(std430, binding = READ_WRITE_BINDING_1) coherent buffer Arrivals { uint arrivals; };
+#if defined(SPLIT_K) && TILE_ROWS > 4
+#error SOFTMAX_EPILOGUE keeps one row per vec4 lane: at most 4 rows
+#endif
+#define SOFTMAX_THREADS (LOCAL_X * K_PARTS)
+#define SOFTMAX_SPAN ((SOFTMAX_THREADS + 15) / 16)
+#define SOFTMAX_GROUPS ((SOFTMAX_THREADS + SOFTMAX_SPAN - 1) / SOFTMAX_SPAN)
+shared uint last_group;
+// Written once and read after a barrier each (reusing one array between
+// reductions would need one more barrier).
+shared vec4 softmax_max[SOFTMAX_THREADS];
+shared vec4 softmax_max_groups[16];
+shared vec4 softmax_sum[SOFTMAX_THREADS];
+shared vec4 softmax_sum_groups[16];
+const float kLowest = -3.402823466e38;
+#endif
 
 int input_base(int row) {
   return (row / ROW_PIXELS) * IN_BATCH_STRIDE + row % ROW_PIXELS;
@@ -132,8 +176,19 @@ void store_result(int row, int slice, vec4 sum) {
   if (row >= ROWS || slice >= OUT_S) return;
   int index = ((row / OUT_HW) * OUT_S + slice) * OUT_HW + row % OUT_HW;
   vec4 v = activate(sum + LOAD(bias, slice));
+#if defined(SOFTMAX_EPILOGUE)
+  STORE(logits, index, zero_padded(EPILOGUE(v, index, slice), slice, OUT_C));
+#else
   STORE(out0, index, zero_padded(EPILOGUE(v, index, slice), slice, OUT_C));
+#endif
 }
+
+#if defined(SOFTMAX_EPILOGUE)
+// Where row `row`, slice `slice` of the output lies (as store_result).
+int output_index(int row, int slice) {
+  return ((row / OUT_HW) * OUT_S + slice) * OUT_HW + row % OUT_HW;
+}
+#endif
 
 #define TILE (TILE_ROWS * TILE_SLICES)
 
@@ -198,6 +253,73 @@ void main() {
 #else
   // One part: no partial sums to meet (SHARED_VEC4 is a token 1).
   for (int p = 0; p < TILE_ROWS; ++p) store_result(first_row + p, slice, acc[p]);
+#endif
+#if defined(SOFTMAX_EPILOGUE)
+  // The softmax, in the last workgroup to get here (see the header).
+  int thread = part * LOCAL_X + tx;
+  memoryBarrierBuffer();
+  barrier();
+  if (thread == 0) {
+    uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z;
+    last_group = atomicAdd(arrivals, 1u) == groups - 1u ? 1u : 0u;
+  }
+  memoryBarrierShared();
+  barrier();
+  int slices = last_group != 0u ? OUT_S : 0;
+  memoryBarrierBuffer();
+  vec4 largest = vec4(kLowest);  // lane p: row p
+  for (int s = thread; s < slices; s += SOFTMAX_THREADS) {
+    bvec4 real = lessThan(ivec4(s * 4) + ivec4(0, 1, 2, 3), ivec4(OUT_C));
+    for (int p = 0; p < TILE_ROWS; ++p) {
+      vec4 v = mix(vec4(kLowest), LOAD_LOGITS(output_index(p, s)), real);
+      largest[p] = max(largest[p], max(max(v.x, v.y), max(v.z, v.w)));
+    }
+  }
+  softmax_max[thread] = largest;
+  memoryBarrierShared();
+  barrier();
+  if (thread < SOFTMAX_GROUPS) {
+    vec4 m = vec4(kLowest);
+    for (int k = thread * SOFTMAX_SPAN; k < min((thread + 1) * SOFTMAX_SPAN, SOFTMAX_THREADS); ++k) {
+      m = max(m, softmax_max[k]);
+    }
+    softmax_max_groups[thread] = m;
+  }
+  memoryBarrierShared();
+  barrier();
+  vec4 row_max = softmax_max_groups[0];
+  for (int g = 1; g < SOFTMAX_GROUPS; ++g) row_max = max(row_max, softmax_max_groups[g]);
+  vec4 sums = vec4(0.0);
+  for (int s = thread; s < slices; s += SOFTMAX_THREADS) {
+    for (int p = 0; p < TILE_ROWS; ++p) {
+      vec4 e = exp((LOAD_LOGITS(output_index(p, s)) - vec4(row_max[p])) * SOFTMAX_BETA);
+      sums[p] += dot(zero_padded(e, s, OUT_C), vec4(1.0));
+    }
+  }
+  softmax_sum[thread] = sums;
+  memoryBarrierShared();
+  barrier();
+  if (thread < SOFTMAX_GROUPS) {
+    vec4 total = vec4(0.0);
+    for (int k = thread * SOFTMAX_SPAN; k < min((thread + 1) * SOFTMAX_SPAN, SOFTMAX_THREADS); ++k) {
+      total += softmax_sum[k];
+    }
+    softmax_sum_groups[thread] = total;
+  }
+  memoryBarrierShared();
+  barrier();
+  vec4 row_sum = softmax_sum_groups[0];
+  for (int g = 1; g < SOFTMAX_GROUPS; ++g) row_sum += softmax_sum_groups[g];
+  vec4 scale = vec4(1.0) / row_sum;  // lanes past the rows divide by zero, unused
+  for (int s = thread; s < slices; s += SOFTMAX_THREADS) {
+    for (int p = 0; p < TILE_ROWS; ++p) {
+      int index = output_index(p, s);
+      vec4 e = exp((LOAD_LOGITS(index) - vec4(row_max[p])) * SOFTMAX_BETA);
+      STORE(out0, index, zero_padded(e * scale[p], s, OUT_C));
+    }
+  }
+  // Every workgroup has counted itself: the next run starts from zero.
+  if (slices > 0 && thread == 0) arrivals = 0u;
 #endif
 }
 
