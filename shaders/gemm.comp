@@ -65,9 +65,11 @@
 // last learns it through shared memory and computes the softmax of every
 // row, exp(SOFTMAX_BETA * (x - max)) / sum, as channel_normalize.comp does,
 // with all its invocations: each takes every (LOCAL_X * K_PARTS)-th slice,
-// one row per vec4 lane; the maximum and the sum meet in shared memory
-// (each invocation's value, then 16 group values, then everyone combines
-// those). It writes out0 and zeroes the counter for the next run. The
+// one row per vec4 lane, and reads the logits once: its maximum and sum
+// (rescaled as the maximum grows, "online softmax") meet the others' in
+// shared memory (each invocation's pair, then 16 groups', then everyone
+// merges those), and its first slice stays in registers for the write. It
+// writes out0 and zeroes the counter for the next run. The
 // others only pass the barriers (barrier() may not sit in control flow).
 // No workgroup waits for another, so this needs no forward-progress
 // guarantee between workgroups.
@@ -159,8 +161,7 @@ layout(std430, binding = READ_WRITE_BINDING_1) coherent buffer Arrivals { uint a
 #define SOFTMAX_SPAN ((SOFTMAX_THREADS + 15) / 16)
 #define SOFTMAX_GROUPS ((SOFTMAX_THREADS + SOFTMAX_SPAN - 1) / SOFTMAX_SPAN)
 shared uint last_group;
-// Written once and read after a barrier each (reusing one array between
-// reductions would need one more barrier).
+// Each invocation's (max, sum), then 16 groups' (see merge_softmax).
 shared vec4 softmax_max[SOFTMAX_THREADS];
 shared vec4 softmax_max_groups[16];
 shared vec4 softmax_sum[SOFTMAX_THREADS];
@@ -187,6 +188,17 @@ void store_result(int row, int slice, vec4 sum) {
 // Where row `row`, slice `slice` of the output lies (as store_result).
 int output_index(int row, int slice) {
   return ((row / OUT_HW) * OUT_S + slice) * OUT_HW + row % OUT_HW;
+}
+
+// Merges the softmax statistics of two sets of values (per lane: the
+// maximum m and the sum of exp(SOFTMAX_BETA * (x - m))) into (m, s). An
+// empty set (sum 0, maximum kLowest) adds nothing: selected out, not
+// multiplied, since its rescale factor may be infinite when BETA < 0.
+void merge_softmax(inout vec4 m, inout vec4 s, vec4 m2, vec4 s2) {
+  vec4 merged = max(m, m2);
+  s = mix(vec4(0.0), s * exp((m - merged) * SOFTMAX_BETA), greaterThan(s, vec4(0.0))) +
+      mix(vec4(0.0), s2 * exp((m2 - merged) * SOFTMAX_BETA), greaterThan(s2, vec4(0.0)));
+  m = merged;
 }
 #endif
 
@@ -267,54 +279,54 @@ void main() {
   barrier();
   int slices = last_group != 0u ? OUT_S : 0;
   memoryBarrierBuffer();
-  vec4 largest = vec4(kLowest);  // lane p: row p
+  // One pass over the logits: each invocation's (max, sum) of its slices,
+  // lane p for row p; its first slice stays in registers for the write
+  // pass (MobileNet's 251 slices: every invocation's only one).
+  vec4 first_slice[TILE_ROWS];
+  vec4 part_max = vec4(kLowest);
+  vec4 part_sum = vec4(0.0);
+  for (int p = 0; p < TILE_ROWS; ++p) first_slice[p] = vec4(0.0);
   for (int s = thread; s < slices; s += SOFTMAX_THREADS) {
     bvec4 real = lessThan(ivec4(s * 4) + ivec4(0, 1, 2, 3), ivec4(OUT_C));
     for (int p = 0; p < TILE_ROWS; ++p) {
-      vec4 v = mix(vec4(kLowest), LOAD_LOGITS(output_index(p, s)), real);
-      largest[p] = max(largest[p], max(max(v.x, v.y), max(v.z, v.w)));
+      vec4 v = LOAD_LOGITS(output_index(p, s));
+      if (s == thread) first_slice[p] = v;
+      vec4 x = mix(vec4(kLowest), v, real);
+      float m = max(max(x.x, x.y), max(x.z, x.w));
+      float e = dot(mix(vec4(0.0), exp((v - vec4(m)) * SOFTMAX_BETA), real), vec4(1.0));
+      vec4 slice_max = vec4(kLowest);
+      vec4 slice_sum = vec4(0.0);
+      slice_max[p] = m;
+      slice_sum[p] = e;
+      merge_softmax(part_max, part_sum, slice_max, slice_sum);
     }
   }
-  softmax_max[thread] = largest;
+  softmax_max[thread] = part_max;
+  softmax_sum[thread] = part_sum;
   memoryBarrierShared();
   barrier();
   if (thread < SOFTMAX_GROUPS) {
     vec4 m = vec4(kLowest);
+    vec4 sum = vec4(0.0);
     for (int k = thread * SOFTMAX_SPAN; k < min((thread + 1) * SOFTMAX_SPAN, SOFTMAX_THREADS); ++k) {
-      m = max(m, softmax_max[k]);
+      merge_softmax(m, sum, softmax_max[k], softmax_sum[k]);
     }
     softmax_max_groups[thread] = m;
+    softmax_sum_groups[thread] = sum;
   }
   memoryBarrierShared();
   barrier();
-  vec4 row_max = softmax_max_groups[0];
-  for (int g = 1; g < SOFTMAX_GROUPS; ++g) row_max = max(row_max, softmax_max_groups[g]);
-  vec4 sums = vec4(0.0);
-  for (int s = thread; s < slices; s += SOFTMAX_THREADS) {
-    for (int p = 0; p < TILE_ROWS; ++p) {
-      vec4 e = exp((LOAD_LOGITS(output_index(p, s)) - vec4(row_max[p])) * SOFTMAX_BETA);
-      sums[p] += dot(zero_padded(e, s, OUT_C), vec4(1.0));
-    }
+  vec4 row_max = vec4(kLowest);
+  vec4 row_sum = vec4(0.0);
+  for (int g = 0; g < SOFTMAX_GROUPS; ++g) {
+    merge_softmax(row_max, row_sum, softmax_max_groups[g], softmax_sum_groups[g]);
   }
-  softmax_sum[thread] = sums;
-  memoryBarrierShared();
-  barrier();
-  if (thread < SOFTMAX_GROUPS) {
-    vec4 total = vec4(0.0);
-    for (int k = thread * SOFTMAX_SPAN; k < min((thread + 1) * SOFTMAX_SPAN, SOFTMAX_THREADS); ++k) {
-      total += softmax_sum[k];
-    }
-    softmax_sum_groups[thread] = total;
-  }
-  memoryBarrierShared();
-  barrier();
-  vec4 row_sum = softmax_sum_groups[0];
-  for (int g = 1; g < SOFTMAX_GROUPS; ++g) row_sum += softmax_sum_groups[g];
   vec4 scale = vec4(1.0) / row_sum;  // lanes past the rows divide by zero, unused
   for (int s = thread; s < slices; s += SOFTMAX_THREADS) {
     for (int p = 0; p < TILE_ROWS; ++p) {
       int index = output_index(p, s);
-      vec4 e = exp((LOAD_LOGITS(index) - vec4(row_max[p])) * SOFTMAX_BETA);
+      vec4 v = s == thread ? first_slice[p] : LOAD_LOGITS(index);
+      vec4 e = exp((v - vec4(row_max[p])) * SOFTMAX_BETA);
       STORE(out0, index, zero_padded(e * scale[p], s, OUT_C));
     }
   }
