@@ -542,6 +542,10 @@ void PartitionRuntime::PlaceBarriers() {
   for (size_t i = 0; i < steps_.size(); ++i) {
     for (ValueId id : steps_[i].dispatch.inputs) memory[i].reads.push_back(range_of(id));
     for (ValueId id : steps_[i].dispatch.outputs) memory[i].writes.push_back(range_of(id));
+    for (ValueId id : steps_[i].dispatch.read_write) {
+      memory[i].reads.push_back(range_of(id));
+      memory[i].writes.push_back(range_of(id));
+    }
   }
   const std::vector<bool> barriers = device_.barrier_every_dispatch
                                          ? std::vector<bool>(steps_.size(), true)

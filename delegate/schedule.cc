@@ -18,17 +18,26 @@ std::vector<size_t> OrderByLevel(const std::vector<Value>& values,
   for (size_t i = 0; i < dispatches->size(); ++i) {
     const Dispatch& d = (*dispatches)[i];
     int depth = 0;
-    for (ValueId id : d.inputs) depth = std::max(depth, written_at[root_of(id)]);
-    for (ValueId id : d.outputs) {
-      const size_t root = root_of(id);
-      depth = std::max({depth, written_at[root], read_at[root]});
+    // Read-write buffers (Dispatch::read_write) count as read and written.
+    for (const auto* ids : {&d.inputs, &d.read_write}) {
+      for (ValueId id : *ids) depth = std::max(depth, written_at[root_of(id)]);
+    }
+    for (const auto* ids : {&d.outputs, &d.read_write}) {
+      for (ValueId id : *ids) {
+        const size_t root = root_of(id);
+        depth = std::max({depth, written_at[root], read_at[root]});
+      }
     }
     level[i] = depth + 1;
-    for (ValueId id : d.inputs) {
-      int& at = read_at[root_of(id)];
-      at = std::max(at, level[i]);
+    for (const auto* ids : {&d.inputs, &d.read_write}) {
+      for (ValueId id : *ids) {
+        int& at = read_at[root_of(id)];
+        at = std::max(at, level[i]);
+      }
     }
-    for (ValueId id : d.outputs) written_at[root_of(id)] = level[i];
+    for (const auto* ids : {&d.outputs, &d.read_write}) {
+      for (ValueId id : *ids) written_at[root_of(id)] = level[i];
+    }
   }
   std::vector<size_t> order(dispatches->size());
   std::iota(order.begin(), order.end(), 0);

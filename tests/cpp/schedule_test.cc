@@ -154,6 +154,19 @@ TEST(OrderByLevel, ViewsCountAsTheirRoot) {
   EXPECT_EQ(Tags(dispatches), (std::vector<int>{0, 1, 2}));
 }
 
+TEST(OrderByLevel, ReadWriteBuffersCountAsReadAndWritten) {
+  // A fused softmax's logits (value 1) are a read-write buffer of the GEMM
+  // (tag 2), not an input: still it must follow the dispatch that last
+  // wrote them (tag 1) and precede the next one that does (tag 3), though
+  // its inputs (value 0) alone would put it first.
+  std::vector<Value> values(6);
+  std::vector<Dispatch> dispatches = {Make({4}, {0}, 0), Make({1}, {4}, 1),
+                                      Make({3}, {0}, 2), Make({1}, {0}, 3)};
+  dispatches[2].read_write = {1};
+  OrderByLevel(values, &dispatches);
+  EXPECT_EQ(Tags(dispatches), (std::vector<int>{0, 1, 2, 3}));
+}
+
 TEST(OrderByLevel, RandomGraphsKeepEveryConflictInOrder) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
