@@ -51,7 +51,9 @@ def assert_fuses(monkeypatch, c, model, saved=1, fp16=False):
     (1, 40, 1001, 1.0),  # 251 slices over 80 invocations: several each
     (2, 64, 37, 0.4),
     (4, 20, 9, 2.5),
-    (3, 256, 130, -0.7)])
+    (3, 256, 130, -0.7),
+    (3, 4, 50, 1.0),  # one depth step: K not split (K_PARTS 1)
+    (4, 8, 21, 0.9)])  # two K parts for four rows: two rows per invocation
 @pytest.mark.parametrize("fp16", [False, True])
 def test_fully_connected_softmax_fuses(monkeypatch, rows, depth, classes, beta, fp16):
     c = Chain([rows, depth], seed=rows * 7 + classes)
