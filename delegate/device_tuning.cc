@@ -168,6 +168,7 @@ void TuneForDevice(DeviceProfile* device) {
   SwitchFromEnv("TFLITE_GLES_X_TIMELINE", &device->report_timeline);
   SwitchFromEnv("TFLITE_GLES_X_ORDER_BY_LEVEL", &device->order_by_level);
   SwitchFromEnv("TFLITE_GLES_FUSE_NORM_STATS", &device->fuse_norm_stats);
+  SwitchFromEnv("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS", &device->fuse_elementwise_chains);
   SwitchFromEnv("TFLITE_GLES_X_BARRIER_EVERY_DISPATCH", &device->barrier_every_dispatch);
   UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
   SwitchFromEnv("TFLITE_GLES_X_MAPPED_UPLOAD", &device->mapped_upload_staging);

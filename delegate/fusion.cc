@@ -80,9 +80,15 @@ std::optional<std::string> UnaryExpression(const Dispatch& consumer,
   return e;
 }
 
-bool IsFusableProducer(const Dispatch& dispatch) {
-  // All three shaders: bindings out0 = 0, in0 = 1, weights = 2, bias = 3, and the
-  // optional epilogue operand at 4.
+bool IsFusableProducer(const Dispatch& dispatch, bool elementwise_producers) {
+  // elementwise.comp: out0 = 0, A = 1, B = 2 if it has one, the optional
+  // epilogue operand after them (chains of elementwise ops: style
+  // transfer's x * scale + offset).
+  if (dispatch.shader == "elementwise") {
+    return elementwise_producers && dispatch.outputs.size() == 1;
+  }
+  // The convolutions: bindings out0 = 0, in0 = 1, weights = 2, bias = 3,
+  // and the optional epilogue operand at 4.
   return (dispatch.shader == "conv2d" || dispatch.shader == "gemm" ||
           dispatch.shader == "depthwise_conv2d") &&
          dispatch.outputs.size() == 1 &&
@@ -97,7 +103,7 @@ ValueId Root(const std::vector<Value>& values, ValueId id) {
 
 int FuseEpilogues(const std::vector<Value>& values,
                   const std::vector<ValueId>& keep,
-                  std::vector<Dispatch>* dispatches) {
+                  std::vector<Dispatch>* dispatches, bool elementwise_producers) {
   std::vector<Dispatch>& list = *dispatches;
   std::vector<bool> removed(list.size(), false);
   std::vector<bool> pinned(values.size(), false);  // must stay materialized
@@ -134,7 +140,7 @@ int FuseEpilogues(const std::vector<Value>& values,
           writer = j;
         }
       }
-      if (writer < 0 || !IsFusableProducer(list[writer]) ||
+      if (writer < 0 || !IsFusableProducer(list[writer], elementwise_producers) ||
           steps[writer] >= kMaxEpilogueSteps) {
         continue;
       }

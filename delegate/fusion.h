@@ -11,8 +11,9 @@
 // shape of the second operand.
 //
 // What fuses (everything else is left as it was):
-//  - producer: a conv2d / depthwise_conv2d dispatch (its own fused ReLU-
-//    family activation stays and runs first);
+//  - producer: a conv2d / gemm / depthwise_conv2d dispatch (its own fused
+//    ReLU-family activation stays and runs first), or an elementwise one
+//    (its own op runs first: chains like x * scale + offset);
 //  - consumer: an elementwise dispatch with the producer's output as one
 //    input, of the same shape as its output, not splatted;
 //  - the consumer's binary step (ADD SUB MUL DIV MAXIMUM MINIMUM, either
@@ -46,9 +47,12 @@ constexpr char kEpilogueDefine[] = "EPILOGUE(x,index,slice)";
 // `values` are the partition's Values (shapes, kinds, views); `keep` lists
 // Values that must stay materialized besides partition outputs (e.g.
 // write-back sources).
+// `elementwise_producers` false: only convolutions take epilogues
+// (DeviceProfile::fuse_elementwise_chains).
 int FuseEpilogues(const std::vector<Value>& values,
                   const std::vector<ValueId>& keep,
-                  std::vector<Dispatch>* dispatches);
+                  std::vector<Dispatch>* dispatches,
+                  bool elementwise_producers = true);
 
 // Drops the dispatches marked in `removed` (one flag each), keeping the
 // order of the rest: the last step of every fusion pass.

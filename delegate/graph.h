@@ -82,6 +82,9 @@ struct DeviceProfile {
   // Elementwise ops fold into the store of the convolution that feeds them
   // (delegate/fusion.h); false: every op keeps its own dispatch.
   bool fuse_epilogues = true;
+  // Elementwise dispatches take epilogues too (chains of elementwise ops,
+  // delegate/fusion.h). TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS.
+  bool fuse_elementwise_chains = true;
   // Intermediate tensors share one arena buffer by lifetime
   // (delegate/memory_planner.h); false: one buffer per tensor.
   bool plan_memory = true;

@@ -192,7 +192,8 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     // (delegate/fusion.h); write-back sources must stay in memory.
     std::vector<ValueId> keep;
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
-    runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
+                                    device.fuse_elementwise_chains);
     runtime->fused_ += FuseDepthwiseIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseMeanIntoGemm(device, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseSoftmaxIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);

@@ -18,6 +18,8 @@
 // @axis - OP_ADD OP_SUB OP_MUL OP_DIV OP_MAXIMUM OP_MINIMUM OP_POW OP_PRELU OP_LOGICAL_AND
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID OP_RELU_0_TO_1 OP_EXP OP_SQRT OP_RSQRT OP_ABS OP_NEG OP_SQUARE OP_LEAKY_RELU OP_ELU OP_HARD_SWISH
 // @axis - A_SPLAT B_SPLAT B_LITERAL
+// @axis - EPILOGUE_IN
+// @const EPILOGUE(x,index,slice)=(x)
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64
 // @const OUT_B=1 OUT_H=4 OUT_W=4 OUT_S=1 OUT_C=4
 // @const A_B=1 A_H=4 A_W=4 A_S=1 B_B=1 B_H=4 B_W=4 B_S=1 B_VALUE=1.0 ALPHA=0.2
@@ -36,6 +38,14 @@ TENSOR_OUT(out0, 0, Out0);
 TENSOR_IN(in_a, 1, InA);
 #if BINARY && !defined(B_LITERAL)
 TENSOR_IN(in_b, 2, InB);
+#if defined(EPILOGUE_IN)
+TENSOR_IN(epilogue_in, 3, EpilogueIn);
+#endif
+#elif defined(EPILOGUE_IN)
+TENSOR_IN(epilogue_in, 2, EpilogueIn);
+#endif
+#if !defined(EPILOGUE)
+#define EPILOGUE(x, index, slice) (x)
 #endif
 
 // Index of element (b, s, h, w) in an input broadcast to the output shape:
@@ -156,6 +166,7 @@ void main() {
                isnan(result));
 #endif
   result = unary_op(result);
+  result = EPILOGUE(result, i, s);
 #if STORAGE_FP16
   // NaN (POW of a negative base, as on the CPU) is kept: clamp() would
   // turn it into a bound.

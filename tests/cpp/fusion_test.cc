@@ -159,8 +159,13 @@ TEST_F(FusionTest, AtMostKMaxEpilogueStepsPerProducer) {
     list.push_back(Elementwise({previous}, next, {{"ACT_RELU", ""}}));
     previous = next;
   }
-  EXPECT_EQ(Fuse(&list), kMaxEpilogueSteps);
-  EXPECT_EQ(list.size(), 3u);
+  // The conv takes kMaxEpilogueSteps of the chain; the next elementwise
+  // dispatch stays and is itself a producer: the last one folds into it.
+  EXPECT_EQ(Fuse(&list), kMaxEpilogueSteps + 1);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].shader, "conv2d");
+  EXPECT_EQ(list[1].shader, "elementwise");
+  EXPECT_EQ(list[1].outputs[0], previous);
 }
 
 }  // namespace

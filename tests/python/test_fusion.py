@@ -138,9 +138,11 @@ def fc_maximum_leaky(c):
 
 
 def two_readers(c):
-    """The conv output feeds RELU and ADD: nothing may fuse."""
+    """The conv output feeds RELU and ADD: it must stay in memory, so neither
+    folds into the conv; the ADD folds into the RELU (an elementwise
+    producer), reading the conv output as its operand."""
     y = c.conv(c.x, 8)
-    return [c.binary("ADD", c.unary("RELU", y), y)], 0
+    return [c.binary("ADD", c.unary("RELU", y), y)], 1
 
 
 def conv_output_is_model_output(c):
@@ -149,9 +151,35 @@ def conv_output_is_model_output(c):
     return [y, c.unary("RELU", y)], 0
 
 
+def elementwise_scale_offset_relu(c):
+    """x * per-channel scale + per-channel offset, RELU (an instance norm's
+    apply step): the ADD and the RELU fold into the MUL."""
+    ch = c.shapes[c.x][3]
+    y = c.binary("MUL", c.x, c.const([ch], 0.5, 2))
+    return [c.unary("RELU", c.binary("ADD", y, c.const([ch])))], 2
+
+
+def elementwise_unary_then_tensor(c):
+    """EXP of the input, times a same-shape input, minus a scalar literal:
+    both fold into the EXP (its operand after input A)."""
+    e = c.unary("EXP", c.x)
+    m = c.binary("MUL", c.extra_input(c.shapes[c.x]), e)
+    return [c.binary("SUB", m, c.const([1]))], 2
+
+
+def elementwise_second_operand_once(c):
+    """(x + a) * b * d with a, b, d same-shape inputs: the MUL by b folds into
+    the ADD, but the MUL by d does not (one tensor operand per producer)."""
+    shape = c.shapes[c.x]
+    s = c.binary("ADD", c.x, c.extra_input(shape))
+    p = c.binary("MUL", s, c.extra_input(shape))
+    return [c.binary("MUL", p, c.extra_input(shape))], 1
+
+
 CHAINS = [conv_add_relu, depthwise_mul_hard_swish, conv3x3_scalar_logistic,
           residual_sub_reversed, fc_maximum_leaky, two_readers,
-          conv_output_is_model_output]
+          conv_output_is_model_output, elementwise_scale_offset_relu,
+          elementwise_unary_then_tensor, elementwise_second_operand_once]
 
 
 @pytest.mark.parametrize("fp16", [False, True])
