@@ -310,6 +310,15 @@ def test_layers_of_different_shapes_sharing_a_program_are_each_right(fp16, monke
     # Shapes as uniforms (the default) even when the environment asks for
     # them compiled in (delegate/device_tuning.cc).
     monkeypatch.setenv("TFLITE_GLES_SPECIALIZE_SHAPES", "0")
+    # The same kernels and tiles on every device (llvmpipe's), so that the
+    # counts below hold on a GPU too: no GEMM path, no tiles shrunk for
+    # thousands of lanes, no transfers or depthwise folded into kernels.
+    for name, value in (("TFLITE_GLES_SHARED_MEMORY_GEMM", "0"),
+                        ("TFLITE_GLES_MIN_INVOCATIONS", "0"),
+                        ("TFLITE_GLES_FUSE_UPLOAD", "0"),
+                        ("TFLITE_GLES_FUSE_DEPTHWISE", "0"),
+                        ("TFLITE_GLES_X_DIRECT_TRANSFERS", "0")):
+        monkeypatch.setenv(name, value)
     cpu, gpu, stats = run_cpu_and_gpu(shared_program_chain_model(),
                                       random_inputs([[1, 98, 98, 4]], seed=6),
                                       {"precision_loss_allowed": fp16})
