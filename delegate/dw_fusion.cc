@@ -30,9 +30,21 @@ std::string PrologueDefine(const Dispatch& depthwise) {
   return "DW_PROLOGUE_NONE";
 }
 
+// The prologue's kernel: 3x3 (FAST_3X3), or up to 5x5 with any dilation
+// and multiplier 1 (palm detection's 5x5 layers, deeplabv3's dilated 3x3).
+constexpr long long kMaxFusedKernel = 5;
+
+bool FusableKernel(const Dispatch& dispatch) {
+  if (dispatch.defines.count("FAST_3X3")) return true;
+  const long long kh = IntDefine(dispatch, "KERNEL_H");
+  const long long kw = IntDefine(dispatch, "KERNEL_W");
+  return IntDefine(dispatch, "MULTIPLIER") == 1 && kh >= 1 && kh <= kMaxFusedKernel &&
+         kw >= 1 && kw <= kMaxFusedKernel && IntDefine(dispatch, "DILATION_H") >= 1 &&
+         IntDefine(dispatch, "DILATION_W") >= 1;
+}
+
 bool IsFusableDepthwise(const Dispatch& dispatch) {
-  return dispatch.shader == "depthwise_conv2d" &&
-         dispatch.defines.count("FAST_3X3") &&
+  return dispatch.shader == "depthwise_conv2d" && FusableKernel(dispatch) &&
          !dispatch.defines.count(kEpilogueDefine) && !dispatch.specialize &&
          dispatch.outputs.size() == 1 && dispatch.inputs.size() == 3 &&
          !PrologueDefine(dispatch).empty();
@@ -167,6 +179,11 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     d["DW_STRIDE_W"] = dw.at("STRIDE_W");
     d["DW_PAD_TOP"] = dw.at("PAD_TOP");
     d["DW_PAD_LEFT"] = dw.at("PAD_LEFT");
+    const bool fast = dw.count("FAST_3X3") > 0;
+    d["DW_KH"] = fast ? "3" : dw.at("KERNEL_H");
+    d["DW_KW"] = fast ? "3" : dw.at("KERNEL_W");
+    d["DW_DIL_H"] = fast ? "1" : dw.at("DILATION_H");
+    d["DW_DIL_W"] = fast ? "1" : dw.at("DILATION_W");
     gemm.inputs[0] = dw_in;
     gemm.inputs.push_back(depthwise.inputs[1]);  // [slice][tap] weights
     gemm.inputs.push_back(depthwise.inputs[2]);  // bias

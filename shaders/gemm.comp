@@ -41,8 +41,9 @@
 // means: MobileNet's 49 x 256 vec4s, against a dispatch of its own.
 //
 // DW_PROLOGUE_* (tiled only; delegate/dw_fusion.h): the input is not the
-// GEMM's A matrix but the input of a 3x3 depthwise convolution (multiplier
-// 1, any stride and padding) whose output A is. The workgroup first computes
+// GEMM's A matrix but the input of a DW_KH x DW_KW depthwise convolution
+// (multiplier 1, any stride, padding and dilation DW_DIL_H x DW_DIL_W)
+// whose output A is. The workgroup first computes
 // the A rows it needs, WG_ROWS x DEPTH_STEPS vec4s, into `scratch` (layout
 // [step][row], so the GEMM's neighbouring invocations read neighbouring
 // vec4s), then one barrier, then the GEMM reads A from there. Every
@@ -88,6 +89,7 @@
 // @uniform DEPTH_STRIDE=16 IN_BATCH_STRIDE=32 OUT_HW=16 WEIGHT_SLICES=2
 // @uniform DW_IN_H=8 DW_IN_W=8 DW_OUT_W=4 DW_STRIDE_H=2 DW_STRIDE_W=2
 // @uniform DW_PAD_TOP=0 DW_PAD_LEFT=0
+// @const DW_KH=3 DW_KW=3 DW_DIL_H=1 DW_DIL_W=1
 // @axis - MEAN_PROLOGUE
 // @const A_VEC4=64
 // @uniform MEAN_PIXELS=4 MEAN_BATCH_STRIDE=8
@@ -364,21 +366,24 @@ void main() {
     int y0 = (pixel / DW_OUT_W) * DW_STRIDE_H - DW_PAD_TOP;
     int x0 = (pixel % DW_OUT_W) * DW_STRIDE_W - DW_PAD_LEFT;
     int plane = (row / ROW_PIXELS) * DEPTH_STEPS * in_hw + y0 * in_w + x0;
-    bool inside[9];
-    int offset[9];
-    for (int t = 0; t < 9; ++t) {
-      int y = y0 + t / 3;
-      int x = x0 + t % 3;
+    const int kTaps = DW_KH * DW_KW;
+    bool inside[kTaps];
+    int offset[kTaps];
+    for (int t = 0; t < kTaps; ++t) {
+      int dy = (t / DW_KW) * DW_DIL_H;
+      int dx = (t % DW_KW) * DW_DIL_W;
+      int y = y0 + dy;
+      int x = x0 + dx;
       inside[t] = y >= 0 && y < in_h && x >= 0 && x < in_w;
-      offset[t] = inside[t] ? (t / 3) * in_w + t % 3 : -plane;  // -plane: element 0
+      offset[t] = inside[t] ? dy * in_w + dx : -plane;  // -plane: element 0
     }
     int depth_steps = DEPTH_STEPS;
     for (int d = thread / WG_ROWS; d < depth_steps; d += LOCAL_X * K_PARTS / WG_ROWS) {
       int base_d = plane + d * in_hw;
       vec4 sum = LOAD(dw_bias, d);
-      for (int t = 0; t < 9; ++t) {
+      for (int t = 0; t < kTaps; ++t) {
         vec4 x = LOAD(in0, base_d + offset[t]);
-        sum += (inside[t] ? x : vec4(0.0)) * LOAD(dw_weights, d * 9 + t);
+        sum += (inside[t] ? x : vec4(0.0)) * LOAD(dw_weights, d * kTaps + t);
       }
       scratch[d * WG_ROWS + r] = dw_activate(sum);
     }

@@ -41,3 +41,52 @@ def test_depthwise_pointwise_chain_fuses_and_agrees_with_the_cpu(monkeypatch, fp
         gt.assert_close(gpu, cpu, fp16)
         dispatches[fuse] = stats["dispatches"]
     assert dispatches["1"] == dispatches["0"] - 2, dispatches
+
+
+def depthwise_pointwise(kernel, stride, dilation, padding="SAME", multiplier=1,
+                        shape=(2, 17, 14, 12)):
+    """One depthwise of any kernel (the general path, not FAST_3X3) feeding
+    a 1x1 convolution."""
+    c = Chain(list(shape), seed=kernel[0] * 7 + kernel[1] + stride + dilation[0])
+    n, h, w, ch = shape
+    def out_size(size, k, d):
+        if padding == "SAME":
+            return -(-size // stride)
+        return (size - (k - 1) * d - 1) // stride + 1
+    out_ch = ch * multiplier
+    y = c.b.add_tensor([n, out_size(h, kernel[0], dilation[0]),
+                        out_size(w, kernel[1], dilation[1]), out_ch])
+    c.shapes[y] = [n, out_size(h, kernel[0], dilation[0]), out_size(w, kernel[1], dilation[1]),
+                   out_ch]
+    c.b.add_op("DEPTHWISE_CONV_2D",
+               [c.x, c.const([1, kernel[0], kernel[1], out_ch]), c.const([out_ch], -1, 1)], [y],
+               {"padding": padding, "stride_h": stride, "stride_w": stride,
+                "dilation_h_factor": dilation[0], "dilation_w_factor": dilation[1],
+                "fused_activation_function": "RELU", "depth_multiplier": multiplier})
+    return c, c.build([c.conv(y, 9)])
+
+
+@pytest.mark.parametrize("kernel,stride,dilation,padding,multiplier,fuses", [
+    ((5, 5), 1, (1, 1), "SAME", 1, True),    # palm detection's blocks
+    ((5, 5), 2, (1, 1), "SAME", 1, True),
+    ((3, 3), 1, (2, 2), "SAME", 1, True),    # deeplabv3's atrous layers
+    ((5, 3), 1, (1, 2), "VALID", 1, True),
+    ((3, 3), 3, (1, 1), "SAME", 1, True),    # stride 3: not FAST_3X3
+    ((3, 3), 1, (1, 1), "SAME", 2, False),   # multiplier 2: not fused
+    ((7, 7), 1, (1, 1), "SAME", 1, False)])  # larger than 5x5: not fused
+@pytest.mark.parametrize("fp16", [False, True])
+def test_general_depthwise_kernels_fuse_and_agree(monkeypatch, kernel, stride, dilation,
+                                                  padding, multiplier, fuses, fp16):
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "32768")
+    monkeypatch.delenv("TFLITE_GLES_GEMM_TILE", raising=False)
+    c, model = depthwise_pointwise(kernel, stride, dilation, padding, multiplier)
+    inputs = gt.random_inputs(c.input_shapes, seed=9)
+    dispatches = {}
+    for fuse in ("0", "1"):
+        monkeypatch.setenv("TFLITE_GLES_FUSE_DEPTHWISE", fuse)
+        cpu, gpu, stats = gt.run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
+        gt.assert_fully_delegated(stats)
+        gt.assert_close(gpu, cpu, fp16)
+        dispatches[fuse] = stats["dispatches"]
+    assert dispatches["1"] == dispatches["0"] - (1 if fuses else 0), dispatches
