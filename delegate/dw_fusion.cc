@@ -43,6 +43,16 @@ bool FusableKernel(const Dispatch& dispatch) {
          IntDefine(dispatch, "DILATION_W") >= 1;
 }
 
+// Taps of a fusable depthwise's kernel (9 for FAST_3X3).
+long long KernelTaps(const Dispatch& dispatch) {
+  if (dispatch.defines.count("FAST_3X3")) return 9;
+  return IntDefine(dispatch, "KERNEL_H") * IntDefine(dispatch, "KERNEL_W");
+}
+
+// Above this many GEMM rows (output pixels) a kernel larger than 3x3 stays
+// unfused (see FuseDepthwiseIntoGemm).
+constexpr long long kMaxRowsForLargeKernels = 24 * 24;
+
 bool IsFusableDepthwise(const Dispatch& dispatch) {
   return dispatch.shader == "depthwise_conv2d" && FusableKernel(dispatch) &&
          !dispatch.defines.count(kEpilogueDefine) && !dispatch.specialize &&
@@ -155,6 +165,13 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     if (scan.Readers(gemm_weights) != 1) continue;
 
     const long long rows = IntDefine(gemm, "ROWS");
+    // Kernels larger than 3x3 on big maps: the unfused depthwise reuses
+    // each fetched pixel across its output block, the prologue fetches all
+    // taps of every output again. H200, palm detection's 5x5 layers
+    // (docs/perf/log.md, "Lead, session 4: larger depthwise kernels"):
+    // fused slower at 96x96 and 48x48 (fp32 +8 us a pair), about even at
+    // 24x24 (kept fused: a dispatch fewer), faster at 12x12 and 6x6.
+    if (KernelTaps(depthwise) > 9 && rows > kMaxRowsForLargeKernels) continue;
     const int out_slices = static_cast<int>(IntDefine(gemm, "OUT_S"));
     const int depth_steps = static_cast<int>(IntDefine(gemm, "DEPTH_STEPS"));
     auto tile = kernels::ChooseDepthwiseGemmTile(rows, out_slices, depth_steps, device);

@@ -90,3 +90,21 @@ def test_general_depthwise_kernels_fuse_and_agree(monkeypatch, kernel, stride, d
         gt.assert_close(gpu, cpu, fp16)
         dispatches[fuse] = stats["dispatches"]
     assert dispatches["1"] == dispatches["0"] - (1 if fuses else 0), dispatches
+
+
+def test_large_kernels_on_big_maps_stay_unfused(monkeypatch):
+    """A 5x5 depthwise over more than 24x24 output pixels keeps its own
+    dispatch (measured slower fused there); a 3x3 one of the same size
+    fuses."""
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "32768")
+    for kernel, fuses in (((5, 5), False), ((3, 3), True)):
+        c, model = depthwise_pointwise(kernel, 1, (1, 1), shape=(1, 26, 25, 8))
+        inputs = gt.random_inputs(c.input_shapes, seed=10)
+        dispatches = {}
+        for fuse in ("0", "1"):
+            monkeypatch.setenv("TFLITE_GLES_FUSE_DEPTHWISE", fuse)
+            cpu, gpu, stats = gt.run_cpu_and_gpu(model, inputs, {})
+            gt.assert_close(gpu, cpu)
+            dispatches[fuse] = stats["dispatches"]
+        assert dispatches["1"] == dispatches["0"] - (1 if fuses else 0), (kernel, dispatches)
