@@ -1,4 +1,4 @@
-// Depthwise-into-GEMM fusion: a 3x3 DEPTHWISE_CONV_2D whose output only a
+// Depthwise-into-GEMM fusion: a DEPTHWISE_CONV_2D whose output only a
 // pointwise GEMM (shaders/gemm.comp, tiled) reads runs inside that GEMM's
 // workgroups (gemm.comp's DW_PROLOGUE_*): each workgroup computes the
 // depthwise outputs of its rows into shared memory and multiplies them from
@@ -8,8 +8,11 @@
 // depthwise (docs/perf/log.md, "Depthwise into GEMM (dwpw)").
 //
 // What fuses (everything else is left as it was):
-//  - producer: a depthwise_conv2d dispatch on the FAST_3X3 path (3x3,
-//    multiplier 1, dilation 1) without an epilogue and not specialized;
+//  - producer: a depthwise_conv2d dispatch with multiplier 1, a kernel of
+//    at most 5x5 and any stride and dilation (the FAST_3X3 path or the
+//    general one; kernels larger than 3x3 only where the map has at most
+//    24x24 output pixels: measured slower fused on bigger ones), without an
+//    epilogue and not specialized;
 //  - consumer: a gemm.comp dispatch of the tiled form (not SPLIT_K) with
 //    no prologue yet, reading the producer's output as its input, as a 1x1
 //    convolution reads it (rows = the output's pixels, depth = its slices);
