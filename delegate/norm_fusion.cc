@@ -1,6 +1,7 @@
 #include "delegate/norm_fusion.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -128,7 +129,11 @@ std::optional<NormStatsGroup> MatchFrom(const NodeView& mean1, const NodeIndex& 
     return std::nullopt;
   }
   auto eps = graph.ConstantFloats(eps_tensor);
-  if (!eps.ok() || eps->size() != 1) return std::nullopt;
+  // A finite, non-negative eps only: it becomes a GLSL literal, and
+  // inversesqrt of a negative sum is undefined in GLSL (NaN on the CPU).
+  if (!eps.ok() || eps->size() != 1 || !std::isfinite((*eps)[0]) || (*eps)[0] < 0.0f) {
+    return std::nullopt;
+  }
   const int t = add->output_index(0);
   const NodeView* rsqrt = index.OnlyReader(t);
   if (!internal(t) || rsqrt == nullptr || rsqrt->op() != abi::kTfLiteBuiltinRsqrt ||

@@ -70,7 +70,7 @@ def test_instance_norm_statistics_fuse(monkeypatch, shape, eps, swap, fp16):
 
 
 @pytest.mark.parametrize("variant", ["variance_is_an_output", "relu_after_eps",
-                                     "mean_over_h_only", "per_channel_eps"])
+                                     "mean_over_h_only", "per_channel_eps", "negative_eps"])
 def test_near_misses_keep_every_dispatch(monkeypatch, variant):
     shape = [1, 12, 10, 8]
     c = Chain(shape, seed=5)
@@ -80,6 +80,8 @@ def test_near_misses_keep_every_dispatch(monkeypatch, variant):
         kwargs["axes"] = (1,)
     if variant == "per_channel_eps":
         kwargs["eps_shape"] = (shape[-1],)
+    if variant == "negative_eps":
+        kwargs["eps"] = -1e-3
     y, parts = instance_norm(c, x, **kwargs)
     outputs = [y, parts["v"]] if variant == "variance_is_an_output" else [y]
     model = c.build(outputs)
