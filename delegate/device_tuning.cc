@@ -231,6 +231,14 @@ void TuneForDevice(DeviceProfile* device) {
   // tests on llvmpipe together with TFLITE_GLES_SHARED_MEMORY_GEMM=1).
   device->fuse_depthwise_into_gemm = device->shared_memory_gemm;
   SwitchFromEnv("TFLITE_GLES_FUSE_DEPTHWISE", &device->fuse_depthwise_into_gemm);
+  // Their depth split across workgroups on 14x14 and 7x7 maps
+  // (delegate/dw_splitk.h; docs/perf/log.md, "Split-K across workgroups
+  // (skw)"): off until measured faster.
+  device->split_depthwise_gemm_k = false;
+  SwitchFromEnv("TFLITE_GLES_X_DW_SPLITK", &device->split_depthwise_gemm_k);
+  if (const char* tile = std::getenv("TFLITE_GLES_X_DW_SPLITK_TILE")) {
+    device->dw_splitk_tile_override = tile;
+  }
   // Likewise a classifier's global average pool into its logits GEMM
   // (MobileNet: the 8 us mean dispatch; docs/perf/log.md, "Lead, session 3").
   device->fuse_mean_into_gemm = device->shared_memory_gemm;

@@ -163,6 +163,12 @@ struct DeviceProfile {
   // runs inside that GEMM's workgroups (delegate/dw_fusion.h). Set by
   // TuneForDevice; only where shared_memory_gemm is.
   bool fuse_depthwise_into_gemm = false;
+  // Such fused GEMMs on small maps also split their depth across
+  // workgroups (shaders/gemm_dw_splitk.comp, delegate/dw_splitk.h). Set by
+  // TuneForDevice; TFLITE_GLES_X_DW_SPLITK=0/1; TFLITE_GLES_X_DW_SPLITK_TILE
+  // = "ROWS,SLICES,KPARTS,CHUNK_STEPS" forces its tile (sweeps).
+  bool split_depthwise_gemm_k = false;
+  std::string dw_splitk_tile_override;
   // A whole-map mean whose output only a split-K GEMM reads runs inside
   // that GEMM (delegate/dw_fusion.h, FuseMeanIntoGemm). Set by
   // TuneForDevice; TFLITE_GLES_FUSE_MEAN=0/1.

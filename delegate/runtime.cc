@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "delegate/dw_fusion.h"
+#include "delegate/dw_splitk.h"
 #include "delegate/fusion.h"
 #include "delegate/schedule.h"
 #include "delegate/upload_fusion.h"
@@ -195,6 +196,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
                                     device.fuse_elementwise_chains);
     runtime->fused_ += FuseDepthwiseIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
+    SplitDepthwiseGemmsAcrossWorkgroups(device, &runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseMeanIntoGemm(device, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseSoftmaxIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
   }
