@@ -31,7 +31,7 @@ def pairs(rows):
     """[(us, fused)] per gemm dispatch: its time plus a depthwise right before it."""
     out = []
     for i, row in enumerate(rows):
-        if row["shader"] != "gemm":
+        if not row["shader"].startswith("gemm"):  # gemm, gemm_dw_splitk
             continue
         fused = "DEPTHWISE" in row["label"]
         us = row["ms"] * 1e3
