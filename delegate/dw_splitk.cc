@@ -91,10 +91,19 @@ StatusOr<DwSplitKTile> ChooseDwSplitKTile(long long rows, int out_slices,
   if (!device.dw_splitk_tile_override.empty()) {
     TFG_ASSIGN_OR_RETURN(tile, ParseDwSplitKTile(device.dw_splitk_tile_override));
   } else {
-    tile.slices = std::min(16, PowerOfTwoAtLeast(out_slices));
+    // H200 sweep (docs/perf/log.md, "Split-K across workgroups (skw)"):
+    // slower than gemm.comp's fused tile on every 14x14 layer and on 7x7
+    // 512 -> 1024; only the deepest (7x7, 1024 -> 1024) came out ahead,
+    // with 16 rows x 32 slices, one part, chunks of 32 steps.
+    if (depth_steps < kMinDwSplitKDepthSteps) {
+      return Status::Error("split-K across workgroups is slower than gemm.comp "
+                           "below " + std::to_string(kMinDwSplitKDepthSteps) +
+                           " depth steps");
+    }
+    tile.slices = std::min(32, PowerOfTwoAtLeast(out_slices));
     tile.rows = static_cast<int>(std::min<long long>(16, rows));
-    tile.chunk_steps = std::min(32, depth_steps);
-    tile.k_parts = 2;
+    tile.chunk_steps = 32;
+    tile.k_parts = 1;
   }
   const int threads = tile.rows * tile.slices * tile.k_parts;
   const int limit = std::min(
@@ -117,7 +126,8 @@ int SplitDepthwiseGemmsAcrossWorkgroups(const DeviceProfile& device,
   std::vector<Value>& vals = *values;
   long long partial_bytes = 0;
   long long counter_bytes = 0;
-  std::vector<Dispatch*> rewritten;
+  std::vector<Dispatch*> rewritten;  // those that need the buffers
+  int count = 0;
   for (Dispatch& gemm : *dispatches) {
     if (gemm.shader != "gemm" || !IsDepthwiseFused(gemm) || gemm.specialize ||
         gemm.defines.count("SPLIT_K") || !gemm.read_write.empty()) {
@@ -157,17 +167,22 @@ int SplitDepthwiseGemmsAcrossWorkgroups(const DeviceProfile& device,
     split.grid = {static_cast<uint32_t>(row_groups * local_x),
                   static_cast<uint32_t>(slice_groups * tile->k_parts),
                   static_cast<uint32_t>(chunks)};
+    if (chunks == 1) d["ONE_CHUNK"] = "";
+    if (depth_steps % tile->chunk_steps == 0) d["CHUNK_EXACT"] = "";
     split.inputs = gemm.inputs;
     split.outputs = gemm.outputs;
     split.label = gemm.label + " (split-K x" + std::to_string(chunks) + ")";
     split.flops = gemm.flops;
     const long long tiles = row_groups * slice_groups;
-    partial_bytes = std::max(partial_bytes, tiles * chunks * local_x * 16);
-    counter_bytes = std::max(counter_bytes, tiles * 4);
+    if (chunks > 1) {
+      partial_bytes = std::max(partial_bytes, tiles * chunks * local_x * 16);
+      counter_bytes = std::max(counter_bytes, tiles * 4);
+    }
     gemm = std::move(split);
-    rewritten.push_back(&gemm);
+    if (chunks > 1) rewritten.push_back(&gemm);
+    ++count;
   }
-  if (rewritten.empty()) return 0;
+  if (rewritten.empty()) return count;
   // One partial-sum buffer and one counter array for all: the dispatches
   // run one after another and each leaves its counters at zero.
   const ValueId partials = static_cast<ValueId>(vals.size());
@@ -175,7 +190,7 @@ int SplitDepthwiseGemmsAcrossWorkgroups(const DeviceProfile& device,
   const ValueId counters = static_cast<ValueId>(vals.size());
   vals.push_back(ZeroedBuffer(counter_bytes, device.fp16));
   for (Dispatch* dispatch : rewritten) dispatch->read_write = {partials, counters};
-  return static_cast<int>(rewritten.size());
+  return count;
 }
 
 }  // namespace tflite_gles

@@ -43,6 +43,8 @@ StatusOr<DwSplitKTile> ChooseDwSplitKTile(long long rows, int out_slices,
 // weights are repacked). Only where DeviceProfile::split_depthwise_gemm_k
 // is set. Returns how many were rewritten.
 constexpr long long kMaxDwSplitKRows = 400;
+// The chosen tile (no override) only from this depth on.
+constexpr int kMinDwSplitKDepthSteps = 256;
 int SplitDepthwiseGemmsAcrossWorkgroups(const DeviceProfile& device,
                                         std::vector<Value>* values,
                                         std::vector<Dispatch>* dispatches);

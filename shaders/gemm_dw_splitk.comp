@@ -21,6 +21,12 @@
 // the next run. No workgroup waits for another: no forward-progress
 // guarantee between workgroups is needed.
 //
+// ONE_CHUNK (the whole depth in one chunk): no partial sums, no counters;
+// the workgroup stores its results (gemm.comp's fused form with the trip
+// counts compiled in). CHUNK_EXACT (DEPTH_STEPS a multiple of CHUNK_STEPS):
+// the loops run a compile-time count of steps, so the compiler may unroll
+// them and issue the weight loads of several steps at once.
+//
 // Bindings: 0 = output, 1 = the depthwise's input, 2 = GEMM weights
 // ([slice group][step][WG_SLICES][4] vec4, as gemm.comp's tiled form),
 // 3 = GEMM bias, (4 = EPILOGUE_IN,) then the depthwise weights
@@ -29,6 +35,8 @@
 // @axis DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @axis - EPILOGUE_IN
+// @axis - ONE_CHUNK
+// @axis - CHUNK_EXACT
 // @const LOCAL_X=64 LOCAL_Y=2 LOCAL_Z=1 WG_ROWS=8 WG_SLICES=8 K_PARTS=2
 // @const CHUNK_STEPS=8 SHARED_VEC4=128
 // @const DW_KH=3 DW_KW=3 DW_DIL_H=1 DW_DIL_W=1
@@ -59,8 +67,10 @@ TENSOR_IN(dw_bias, 5, DwBias);
 // fp32 partial sums whatever the storage (the kernel sizes the buffer for
 // vec4s); coherent: the last workgroup must see the others' stores, not
 // lines its own cache kept.
+#if !defined(ONE_CHUNK)
 layout(std430, binding = READ_WRITE_BINDING_0) coherent buffer Partials { vec4 partials[]; };
 layout(std430, binding = READ_WRITE_BINDING_1) coherent buffer Arrivals { uint arrivals[]; };
+#endif
 
 vec4 dw_activate(vec4 v) {
 #if defined(DW_PROLOGUE_RELU)
@@ -88,7 +98,11 @@ void main() {
   int group = int(gl_WorkGroupID.y);
   int chunk = int(gl_WorkGroupID.z);
   int first_step = chunk * CHUNK_STEPS;
+#if defined(CHUNK_EXACT)
+  const int steps = CHUNK_STEPS;
+#else
   int steps = min(CHUNK_STEPS, DEPTH_STEPS - first_step);
+#endif
   {
     // Invocation `thread` computes A row `r` for every
     // (LOCAL_X * K_PARTS / WG_ROWS)-th step of the chunk (the kernel makes
@@ -143,6 +157,12 @@ void main() {
     for (int q = 1; q < K_PARTS; ++q) acc += a_tile[q * LOCAL_X + tx];
   }
 #endif
+  int row = first_row + tr;
+  int slice = group * WG_SLICES + ts;
+#if defined(ONE_CHUNK)
+  if (part != 0) return;
+  vec4 sum = acc;
+#else
   int tile_id = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
   int tile_base = tile_id * int(gl_NumWorkGroups.z) * LOCAL_X;
   if (part == 0) partials[tile_base + chunk * LOCAL_X + tx] = acc;
@@ -161,8 +181,7 @@ void main() {
     sum += c == chunk ? acc : partials[tile_base + c * LOCAL_X + tx];
   }
   if (tx == 0) arrivals[tile_id] = 0u;  // every chunk has counted: reset
-  int row = first_row + tr;
-  int slice = group * WG_SLICES + ts;
+#endif
   if (row >= ROWS || slice >= OUT_S) return;
   int index = ((row / OUT_HW) * OUT_S + slice) * OUT_HW + row % OUT_HW;
   vec4 v = activate(sum + LOAD(bias, slice));
