@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The delegate's fixed costs: warm latency of chains of N elementwise NEG
-ops (one dispatch each, nothing fuses them) on a tiny and on a mid-sized
+ops (one dispatch each: the elementwise-chain fusion that would fold them,
+delegate/fusion.h, is switched off here) on a tiny and on a mid-sized
 tensor, for N = 1 and N = 32, under each variant of delegate options.
 
     (t(32) - t(1)) / 31  = the cost of one more dispatch in a chain
@@ -30,6 +31,7 @@ sys.path.insert(0, str(REPO / "tests" / "python"))
 sys.path.insert(0, str(REPO / "tools"))
 sys.path.insert(0, str(REPO / "bench"))
 
+import gles_testing as gt  # noqa: E402
 from options_ab import parse_variant, variant_interpreter  # noqa: E402
 from tflite_builder import ModelBuilder  # noqa: E402
 
@@ -54,6 +56,8 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=300)
     args = parser.parse_args()
     variants = [parse_variant(v) for v in (args.variant or ["base:"])]
+    for _, _, env in variants:
+        env.setdefault("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS", "0")
     shapes = {"tiny 1x1x1x4": [1, 1, 1, 4], "56x56x128": [1, 56, 56, 128]}
     cases = []
     for variant, options, env in variants:
@@ -82,6 +86,9 @@ def main() -> int:
                 elif block == 0:
                     expected = case["data"] * (-1.0) ** case["length"]
                     assert np.array_equal(out, expected), "a NEG chain computed something else"
+                    stats = gt.stats(case["delegate"])
+                    assert stats["dispatches"] >= case["length"], (
+                        f"{case['length']} NEGs ran in {stats['dispatches']} dispatches")
     print(f"about {args.iterations} invokes per case, wall time of set_tensor + invoke + get_tensor, us")
     print("| variant | tensor | 1 dispatch | 32 dispatches | per extra dispatch |")
     print("|---|---|---|---|---|")
