@@ -174,7 +174,7 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
   TFG_ASSIGN_OR_RETURN(ValueId x, builder.TensorValue(group.x));
   TFG_ASSIGN_OR_RETURN(ValueId mean, builder.TensorValue(group.mean));
   TFG_ASSIGN_OR_RETURN(ValueId rstd, builder.TensorValue(group.rstd));
-  const Shape4& shape = builder.shape(x);
+  const Shape4 shape = builder.shape(x);
   const long long groups = 1LL * shape.b * shape.slices();
   // One workgroup per slice is few (style transfer's 96x96x32 maps: 8), so
   // on GPUs with thousands of lanes each is as wide as gives every

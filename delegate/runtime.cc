@@ -68,7 +68,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   // Staging buffers hold TFLite's BHWC floats; conversion shaders move them
   // to and from PHWC4 on the GPU.
   auto convert = [&](ValueId tensor, ValueId staging, bool to_phwc4) {
-    const Shape4& shape = builder.shape(tensor);
+    const Shape4 shape = builder.shape(tensor);
     Dispatch dispatch;
     dispatch.shader = "layout_convert";
     dispatch.defines[to_phwc4 ? "TO_PHWC4" : "TO_BHWC"] = "";
@@ -122,7 +122,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
     if (builder.value(value).kind == Value::Kind::kConstant) continue;
     TFG_RETURN_IF_ERROR(CheckStagedType(builder, index, "input"));
-    const Shape4& shape = builder.shape(value);
+    const Shape4 shape = builder.shape(value);  // a copy: NewTemporary grows the values
     const abi::Type type = builder.graph().context()->tensors[index].type;
     const size_t elements = static_cast<size_t>(shape.elements());
     const size_t stored_bytes =
@@ -153,7 +153,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     }
     TFG_RETURN_IF_ERROR(CheckStagedType(builder, index, "output"));
     TFG_RETURN_IF_ERROR(builder.MarkOutput(index));
-    const Shape4& shape = builder.shape(value);
+    const Shape4 shape = builder.shape(value);  // a copy: NewTemporary grows the values
     const size_t elements = static_cast<size_t>(shape.elements());
     const abi::Type type = builder.graph().context()->tensors[index].type;
     const size_t root = root_of(value);
