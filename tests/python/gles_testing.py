@@ -180,17 +180,38 @@ def invoke(interp: Interpreter, inputs) -> list[np.ndarray]:
     return [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
 
 
+def run_gpu(model: bytes | str, inputs, options: dict | None = None):
+    """Runs `model` through a new delegate: (outputs, stats of the delegate)."""
+    delegate = make_delegate(options)
+    interp = interpreter(model, delegate)
+    gpu = invoke(interp, inputs)
+    result = (gpu, stats(delegate))
+    del interp
+    return result
+
+
 def run_cpu_and_gpu(model: bytes | str, inputs, options: dict | None = None):
     """Runs `model` on the CPU and through a new delegate.
 
     Returns (cpu_outputs, gpu_outputs, stats of the delegate)."""
     cpu = invoke(interpreter(model), inputs)
-    delegate = make_delegate(options)
-    interp = interpreter(model, delegate)
-    gpu = invoke(interp, inputs)
-    result = (cpu, gpu, stats(delegate))
-    del interp
-    return result
+    return (cpu, *run_gpu(model, inputs, options))
+
+
+def run_switch_off_and_on(monkeypatch, switch: str, model: bytes | str, inputs,
+                          options: dict | None = None):
+    """Runs `model` on the CPU once and through two new delegates, created with
+    the environment switch `switch` at "0" and at "1" (delegates read their
+    switches when they are created).
+
+    Returns (cpu_outputs, (outputs, stats) with it off, (outputs, stats) with
+    it on)."""
+    cpu = invoke(interpreter(model), inputs)
+    runs = []
+    for value in ("0", "1"):
+        monkeypatch.setenv(switch, value)
+        runs.append(run_gpu(model, inputs, options))
+    return cpu, runs[0], runs[1]
 
 
 def relative_error(gpu: np.ndarray, cpu: np.ndarray) -> float:

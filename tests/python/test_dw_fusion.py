@@ -26,6 +26,19 @@ def mobilenet_like_chain():
     return c, c.build([y])
 
 
+def fused_minus_unfused(monkeypatch, model, inputs, fp16):
+    """Runs `model` with the depthwise fusion off and on, each fully delegated
+    and within tolerance of the CPU; returns how many dispatches fusion
+    added (negative: saved)."""
+    cpu, (plain, plain_stats), (fused, fused_stats) = gt.run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_FUSE_DEPTHWISE", model, inputs,
+        {"precision_loss_allowed": fp16})
+    for gpu, stats in ((plain, plain_stats), (fused, fused_stats)):
+        gt.assert_fully_delegated(stats)
+        gt.assert_close(gpu, cpu, fp16)
+    return fused_stats["dispatches"] - plain_stats["dispatches"]
+
+
 @pytest.mark.parametrize("fp16", [False, True])
 def test_depthwise_pointwise_chain_fuses_and_agrees_with_the_cpu(monkeypatch, fp16):
     monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
@@ -33,14 +46,7 @@ def test_depthwise_pointwise_chain_fuses_and_agrees_with_the_cpu(monkeypatch, fp
     monkeypatch.delenv("TFLITE_GLES_GEMM_TILE", raising=False)
     c, model = mobilenet_like_chain()
     inputs = gt.random_inputs(c.input_shapes, seed=7)
-    dispatches = {}
-    for fuse in ("0", "1"):
-        monkeypatch.setenv("TFLITE_GLES_FUSE_DEPTHWISE", fuse)
-        cpu, gpu, stats = gt.run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
-        gt.assert_fully_delegated(stats)
-        gt.assert_close(gpu, cpu, fp16)
-        dispatches[fuse] = stats["dispatches"]
-    assert dispatches["1"] == dispatches["0"] - 2, dispatches
+    assert fused_minus_unfused(monkeypatch, model, inputs, fp16) == -2
 
 
 def depthwise_pointwise(kernel, stride, dilation, padding="SAME", multiplier=1,
@@ -82,14 +88,7 @@ def test_general_depthwise_kernels_fuse_and_agree(monkeypatch, kernel, stride, d
     monkeypatch.delenv("TFLITE_GLES_GEMM_TILE", raising=False)
     c, model = depthwise_pointwise(kernel, stride, dilation, padding, multiplier)
     inputs = gt.random_inputs(c.input_shapes, seed=9)
-    dispatches = {}
-    for fuse in ("0", "1"):
-        monkeypatch.setenv("TFLITE_GLES_FUSE_DEPTHWISE", fuse)
-        cpu, gpu, stats = gt.run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
-        gt.assert_fully_delegated(stats)
-        gt.assert_close(gpu, cpu, fp16)
-        dispatches[fuse] = stats["dispatches"]
-    assert dispatches["1"] == dispatches["0"] - (1 if fuses else 0), dispatches
+    assert fused_minus_unfused(monkeypatch, model, inputs, fp16) == (-1 if fuses else 0)
 
 
 def test_large_kernels_on_big_maps_stay_unfused(monkeypatch):
@@ -101,10 +100,4 @@ def test_large_kernels_on_big_maps_stay_unfused(monkeypatch):
     for kernel, fuses in (((5, 5), False), ((3, 3), True)):
         c, model = depthwise_pointwise(kernel, 1, (1, 1), shape=(1, 26, 25, 8))
         inputs = gt.random_inputs(c.input_shapes, seed=10)
-        dispatches = {}
-        for fuse in ("0", "1"):
-            monkeypatch.setenv("TFLITE_GLES_FUSE_DEPTHWISE", fuse)
-            cpu, gpu, stats = gt.run_cpu_and_gpu(model, inputs, {})
-            gt.assert_close(gpu, cpu)
-            dispatches[fuse] = stats["dispatches"]
-        assert dispatches["1"] == dispatches["0"] - (1 if fuses else 0), (kernel, dispatches)
+        assert fused_minus_unfused(monkeypatch, model, inputs, False) == (-1 if fuses else 0), kernel

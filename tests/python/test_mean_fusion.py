@@ -9,7 +9,7 @@ mean, and none where the mean's result has a second reader."""
 import numpy as np
 import pytest
 
-from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_cpu_and_gpu
+from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
 from test_fusion import Chain
 
 
@@ -34,10 +34,11 @@ def head(c, x, pool, classes, as_conv):
     return c.fully_connected(flat, classes)
 
 
-def run(monkeypatch, model, inputs, fused, fp16=False):
+def run(monkeypatch, model, inputs, fp16=False):
+    """(CPU outputs, (outputs, stats) unfused, (outputs, stats) fused)."""
     monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
-    monkeypatch.setenv("TFLITE_GLES_FUSE_MEAN", "1" if fused else "0")
-    return run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
+    return run_switch_off_and_on(monkeypatch, "TFLITE_GLES_FUSE_MEAN", model, inputs,
+                                 {"precision_loss_allowed": fp16})
 
 
 @pytest.mark.parametrize("pool,as_conv,shape,classes", [
@@ -51,8 +52,7 @@ def test_classifier_head_fuses_its_mean(monkeypatch, pool, as_conv, shape, class
     x = c.conv(c.x, shape[-1], activation="RELU6")
     model = c.build([head(c, x, pool, classes, as_conv)])
     inputs = random_inputs(c.input_shapes, seed=6)
-    cpu, plain, plain_stats = run(monkeypatch, model, inputs, False, fp16)
-    _, fused, fused_stats = run(monkeypatch, model, inputs, True, fp16)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, inputs, fp16)
     assert_fully_delegated(fused_stats)
     assert_close(plain, cpu, fp16)
     assert_close(fused, cpu, fp16)
@@ -69,8 +69,7 @@ def test_mean_with_a_second_reader_stays(monkeypatch):
     logits = c.conv(pooled, 10)
     model = c.build([logits, c.unary("RELU", pooled)])
     inputs = random_inputs(c.input_shapes, seed=2)
-    cpu, plain, plain_stats = run(monkeypatch, model, inputs, False)
-    _, fused, fused_stats = run(monkeypatch, model, inputs, True)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, inputs)
     assert_close(fused, cpu)
     assert fused_stats["dispatches"] == plain_stats["dispatches"]
 
@@ -82,7 +81,6 @@ def test_mean_over_a_large_map_stays(monkeypatch):
     x = c.conv(c.x, 16)
     model = c.build([head(c, x, "MEAN", 10, True)])
     inputs = random_inputs(c.input_shapes, seed=1)
-    cpu, plain, plain_stats = run(monkeypatch, model, inputs, False)
-    _, fused, fused_stats = run(monkeypatch, model, inputs, True)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, inputs)
     assert_close(fused, cpu)
     assert fused_stats["dispatches"] == plain_stats["dispatches"]

@@ -9,7 +9,8 @@ pattern in one respect keep every dispatch."""
 import numpy as np
 import pytest
 
-from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_cpu_and_gpu
+from gles_testing import (assert_close, assert_fully_delegated, random_inputs, run_cpu_and_gpu,
+                          run_switch_off_and_on)
 from test_fusion import Chain
 
 
@@ -40,9 +41,10 @@ def instance_norm(c, x, eps=1e-5, swap=False, add_activation="NONE", axes=(1, 2)
     return c.binary("MUL", centered, r), {"d": d, "v": v, "t": t}
 
 
-def run(monkeypatch, model, inputs, fused, fp16=False):
-    monkeypatch.setenv("TFLITE_GLES_FUSE_NORM_STATS", "1" if fused else "0")
-    return run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
+def run(monkeypatch, model, inputs, fp16=False):
+    """(CPU outputs, (outputs, stats) unfused, (outputs, stats) fused)."""
+    return run_switch_off_and_on(monkeypatch, "TFLITE_GLES_FUSE_NORM_STATS", model, inputs,
+                                 {"precision_loss_allowed": fp16})
 
 
 @pytest.mark.parametrize("shape,eps,swap", [
@@ -60,8 +62,7 @@ def test_instance_norm_statistics_fuse(monkeypatch, shape, eps, swap, fp16):
     y, _ = instance_norm(c, x, eps, swap)
     model = c.build([y])
     inputs = random_inputs(c.input_shapes, seed=3)
-    cpu, plain, plain_stats = run(monkeypatch, model, inputs, False, fp16)
-    _, fused, fused_stats = run(monkeypatch, model, inputs, True, fp16)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, inputs, fp16)
     assert_fully_delegated(fused_stats)
     assert_close(plain, cpu, fp16)
     assert_close(fused, cpu, fp16)
@@ -86,8 +87,7 @@ def test_near_misses_keep_every_dispatch(monkeypatch, variant):
     outputs = [y, parts["v"]] if variant == "variance_is_an_output" else [y]
     model = c.build(outputs)
     inputs = random_inputs(c.input_shapes, seed=4)
-    cpu, plain, plain_stats = run(monkeypatch, model, inputs, False)
-    _, fused, fused_stats = run(monkeypatch, model, inputs, True)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, inputs)
     assert_close(fused, cpu)
     assert fused_stats["dispatches"] == plain_stats["dispatches"], (fused_stats, plain_stats)
 

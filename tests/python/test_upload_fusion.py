@@ -8,17 +8,18 @@ none where the input has another reader."""
 import numpy as np
 import pytest
 
-from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_cpu_and_gpu
+from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
 from test_fusion import Chain
 
 
-def run(monkeypatch, model, inputs, fused, fp16=False):
-    monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1" if fused else "0")
+def run(monkeypatch, model, inputs, fp16=False):
+    """(CPU outputs, (outputs, stats) unfused, (outputs, stats) fused)."""
     # These inputs are small enough to cross directly (no staging buffer to
     # read, no conversion to fuse): staged, as images above 64 KiB are. With
     # fp16 the staging holds halves (TFLITE_GLES_X_HALF_UPLOAD).
     monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
-    return run_cpu_and_gpu(model, inputs, {"precision_loss_allowed": fp16})
+    return run_switch_off_and_on(monkeypatch, "TFLITE_GLES_FUSE_UPLOAD", model, inputs,
+                                 {"precision_loss_allowed": fp16})
 
 
 @pytest.mark.parametrize("shape,kernel,stride", [([1, 17, 15, 3], 3, 2), ([2, 9, 11, 1], 3, 1),
@@ -29,8 +30,7 @@ def test_image_conv_reads_the_staging_buffer(monkeypatch, shape, kernel, stride,
     y = c.conv(c.x, 12, kernel=kernel, stride=stride, activation="RELU6")
     model = c.build([c.depthwise(y, activation="RELU")])
     inputs = random_inputs(c.input_shapes, seed=3)
-    cpu, plain, plain_stats = run(monkeypatch, model, inputs, False, fp16)
-    _, fused, fused_stats = run(monkeypatch, model, inputs, True, fp16)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, inputs, fp16)
     assert_fully_delegated(fused_stats)
     assert_close(plain, cpu, fp16)
     assert_close(fused, cpu, fp16)
@@ -45,7 +45,6 @@ def test_input_with_a_second_reader_keeps_its_conversion(monkeypatch):
     z = c.conv(c.x, 8, kernel=3, stride=2, activation="RELU")
     model = c.build([c.binary("ADD", y, z)])
     inputs = random_inputs(c.input_shapes, seed=4)
-    cpu, plain, plain_stats = run(monkeypatch, model, inputs, False)
-    _, fused, fused_stats = run(monkeypatch, model, inputs, True)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, inputs)
     assert_close(fused, cpu)
     assert fused_stats["dispatches"] == plain_stats["dispatches"]
