@@ -1,7 +1,6 @@
 #include "delegate/dw_fusion.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "delegate/fusion.h"
@@ -9,15 +8,6 @@
 
 namespace tflite_gles {
 namespace {
-
-// An integer define of a dispatch (the kernels write them), -1 if absent.
-long long IntDefine(const Dispatch& dispatch, const char* name) {
-  auto it = dispatch.defines.find(name);
-  if (it == dispatch.defines.end()) return -1;
-  char* end = nullptr;
-  const long long value = std::strtoll(it->second.c_str(), &end, 10);
-  return (end == it->second.c_str() || *end != '\0') ? -1 : value;
-}
 
 // The DW_PROLOGUE_* define for the depthwise's fused activation; empty when
 // it has one the prologue does not run.

@@ -4,24 +4,11 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "delegate/fusion.h"
 #include "delegate/kernels/gemm.h"
 
 namespace tflite_gles {
 namespace {
-
-long long IntValue(const Dispatch& dispatch, const char* name) {
-  auto it = dispatch.defines.find(name);
-  if (it == dispatch.defines.end()) return -1;
-  char* end = nullptr;
-  const long long value = std::strtoll(it->second.c_str(), &end, 10);
-  return (end == it->second.c_str() || *end != '\0') ? -1 : value;
-}
-
-int PowerOfTwoAtLeast(long long n) {
-  int p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
 
 std::string TileText(const DwSplitKTile& tile) {
   return std::to_string(tile.rows) + " rows x " + std::to_string(tile.slices) +
@@ -100,7 +87,7 @@ StatusOr<DwSplitKTile> ChooseDwSplitKTile(long long rows, int out_slices,
                            "below " + std::to_string(kMinDwSplitKDepthSteps) +
                            " depth steps");
     }
-    tile.slices = std::min(32, PowerOfTwoAtLeast(out_slices));
+    tile.slices = std::min(32, kernels::PowerOfTwoAtLeast(out_slices));
     tile.rows = static_cast<int>(std::min<long long>(16, rows));
     tile.chunk_steps = 32;
     tile.k_parts = 1;
@@ -133,14 +120,14 @@ int SplitDepthwiseGemmsAcrossWorkgroups(const DeviceProfile& device,
         gemm.defines.count("SPLIT_K") || !gemm.read_write.empty()) {
       continue;
     }
-    const long long rows = IntValue(gemm, "ROWS");
-    const int out_slices = static_cast<int>(IntValue(gemm, "OUT_S"));
-    const int depth_steps = static_cast<int>(IntValue(gemm, "DEPTH_STEPS"));
+    const long long rows = IntDefine(gemm, "ROWS");
+    const int out_slices = static_cast<int>(IntDefine(gemm, "OUT_S"));
+    const int depth_steps = static_cast<int>(IntDefine(gemm, "DEPTH_STEPS"));
     if (rows < 1 || rows > kMaxDwSplitKRows || out_slices < 1 || depth_steps < 1) continue;
     auto tile = ChooseDwSplitKTile(rows, out_slices, depth_steps, device);
     if (!tile.ok()) continue;  // stays a gemm.comp dispatch
     const int old_wg_slices =
-        static_cast<int>(IntValue(gemm, "TILE_SLICES") * IntValue(gemm, "THREADS_S"));
+        static_cast<int>(IntDefine(gemm, "TILE_SLICES") * IntDefine(gemm, "THREADS_S"));
     const ValueId weights = gemm.inputs[1];
     if (old_wg_slices != tile->slices) {
       vals[weights].constant_data = kernels::RepackTiledGemmWeights(

@@ -1,6 +1,7 @@
 #include "delegate/fusion.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
@@ -206,6 +207,14 @@ int FuseEpilogues(const std::vector<Value>& values,
 
   EraseRemoved(removed, &list);
   return fused;
+}
+
+long long IntDefine(const Dispatch& dispatch, const char* name) {
+  auto it = dispatch.defines.find(name);
+  if (it == dispatch.defines.end()) return -1;
+  char* end = nullptr;
+  const long long value = std::strtoll(it->second.c_str(), &end, 10);
+  return (end == it->second.c_str() || *end != '\0') ? -1 : value;
 }
 
 void EraseRemoved(const std::vector<bool>& removed, std::vector<Dispatch>* dispatches) {

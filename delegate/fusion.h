@@ -58,4 +58,8 @@ int FuseEpilogues(const std::vector<Value>& values,
 // order of the rest: the last step of every fusion pass.
 void EraseRemoved(const std::vector<bool>& removed, std::vector<Dispatch>* dispatches);
 
+// An integer define of a dispatch (the kernels write them as decimal text),
+// -1 if absent or not an integer: how the passes read a dispatch's shape.
+long long IntDefine(const Dispatch& dispatch, const char* name);
+
 }  // namespace tflite_gles

@@ -181,15 +181,11 @@ StatusOr<SharedGemmTile> ChooseSharedGemmTile(long long rows, int out_slices,
   return tile;
 }
 
-namespace {
-
-int PowerOfTwoAtLeast(int n) {
+int PowerOfTwoAtLeast(long long n) {
   int p = 1;
   while (p < n) p *= 2;
   return p;
 }
-
-}  // namespace
 
 int DepthwiseGemmSharedVec4(const SharedGemmTile& tile, int depth_steps) {
   return std::max(tile.shared_vec4(),

@@ -74,6 +74,9 @@ StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
 // the partial sums if larger.
 int DepthwiseGemmSharedVec4(const SharedGemmTile& tile, int depth_steps);
 
+// The smallest power of two >= n (1 for n <= 1).
+int PowerOfTwoAtLeast(long long n);
+
 // Tiled gemm.comp weights ([slice group][step][wg_slices][4] vec4) repacked
 // for workgroups of `to_wg_slices` slices.
 std::vector<float> RepackTiledGemmWeights(const std::vector<float>& packed,
