@@ -134,21 +134,31 @@ Status GpuTimer::End() const {
   return Status::Ok();
 }
 
-StatusOr<std::vector<double>> GpuTimer::ReadMilliseconds(int count) const {
+StatusOr<std::vector<uint64_t>> GpuTimer::ReadResults(int count, const char* what) const {
   if (count < 0 || count > size()) {
-    return Status::Error("asked for " + std::to_string(count) +
-                         " timer results from a pool of " + std::to_string(size()));
+    return Status::Error("asked for " + std::to_string(count) + " " + what +
+                         " from a pool of " + std::to_string(size()));
   }
-  std::vector<double> milliseconds(static_cast<size_t>(count));
+  std::vector<uint64_t> results(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
-    GLuint64 nanoseconds = 0;
+    GLuint64 value = 0;
     // GL_QUERY_RESULT waits for the result; the last query finishes last, so
     // only the first wait can block for long.
-    TFG_GL(Api().result_u64(queries_[static_cast<size_t>(i)],
-                            GL_QUERY_RESULT_EXT, &nanoseconds));
-    milliseconds[static_cast<size_t>(i)] = static_cast<double>(nanoseconds) * 1e-6;
+    TFG_GL(Api().result_u64(queries_[static_cast<size_t>(i)], GL_QUERY_RESULT_EXT,
+                            &value));
+    results[static_cast<size_t>(i)] = value;
   }
   TFG_RETURN_IF_ERROR(CheckDisjoint());
+  return results;
+}
+
+StatusOr<std::vector<double>> GpuTimer::ReadMilliseconds(int count) const {
+  TFG_ASSIGN_OR_RETURN(std::vector<uint64_t> nanoseconds,
+                       ReadResults(count, "timer results"));
+  std::vector<double> milliseconds(nanoseconds.size());
+  for (size_t i = 0; i < nanoseconds.size(); ++i) {
+    milliseconds[i] = static_cast<double>(nanoseconds[i]) * 1e-6;
+  }
   return milliseconds;
 }
 
@@ -159,19 +169,7 @@ Status GpuTimer::Stamp(int index) const {
 }
 
 StatusOr<std::vector<uint64_t>> GpuTimer::ReadStamps(int count) const {
-  if (count < 0 || count > size()) {
-    return Status::Error("asked for " + std::to_string(count) +
-                         " timestamps from a pool of " + std::to_string(size()));
-  }
-  std::vector<uint64_t> stamps(static_cast<size_t>(count));
-  for (int i = 0; i < count; ++i) {
-    GLuint64 value = 0;
-    TFG_GL(Api().result_u64(queries_[static_cast<size_t>(i)], GL_QUERY_RESULT_EXT,
-                            &value));
-    stamps[static_cast<size_t>(i)] = value;
-  }
-  TFG_RETURN_IF_ERROR(CheckDisjoint());
-  return stamps;
+  return ReadResults(count, "timestamps");
 }
 
 StatusOr<int64_t> GpuTimer::GpuClockNanoseconds() {

@@ -55,6 +55,9 @@ class GpuTimer {
   void Reset();
   Status CheckIndex(int index) const;
   Status CheckDisjoint() const;
+  // The raw results of the first `count` queries (`what` names them in the
+  // error for a bad count), then CheckDisjoint.
+  StatusOr<std::vector<uint64_t>> ReadResults(int count, const char* what) const;
   std::vector<GLuint> queries_;
   EGLContext context_ = EGL_NO_CONTEXT;
 };
