@@ -68,9 +68,6 @@ bool ReadsAsPointwise(const Dispatch& gemm, const Shape4& shape) {
          IntDefine(gemm, "IN_BATCH_STRIDE") == shape.slices() * pixels;
 }
 
-ValueId Root(const std::vector<Value>& values, ValueId id) {
-  return values[id].storage_of >= 0 ? values[id].storage_of : id;
-}
 
 // Who reads and writes a Value's storage (its root: views included) among
 // the dispatches not folded away yet; both prologue fusions walk the list
@@ -87,14 +84,14 @@ struct DispatchScan {
     int count = 0;
     for (size_t j = 0; j < list.size(); ++j) {
       if (removed[j]) continue;
-      for (ValueId read : list[j].inputs) count += Root(values, read) == root;
+      for (ValueId read : list[j].inputs) count += StorageRoot(values, read) == root;
     }
     return count;
   }
   bool Writes(size_t j, ValueId root) const {
     if (removed[j]) return false;
     for (ValueId id : list[j].outputs) {
-      if (Root(values, id) == root) return true;
+      if (StorageRoot(values, id) == root) return true;
     }
     return false;
   }
@@ -127,7 +124,7 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     if (vals[i].kind == Value::Kind::kOutput) pinned[i] = true;
     if (vals[i].storage_of >= 0) pinned[vals[i].storage_of] = true;
   }
-  for (ValueId id : keep) pinned[Root(vals, id)] = true;
+  for (ValueId id : keep) pinned[StorageRoot(vals, id)] = true;
   DispatchScan scan(vals, list);
 
   int fused = 0;
@@ -150,7 +147,7 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     // The depthwise's input is now read at the GEMM's place: nothing in
     // between may overwrite it.
     const ValueId dw_in = depthwise.inputs[0];
-    if (scan.WrittenBetween(producer, i, Root(vals, dw_in))) continue;
+    if (scan.WrittenBetween(producer, i, StorageRoot(vals, dw_in))) continue;
     const ValueId gemm_weights = gemm.inputs[1];
     if (scan.Readers(gemm_weights) != 1) continue;
 
@@ -232,9 +229,9 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
   // counts reads through every view.
   std::vector<bool> pinned(values.size(), false);
   for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i].kind == Value::Kind::kOutput) pinned[Root(values, static_cast<ValueId>(i))] = true;
+    if (values[i].kind == Value::Kind::kOutput) pinned[StorageRoot(values, static_cast<ValueId>(i))] = true;
   }
-  for (ValueId id : keep) pinned[Root(values, id)] = true;
+  for (ValueId id : keep) pinned[StorageRoot(values, id)] = true;
   DispatchScan scan(values, list);
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -244,7 +241,7 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
       continue;
     }
     const ValueId a = gemm.inputs[0];
-    const ValueId root = Root(values, a);
+    const ValueId root = StorageRoot(values, a);
     if (pinned[root] || scan.Readers(root) != 1) continue;
     const int producer = scan.LatestWriter(i, root);
     if (producer < 0 || !IsWholeMapMean(list[producer]) ||
@@ -254,7 +251,7 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
     const Dispatch& mean = list[producer];
     const ValueId map = mean.inputs[0];
     const long long a_vec4 = IntDefine(gemm, "TILE_ROWS") * IntDefine(gemm, "DEPTH_STEPS");
-    if (scan.WrittenBetween(producer, i, Root(values, map)) || a_vec4 <= 0 ||
+    if (scan.WrittenBetween(producer, i, StorageRoot(values, map)) || a_vec4 <= 0 ||
         a_vec4 + IntDefine(gemm, "SHARED_VEC4") > kernels::SharedGemmVec4Limit(device)) {
       continue;
     }
@@ -297,7 +294,7 @@ int NextReader(const DispatchScan& scan, size_t from, ValueId root) {
   for (size_t j = from + 1; j < scan.list.size(); ++j) {
     if (scan.removed[j]) continue;
     for (ValueId read : scan.list[j].inputs) {
-      if (Root(scan.values, read) == root) return static_cast<int>(j);
+      if (StorageRoot(scan.values, read) == root) return static_cast<int>(j);
     }
   }
   return -1;
@@ -313,9 +310,9 @@ int FuseSoftmaxIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
   std::vector<Dispatch>& list = *dispatches;
   std::vector<bool> pinned(vals.size(), false);
   for (size_t i = 0; i < vals.size(); ++i) {
-    if (vals[i].kind == Value::Kind::kOutput) pinned[Root(vals, static_cast<ValueId>(i))] = true;
+    if (vals[i].kind == Value::Kind::kOutput) pinned[StorageRoot(vals, static_cast<ValueId>(i))] = true;
   }
-  for (ValueId id : keep) pinned[Root(vals, id)] = true;
+  for (ValueId id : keep) pinned[StorageRoot(vals, id)] = true;
   std::vector<ValueId> counters;
   int fused = 0;
   {
@@ -330,7 +327,7 @@ int FuseSoftmaxIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
         continue;
       }
       const ValueId logits = gemm.outputs[0];
-      const ValueId root = Root(vals, logits);
+      const ValueId root = StorageRoot(vals, logits);
       if (pinned[root] || scan.Readers(root) != 1) continue;
       const int j = NextReader(scan, i, root);
       if (j < 0 || scan.LatestWriter(j, root) != static_cast<int>(i)) continue;
@@ -350,7 +347,7 @@ int FuseSoftmaxIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
       // overwrite what it reads.
       bool inputs_kept = true;
       for (ValueId read : gemm.inputs) {
-        inputs_kept = inputs_kept && !scan.WrittenBetween(i, j, Root(vals, read));
+        inputs_kept = inputs_kept && !scan.WrittenBetween(i, j, StorageRoot(vals, read));
       }
       long long shared = IntDefine(gemm, "SHARED_VEC4") + SoftmaxSharedVec4(gemm);
       if (gemm.defines.count("MEAN_PROLOGUE")) shared += IntDefine(gemm, "A_VEC4");

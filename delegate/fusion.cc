@@ -96,9 +96,6 @@ bool IsFusableProducer(const Dispatch& dispatch, bool elementwise_producers) {
          dispatch.inputs.size() == (dispatch.defines.count("EPILOGUE_IN") ? 4u : 3u);
 }
 
-ValueId Root(const std::vector<Value>& values, ValueId id) {
-  return values[id].storage_of >= 0 ? values[id].storage_of : id;
-}
 
 }  // namespace
 
@@ -112,7 +109,7 @@ int FuseEpilogues(const std::vector<Value>& values,
     if (values[i].kind == Value::Kind::kOutput) pinned[i] = true;
     if (values[i].storage_of >= 0) pinned[values[i].storage_of] = true;
   }
-  for (ValueId id : keep) pinned[Root(values, id)] = true;
+  for (ValueId id : keep) pinned[StorageRoot(values, id)] = true;
   std::map<size_t, int> steps;  // dispatch index -> consumers folded into it
   int fused = 0;
 
@@ -148,7 +145,7 @@ int FuseEpilogues(const std::vector<Value>& values,
       int readers = 0;
       for (size_t j = 0; j < list.size(); ++j) {
         if (removed[j]) continue;
-        for (ValueId read : list[j].inputs) readers += Root(values, read) == input;
+        for (ValueId read : list[j].inputs) readers += StorageRoot(values, read) == input;
       }
       if (readers == 1) {
         producer = writer;

@@ -275,8 +275,7 @@ ValueId GraphBuilder::NewConstantTensor(const Shape4& shape,
 }
 
 ValueId GraphBuilder::NewView(ValueId base, const Shape4& shape) {
-  const ValueId root =
-      values_[base].storage_of >= 0 ? values_[base].storage_of : base;
+  const ValueId root = StorageRoot(values_, base);
   Value value;
   value.shape = shape;
   value.storage_of = root;

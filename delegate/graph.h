@@ -42,6 +42,12 @@ struct Value {
   }
 };
 
+// The Value whose GPU buffer `id` uses: its root if it is a view, else itself.
+inline ValueId StorageRoot(const std::vector<Value>& values, ValueId id) {
+  const ValueId root = values[static_cast<size_t>(id)].storage_of;
+  return root >= 0 ? root : id;
+}
+
 // One compute shader run. Buffers are bound by position: `outputs` at
 // bindings 0..n-1 (TENSOR_OUT), then `inputs` at n.. (TENSOR_IN, which is a
 // texture unit of the same number when reads go through samplerBuffer).

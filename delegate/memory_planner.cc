@@ -171,11 +171,6 @@ std::vector<TensorLifetime> TensorLifetimes(
     const std::vector<bool>& excluded, size_t vec4_bytes) {
   std::vector<TensorLifetime> lifetimes(values.size());
   std::vector<bool> used(values.size(), false);
-  auto root_of = [&](ValueId id) {
-    return values[static_cast<size_t>(id)].storage_of >= 0
-               ? values[static_cast<size_t>(id)].storage_of
-               : id;
-  };
   auto eligible = [&](size_t id) {
     return values[id].kind != Value::Kind::kConstant &&
            values[id].storage_of < 0 && !excluded[id];
@@ -185,7 +180,7 @@ std::vector<TensorLifetime> TensorLifetimes(
          {&dispatches[step]->outputs, &dispatches[step]->inputs,
           &dispatches[step]->read_write}) {
       for (ValueId id : *ids) {
-        const size_t root = static_cast<size_t>(root_of(id));
+        const size_t root = static_cast<size_t>(StorageRoot(values, id));
         if (!eligible(root)) continue;
         TensorLifetime& t = lifetimes[root];
         const size_t bytes =

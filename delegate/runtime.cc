@@ -399,7 +399,7 @@ Status PartitionRuntime::Allocate() {
     for (const auto* ids : {&step.dispatch.outputs, &step.dispatch.inputs,
                             &step.dispatch.read_write}) {
       for (ValueId id : *ids) {
-        bound[values_[id].storage_of >= 0 ? values_[id].storage_of : id] = true;
+        bound[StorageRoot(values_, id)] = true;
       }
     }
   }
@@ -492,8 +492,7 @@ Status PartitionRuntime::Allocate() {
 
 Status PartitionRuntime::BindForWrite(ValueId view, GLuint binding) const {
   // Views (Value::storage_of) use their root's storage.
-  const size_t id = static_cast<size_t>(
-      values_[view].storage_of >= 0 ? values_[view].storage_of : view);
+  const size_t id = static_cast<size_t>(StorageRoot(values_, view));
   if (arena_offset_[id] != kOwnBuffer) {
     return arena_.BindAsStorage(binding, arena_offset_[id], arena_bytes_[id]);
   }
@@ -501,8 +500,7 @@ Status PartitionRuntime::BindForWrite(ValueId view, GLuint binding) const {
 }
 
 Status PartitionRuntime::BindForRead(ValueId view, GLuint binding) const {
-  const size_t id = static_cast<size_t>(
-      values_[view].storage_of >= 0 ? values_[view].storage_of : view);
+  const size_t id = static_cast<size_t>(StorageRoot(values_, view));
   // Texture-buffer reads, or an upload staging buffer read as one
   // (DeviceProfile::staging_texture_reads): only those have a view.
   if (views_[id].id() != 0) return views_[id].Bind(binding);
@@ -535,8 +533,7 @@ Status PartitionRuntime::BindAndDispatch(const Step& step, bool barrier) {
 void PartitionRuntime::PlaceBarriers() {
   std::vector<StepMemory> memory(steps_.size());
   auto range_of = [this](ValueId view) {
-    const size_t id = static_cast<size_t>(
-        values_[view].storage_of >= 0 ? values_[view].storage_of : view);
+    const size_t id = static_cast<size_t>(StorageRoot(values_, view));
     if (arena_offset_[id] != kOwnBuffer) {
       return MemoryRange{arena_.id(), arena_offset_[id], arena_offset_[id] + arena_bytes_[id]};
     }

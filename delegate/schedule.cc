@@ -7,10 +7,7 @@ namespace tflite_gles {
 
 std::vector<size_t> OrderByLevel(const std::vector<Value>& values,
                                  std::vector<Dispatch>* dispatches) {
-  auto root_of = [&values](ValueId id) {
-    const ValueId root = values[static_cast<size_t>(id)].storage_of;
-    return static_cast<size_t>(root >= 0 ? root : id);
-  };
+  auto root_of = [&values](ValueId id) { return static_cast<size_t>(StorageRoot(values, id)); };
   // Per root: the deepest level that wrote it, and that read it, so far.
   std::vector<int> written_at(values.size(), 0);
   std::vector<int> read_at(values.size(), 0);
