@@ -119,12 +119,7 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
   if (!device.shared_memory_gemm || !device.fuse_depthwise_into_gemm) return 0;
   std::vector<Value>& vals = *values;
   std::vector<Dispatch>& list = *dispatches;
-  std::vector<bool> pinned(vals.size(), false);  // must stay materialized
-  for (size_t i = 0; i < vals.size(); ++i) {
-    if (vals[i].kind == Value::Kind::kOutput) pinned[i] = true;
-    if (vals[i].storage_of >= 0) pinned[vals[i].storage_of] = true;
-  }
-  for (ValueId id : keep) pinned[StorageRoot(vals, id)] = true;
+  const std::vector<bool> pinned = PinnedValues(vals, keep, /*viewed_roots=*/true);
   DispatchScan scan(vals, list);
 
   int fused = 0;
@@ -227,11 +222,7 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
   // write-back sources. A view alone does not pin: the logits GEMM often
   // reads the pooled map through a RESHAPE view, and DispatchScan::Readers
   // counts reads through every view.
-  std::vector<bool> pinned(values.size(), false);
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i].kind == Value::Kind::kOutput) pinned[StorageRoot(values, static_cast<ValueId>(i))] = true;
-  }
-  for (ValueId id : keep) pinned[StorageRoot(values, id)] = true;
+  const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/false);
   DispatchScan scan(values, list);
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -308,11 +299,7 @@ int FuseSoftmaxIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
   if (!device.shared_memory_gemm || !device.fuse_softmax_into_gemm) return 0;
   std::vector<Value>& vals = *values;
   std::vector<Dispatch>& list = *dispatches;
-  std::vector<bool> pinned(vals.size(), false);
-  for (size_t i = 0; i < vals.size(); ++i) {
-    if (vals[i].kind == Value::Kind::kOutput) pinned[StorageRoot(vals, static_cast<ValueId>(i))] = true;
-  }
-  for (ValueId id : keep) pinned[StorageRoot(vals, id)] = true;
+  const std::vector<bool> pinned = PinnedValues(vals, keep, /*viewed_roots=*/false);
   std::vector<ValueId> counters;
   int fused = 0;
   {

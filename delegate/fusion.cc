@@ -104,12 +104,7 @@ int FuseEpilogues(const std::vector<Value>& values,
                   std::vector<Dispatch>* dispatches, bool elementwise_producers) {
   std::vector<Dispatch>& list = *dispatches;
   std::vector<bool> removed(list.size(), false);
-  std::vector<bool> pinned(values.size(), false);  // must stay materialized
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i].kind == Value::Kind::kOutput) pinned[i] = true;
-    if (values[i].storage_of >= 0) pinned[values[i].storage_of] = true;
-  }
-  for (ValueId id : keep) pinned[StorageRoot(values, id)] = true;
+  const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
   std::map<size_t, int> steps;  // dispatch index -> consumers folded into it
   int fused = 0;
 
@@ -204,6 +199,18 @@ int FuseEpilogues(const std::vector<Value>& values,
 
   EraseRemoved(removed, &list);
   return fused;
+}
+
+std::vector<bool> PinnedValues(const std::vector<Value>& values,
+                               const std::vector<ValueId>& keep, bool viewed_roots) {
+  std::vector<bool> pinned(values.size(), false);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const ValueId id = static_cast<ValueId>(i);
+    if (values[i].kind == Value::Kind::kOutput) pinned[StorageRoot(values, id)] = true;
+    if (viewed_roots && values[i].storage_of >= 0) pinned[values[i].storage_of] = true;
+  }
+  for (ValueId id : keep) pinned[StorageRoot(values, id)] = true;
+  return pinned;
 }
 
 long long IntDefine(const Dispatch& dispatch, const char* name) {

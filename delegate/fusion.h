@@ -58,6 +58,13 @@ int FuseEpilogues(const std::vector<Value>& values,
 // order of the rest: the last step of every fusion pass.
 void EraseRemoved(const std::vector<bool>& removed, std::vector<Dispatch>* dispatches);
 
+// Per Value, whether a fusion must leave it in memory: the roots of
+// partition outputs and of `keep` (write-back sources), and with
+// `viewed_roots` every Value a view reads or writes through (passes that
+// match a tensor by its own id, not by the reads of its views).
+std::vector<bool> PinnedValues(const std::vector<Value>& values,
+                               const std::vector<ValueId>& keep, bool viewed_roots);
+
 // An integer define of a dispatch (the kernels write them as decimal text),
 // -1 if absent or not an integer: how the passes read a dispatch's shape.
 long long IntDefine(const Dispatch& dispatch, const char* name);
