@@ -231,6 +231,11 @@ void TuneForDevice(DeviceProfile* device) {
   // tests on llvmpipe together with TFLITE_GLES_SHARED_MEMORY_GEMM=1).
   device->fuse_depthwise_into_gemm = device->shared_memory_gemm;
   SwitchFromEnv("TFLITE_GLES_FUSE_DEPTHWISE", &device->fuse_depthwise_into_gemm);
+  // Two rows per invocation in them on small maps (kernels/gemm.cc,
+  // RegisterTiledDepthwiseGemm; docs/perf/log.md, "Register tiles in the
+  // fused GEMMs").
+  device->dw_gemm_register_tiles = device->fuse_depthwise_into_gemm;
+  SwitchFromEnv("TFLITE_GLES_X_DW_REGISTER_TILES", &device->dw_gemm_register_tiles);
   // Their depth split across workgroups on 14x14 and 7x7 maps
   // (delegate/dw_splitk.h; docs/perf/log.md, "Split-K across workgroups
   // (skw)"): off until measured faster.

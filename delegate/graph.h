@@ -169,6 +169,11 @@ struct DeviceProfile {
   // runs inside that GEMM's workgroups (delegate/dw_fusion.h). Set by
   // TuneForDevice; only where shared_memory_gemm is.
   bool fuse_depthwise_into_gemm = false;
+  // Those fused GEMMs on maps of at most ~28x28 compute two rows (28x28:
+  // and two slices) per invocation (kernels/gemm.cc,
+  // RegisterTiledDepthwiseGemm). Set by TuneForDevice;
+  // TFLITE_GLES_X_DW_REGISTER_TILES=0/1.
+  bool dw_gemm_register_tiles = false;
   // Such fused GEMMs on small maps also split their depth across
   // workgroups (shaders/gemm_dw_splitk.comp, delegate/dw_splitk.h). Set by
   // TuneForDevice; TFLITE_GLES_X_DW_SPLITK=0/1; TFLITE_GLES_X_DW_SPLITK_TILE

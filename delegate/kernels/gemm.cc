@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "delegate/kernels/common.h"
@@ -192,6 +193,53 @@ int DepthwiseGemmSharedVec4(const SharedGemmTile& tile, int depth_steps) {
                   tile.wg_rows() * PowerOfTwoAtLeast(depth_steps));
 }
 
+namespace {
+
+// Whether `tile` can run a depthwise-fused GEMM over `depth_steps` on
+// `device`: the checks ChooseDepthwiseGemmTile makes, as a yes or no.
+bool FitsDepthwiseGemm(const SharedGemmTile& tile, int depth_steps,
+                       const DeviceProfile& device) {
+  return CheckTile(tile, device).ok() &&
+         (tile.local_x() * tile.k_parts) % tile.wg_rows() == 0 &&
+         DepthwiseGemmSharedVec4(tile, depth_steps) <= SharedGemmVec4Limit(device);
+}
+
+// Maps of at most ~28x28 (H200 sweeps, docs/perf/log.md, "Register tiles in
+// the fused GEMMs"): two rows per invocation, so each weight vec4 loaded
+// feeds two outputs. What binds these layers is each invocation's loads
+// (a diagnostic build put the 14x14x512 layer's 20 us at ~8 us of depth
+// loop, ~5 of depthwise prologue and ~7.5 of everything else), so halving
+// the weight loads pays where the rows alone give too few workgroups
+// anyway: 28x28 takes two slices as well (half the prologue's recompute:
+// 32 slices a workgroup), 14x14 two rows, and 7x7 eight rows with the depth
+// in 16 parts (1024 invocations: the K-part chain halves). Larger maps
+// keep one output per invocation (every register tile was slower there).
+// Empty where no register tile applies (larger maps; 28x28 with fewer than
+// 32 output slices).
+std::optional<SharedGemmTile> RegisterTiledDepthwiseGemm(long long rows, int out_slices,
+                                                         int depth_steps, int max_threads) {
+  SharedGemmTile tile;
+  tile.tile_rows = 2;
+  tile.threads_s = std::min(16, PowerOfTwoAtLeast(out_slices));
+  int k_parts = 8;
+  if (rows < 100) {
+    tile.threads_r = 4;
+    k_parts = 16;
+  } else if (rows <= 400) {
+    tile.threads_r = 2;
+  } else if (rows < 1024 && out_slices >= 32) {
+    tile.tile_slices = 2;
+    tile.threads_r = 2;
+  } else {
+    return std::nullopt;
+  }
+  tile.k_parts = PowerOfTwoAtMost(std::max<long long>(
+      1, std::min<long long>({k_parts, max_threads / tile.local_x(), depth_steps})));
+  return tile;
+}
+
+}  // namespace
+
 StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
                                                  int depth_steps,
                                                  const DeviceProfile& device) {
@@ -229,6 +277,11 @@ StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
     tile.k_parts = PowerOfTwoAtMost(std::max<long long>(
         1, std::min<long long>({512 / tile.local_x(), max_threads / tile.local_x(),
                                 depth_steps})));
+    if (device.dw_gemm_register_tiles) {
+      const std::optional<SharedGemmTile> tiled =
+          RegisterTiledDepthwiseGemm(rows, out_slices, depth_steps, max_threads);
+      if (tiled && FitsDepthwiseGemm(*tiled, depth_steps, device)) tile = *tiled;
+    }
   }
   TFG_RETURN_IF_ERROR(CheckTile(tile, device));
   const int threads = tile.local_x() * tile.k_parts;

@@ -160,5 +160,52 @@ TEST(SharedMemoryGemm, TileChoiceStaysWithinTheWorkgroupAndSharedMemory) {
       << bad.status().message();
 }
 
+TEST(SharedMemoryGemm, DepthwiseFusedTilesUseRegisterTilesOnlyOnSmallMaps) {
+  const egl::GlEnvironment& env = TestEnvironment();
+  DeviceProfile device;
+  device.gpu = &env.info();
+  device.min_invocations = 1 << 15;
+  // MobileNet v1's fused pairs (rows, output slices, depth steps) and the
+  // tile each should get with register tiles on: {rows, slices per
+  // invocation, invocations along rows, along slices, K parts}; 0 = the
+  // one-output rule's tile (one row and slice per invocation).
+  struct Case {
+    long long rows;
+    int out_slices, depth_steps;
+    int expected[5];
+  };
+  const Case cases[] = {
+      {12544, 16, 8, {0}},         {3136, 32, 32, {0}},
+      {784, 64, 64, {2, 2, 2, 16, 8}}, {784, 16, 32, {0}},  // < 32 slices
+      {196, 128, 128, {2, 1, 2, 16, 8}}, {361, 64, 32, {2, 1, 2, 16, 8}},
+      {49, 256, 256, {2, 1, 4, 16, 16}}, {49, 256, 8, {2, 1, 4, 16, 8}},
+  };
+  for (bool on : {false, true}) {
+    device.dw_gemm_register_tiles = on;
+    for (const Case& c : cases) {
+      auto tile = kernels::ChooseDepthwiseGemmTile(c.rows, c.out_slices, c.depth_steps,
+                                                   device);
+      ASSERT_TRUE(tile.ok()) << tile.status().message();
+      SCOPED_TRACE(std::to_string(c.rows) + " rows, switch " + (on ? "on: " : "off: ") +
+                   tile->ToString());
+      EXPECT_LE(tile->local_x() * tile->k_parts, env.info().max_workgroup_invocations);
+      EXPECT_EQ((tile->local_x() * tile->k_parts) % tile->wg_rows(), 0);
+      if (!on || c.expected[0] == 0) {
+        EXPECT_EQ(tile->tile_rows, 1);
+        EXPECT_EQ(tile->tile_slices, 1);
+        continue;
+      }
+      if (env.info().max_workgroup_invocations < c.expected[2] * c.expected[3] * c.expected[4]) {
+        continue;  // the device cannot run that workgroup: the other rule's tile
+      }
+      EXPECT_EQ(tile->tile_rows, c.expected[0]);
+      EXPECT_EQ(tile->tile_slices, c.expected[1]);
+      EXPECT_EQ(tile->threads_r, c.expected[2]);
+      EXPECT_EQ(tile->threads_s, c.expected[3]);
+      EXPECT_EQ(tile->k_parts, c.expected[4]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tflite_gles::testing

@@ -101,3 +101,38 @@ def test_large_kernels_on_big_maps_stay_unfused(monkeypatch):
         c, model = depthwise_pointwise(kernel, 1, (1, 1), shape=(1, 26, 25, 8))
         inputs = gt.random_inputs(c.input_shapes, seed=10)
         assert fused_minus_unfused(monkeypatch, model, inputs, False) == (-1 if fuses else 0), kernel
+
+
+@pytest.mark.parametrize("shape,out_ch,stride", [
+    ((1, 7, 7, 64), 132, 1),    # 7x7: 2 rows x 4 invocations, depth in 16 parts
+    ((2, 7, 7, 40), 20, 1),     # batch 2, 98 rows; 5 output slices
+    ((1, 15, 15, 24), 40, 2),   # stride 2 onto 8x8
+    ((1, 14, 14, 36), 72, 1),   # 14x14: 2 rows a invocation
+    ((1, 28, 28, 16), 130, 1),  # 28x28: 2 rows x 2 slices, 33 output slices
+])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_register_tiles_in_fused_gemms_agree_with_the_cpu(monkeypatch, shape, out_ch, stride,
+                                                          fp16):
+    """TFLITE_GLES_X_DW_REGISTER_TILES (kernels/gemm.cc,
+    RegisterTiledDepthwiseGemm; which tile each map gets is the gtest
+    SharedMemoryGemm.DepthwiseFusedTilesUseRegisterTilesOnlyOnSmallMaps):
+    off and on, each one fused dispatch that matches the CPU."""
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
+    monkeypatch.setenv("TFLITE_GLES_FUSE_DEPTHWISE", "1")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "32768")
+    monkeypatch.delenv("TFLITE_GLES_GEMM_TILE", raising=False)
+    c = Chain(list(shape), seed=sum(shape) + out_ch)
+    n, h, w, ch = shape
+    y = c.b.add_tensor([n, -(-h // stride), -(-w // stride), ch])
+    c.shapes[y] = [n, -(-h // stride), -(-w // stride), ch]
+    c.b.add_op("DEPTHWISE_CONV_2D", [c.x, c.const([1, 3, 3, ch]), c.const([ch], -1, 1)],
+               [y], dict(window(stride, "RELU6"), depth_multiplier=1))
+    model = c.build([c.conv(y, out_ch, activation="RELU")])
+    inputs = gt.random_inputs(c.input_shapes, seed=11)
+    cpu, (off, off_stats), (on, on_stats) = gt.run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_DW_REGISTER_TILES", model, inputs,
+        {"precision_loss_allowed": fp16})
+    for gpu, stats in ((off, off_stats), (on, on_stats)):
+        gt.assert_fully_delegated(stats)
+        assert stats["dispatches"] == off_stats["dispatches"]
+        gt.assert_close(gpu, cpu, fp16)
