@@ -247,12 +247,16 @@ StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
   const int limit = SharedGemmVec4Limit(device);
   const int max_threads = std::min(
       1024, device.gpu ? device.gpu->max_workgroup_invocations : 128);
-  if (!device.gemm_tile_override.empty()) {
+  // A split-K override is for the few-row GEMMs (a classifier's logits):
+  // these keep their rule, so that a sweep of the logits' tile keeps them
+  // fused.
+  bool override_applies = !device.gemm_tile_override.empty();
+  if (override_applies) {
     TFG_ASSIGN_OR_RETURN(tile, ParseSharedGemmTile(device.gemm_tile_override));
-    if (tile.split_k) {
-      return Status::Error("the GEMM tile override is split-K");
-    }
-  } else {
+    override_applies = !tile.split_k;
+    if (!override_applies) tile = SharedGemmTile();
+  }
+  if (!override_applies) {
     // H200 sweeps (docs/perf/log.md, "Depthwise into GEMM (dwpw)"): one
     // output vec4 per invocation; 16 slices a workgroup (each workgroup
     // recomputes its rows' depthwise, so wide workgroups recompute less:

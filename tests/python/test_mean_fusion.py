@@ -45,7 +45,8 @@ def run(monkeypatch, model, inputs, fp16=False):
     ("AVERAGE_POOL_2D", True, [1, 7, 7, 64], 37),
     ("AVERAGE_POOL_2D", False, [2, 5, 6, 30], 9),
     ("MEAN", True, [2, 4, 3, 20], 11),
-    ("MEAN", False, [1, 9, 7, 12], 101)])
+    ("MEAN", False, [1, 9, 7, 12], 101),
+    ("MEAN", False, [1, 2, 3, 8], 5)])  # 6 pixels: fewer than the shader's 8 sums
 @pytest.mark.parametrize("fp16", [False, True])
 def test_classifier_head_fuses_its_mean(monkeypatch, pool, as_conv, shape, classes, fp16):
     c = Chain(shape, seed=shape[-1] + classes)
