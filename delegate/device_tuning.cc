@@ -113,6 +113,13 @@ void TuneForDevice(DeviceProfile* device) {
   // was within noise, docs/perf/log.md, "Lead, session 3"). On llvmpipe
   // both are a memcpy; mapping there keeps the path under CI.
   device->mapped_upload_staging = device->gpu->HasExtension("GL_EXT_buffer_storage");
+  // ... written with non-temporal stores where the GPU reads them over a
+  // bus (delegate/host_copy.h): the CPU's copy took 26 instead of 22 us but
+  // the GPU no longer snoops dirty lines out of the CPU's caches. H200,
+  // same process: MobileNet v1 fp32 0.3265 -> 0.3085 ms, fp16 0.2700 ->
+  // 0.2636, selfie -2 %, face/palm detection -1 % (docs/perf/log.md, "Lead,
+  // session 6"). llvmpipe's shaders read the bytes from the CPU's caches.
+  device->streaming_upload = !device->gpu->IsLlvmpipe();
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
   // invoke while the CPU issued dispatches (TFLITE_GLES_X_TIMELINE). One
@@ -205,6 +212,7 @@ void TuneForDevice(DeviceProfile* device) {
   UsageFromEnv("TFLITE_GLES_X_DOWNLOAD_USAGE", &device->download_usage);
   SwitchFromEnv("TFLITE_GLES_X_DIRECT_TRANSFERS", &device->direct_transfers);
   SwitchFromEnv("TFLITE_GLES_X_HALF_UPLOAD", &device->half_upload_staging);
+  SwitchFromEnv("TFLITE_GLES_X_STREAMING_UPLOAD", &device->streaming_upload);
   ReadbackFromEnv(&device->readback);
   if (const char* text = std::getenv("TFLITE_GLES_X_DIRECT_MAX_KB")) {
     char* end = nullptr;

@@ -123,6 +123,10 @@ struct DeviceProfile {
   // (half the bytes for the CPU to write and the GPU to read; needs the
   // staging read through a samplerBuffer view). TFLITE_GLES_X_HALF_UPLOAD.
   bool half_upload_staging = true;
+  // Mapped upload staging written with non-temporal stores
+  // (delegate/host_copy.h; x86-64 only). Set by TuneForDevice;
+  // TFLITE_GLES_X_STREAMING_UPLOAD=0/1.
+  bool streaming_upload = false;
   // How an invoke waits for its outputs (TFLITE_GLES_X_READBACK): kMap lets
   // glMapBufferRange wait; kFence/kFenceSpin wait on a glFenceSync first
   // (sleeping in the driver / polling); kMapped / kMappedSpin wait on the

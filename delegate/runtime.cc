@@ -14,6 +14,7 @@
 #include "delegate/dw_splitk.h"
 #include "delegate/fusion.h"
 #include "delegate/schedule.h"
+#include "delegate/host_copy.h"
 #include "delegate/upload_fusion.h"
 #include "delegate/half.h"
 #include "delegate/half_convert.h"
@@ -728,7 +729,12 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
   }
   // Written straight into a persistent mapping where there is one.
   void* mapped = buffer.mapped_for_write() ? buffer.mapped() : nullptr;
+  const bool stream = mapped != nullptr && device_.streaming_upload;
   if (!upload.half) {
+    if (!upload.relayout && stream) {
+      StreamingCopy(mapped, floats, bytes);
+      return Status::Ok();
+    }
     if (!upload.relayout) return buffer.Upload(0, bytes, floats);
     float* out = mapped != nullptr ? static_cast<float*>(mapped)
                                    : (phwc4_floats_.resize(stored), phwc4_floats_.data());
@@ -738,7 +744,11 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
   if (!upload.relayout) {
     uint16_t* out = mapped != nullptr ? static_cast<uint16_t*>(mapped)
                                       : (half_scratch_.resize(stored), half_scratch_.data());
-    FloatsToHalves(floats, out, upload.elements);
+    if (stream) {
+      FloatsToHalvesStreaming(floats, out, upload.elements);
+    } else {
+      FloatsToHalves(floats, out, upload.elements);
+    }
     return mapped != nullptr ? Status::Ok() : buffer.Upload(0, bytes, out);
   }
   half_scratch_.resize(upload.elements);

@@ -10,6 +10,7 @@ import pytest
 
 import gles_testing as gt
 from gles_testing import ModelBuilder, assert_close, assert_fully_delegated
+from test_fusion import Chain
 
 
 def float_model(shape):
@@ -51,4 +52,38 @@ def test_every_invoke_sees_its_own_inputs(monkeypatch, mapped, kind):
             assert_close(gpu, cpu, False)
         else:
             np.testing.assert_array_equal(gpu[0], cpu[0])
+    assert_fully_delegated(gt.stats(delegate))
+
+
+
+def image_conv_model(shape):
+    """A 3x3 stride-2 convolution reading the input: a vision model's first
+    layer (GPUs that fuse the upload read the BHWC staging in it)."""
+    c = Chain(shape, seed=5)
+    return c.build([c.conv(c.x, 8, kernel=3, stride=2, activation="RELU")])
+
+
+# Streaming (non-temporal) stores into the mapped staging: BHWC staging of
+# an odd size (a tail shorter than one 64-byte step), a direct PHWC4 upload
+# (4 channels: no relayout) and fp16's halves, each with new values on
+# every invoke.
+@pytest.mark.parametrize("streaming", ["0", "1"])
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("shape,model", [
+    ([1, 101, 103, 3], image_conv_model),  # 125 KB: BHWC staging
+    ([1, 5, 7, 4], float_model),           # direct upload, 560 bytes
+    ([1, 97, 89, 4], float_model),         # 138 KB of whole slices
+])
+def test_streaming_stores_deliver_every_invoke(monkeypatch, streaming, fp16, shape, model):
+    monkeypatch.setenv("TFLITE_GLES_X_MAPPED_UPLOAD", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_STREAMING_UPLOAD", streaming)
+    m = model(shape)
+    delegate = gt.make_delegate({"precision_loss_allowed": "true"} if fp16 else {})
+    gpu_interp = gt.interpreter(m, delegate)
+    cpu_interp = gt.interpreter(m)
+    n_inputs = len(gpu_interp.get_input_details())
+    rng = np.random.default_rng(shape[1] * 2 + int(streaming))
+    for _ in range(4):
+        inputs = [rng.uniform(-3, 3, shape).astype(np.float32) for _ in range(n_inputs)]
+        assert_close(gt.invoke(gpu_interp, inputs), gt.invoke(cpu_interp, inputs), fp16)
     assert_fully_delegated(gt.stats(delegate))
