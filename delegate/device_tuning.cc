@@ -119,6 +119,9 @@ void TuneForDevice(DeviceProfile* device) {
   // same process: MobileNet v1 fp32 0.3265 -> 0.3085 ms, fp16 0.2700 ->
   // 0.2636, selfie -2 %, face/palm detection -1 % (docs/perf/log.md, "Lead,
   // session 6"). llvmpipe's shaders read the bytes from the CPU's caches.
+  // Measured on NVIDIA only: an integrated GPU that shares the CPU's last-
+  // level cache may read memcpy'd bytes faster; TFLITE_GLES_X_STREAMING_UPLOAD
+  // =0 tells, until someone measures one.
   device->streaming_upload = !device->gpu->IsLlvmpipe();
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
