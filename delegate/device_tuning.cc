@@ -94,9 +94,14 @@ void TuneForDevice(DeviceProfile* device) {
   // on an H100 MobileNet v1's 14x14x512 pointwise layers made 1568
   // invocations with llvmpipe's 4x4 tiles and ran at 0.55 TFLOP/s
   // (docs/perf/log.md, graph-level optimizations, has the sweep that chose
-  // this number). Measured on the H100 only: other GPUs (mobile ones with
-  // fewer, wider cores included) take the same until someone measures them.
-  device->min_invocations = device->gpu->IsLlvmpipe() ? 0 : 32768;
+  // the first number, 32768). On the H200, with 1x1 layers on gemm.comp and
+  // conv2d.comp left with general convolutions, 65536 was faster or equal on
+  // every model (MobileNet v1 fp32 -2 %: its first convolution, which reads
+  // the input over PCIe, keeps more reads in flight with one output per
+  // invocation; style transfer -5 %; docs/perf/log.md, "Lead, session 6").
+  // Measured on NVIDIA only: other GPUs (mobile ones with fewer, wider
+  // cores included) take the same until someone measures them.
+  device->min_invocations = device->gpu->IsLlvmpipe() ? 0 : 65536;
   // Readback staging sits in host memory on discrete GPUs, where a warp's
   // stores should form one contiguous run (deeplabv3's 5.5 MB output: 2.55 ms
   // with 4 strided float stores per invocation on an H200); llvmpipe is

@@ -79,6 +79,27 @@ def test_conv2d(in_shape, filter_shape, options, fp16):
     assert_close(gpu, cpu, fp16)
 
 
+
+# The tiles a many-core GPU's DeviceProfile::min_invocations picks
+# (kernels/conv_common.cc ChooseGemmTile), on a first layer that reads the
+# image's upload staging itself (upload fusion, as real GPUs run it): 32x32
+# outputs x 8 slices take the llvmpipe tile (0), then 4x2, 2x2, 2x1 and one
+# output per invocation (65536, the H200's default) as the target grows.
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("min_invocations", ["0", "1024", "2048", "4096", "65536"])
+def test_first_layer_over_the_tiles_a_gpu_picks(monkeypatch, min_invocations, fp16):
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", min_invocations)
+    monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")  # staged, as images are
+    in_shape = [1, 63, 64, 3]
+    model = conv_model("CONV_2D", in_shape, [32, 3, 3, 3], window(stride=2, activation="RELU6"),
+                       seed=int(min_invocations) % 97)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=2),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert stats["dispatches"] == 2  # the convolution and the readback conversion
+    assert_close(gpu, cpu, fp16)
+
 DEPTHWISE_CASES = [
     ([1, 9, 11, 1], 1, 3, window()),
     ([2, 7, 6, 3], 1, 3, window(activation="RELU6")),

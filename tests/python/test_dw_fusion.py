@@ -42,7 +42,7 @@ def fused_minus_unfused(monkeypatch, model, inputs, fp16):
 @pytest.mark.parametrize("fp16", [False, True])
 def test_depthwise_pointwise_chain_fuses_and_agrees_with_the_cpu(monkeypatch, fp16):
     monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
-    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "32768")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "65536")
     monkeypatch.delenv("TFLITE_GLES_GEMM_TILE", raising=False)
     c, model = mobilenet_like_chain()
     inputs = gt.random_inputs(c.input_shapes, seed=7)
@@ -84,7 +84,7 @@ def depthwise_pointwise(kernel, stride, dilation, padding="SAME", multiplier=1,
 def test_general_depthwise_kernels_fuse_and_agree(monkeypatch, kernel, stride, dilation,
                                                   padding, multiplier, fuses, fp16):
     monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
-    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "32768")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "65536")
     monkeypatch.delenv("TFLITE_GLES_GEMM_TILE", raising=False)
     c, model = depthwise_pointwise(kernel, stride, dilation, padding, multiplier)
     inputs = gt.random_inputs(c.input_shapes, seed=9)
@@ -96,7 +96,7 @@ def test_large_kernels_on_big_maps_stay_unfused(monkeypatch):
     dispatch (measured slower fused there); a 3x3 one of the same size
     fuses."""
     monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
-    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "32768")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "65536")
     for kernel, fuses in (((5, 5), False), ((3, 3), True)):
         c, model = depthwise_pointwise(kernel, 1, (1, 1), shape=(1, 26, 25, 8))
         inputs = gt.random_inputs(c.input_shapes, seed=10)
@@ -119,7 +119,7 @@ def test_register_tiles_in_fused_gemms_agree_with_the_cpu(monkeypatch, shape, ou
     off and on, each one fused dispatch that matches the CPU."""
     monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
     monkeypatch.setenv("TFLITE_GLES_FUSE_DEPTHWISE", "1")
-    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "32768")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "65536")
     monkeypatch.delenv("TFLITE_GLES_GEMM_TILE", raising=False)
     c = Chain(list(shape), seed=sum(shape) + out_ch)
     n, h, w, ch = shape

@@ -56,7 +56,7 @@ def split_alone(shaders):
 @pytest.fixture(autouse=True)
 def forced_split(monkeypatch):
     monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
-    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "32768")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "65536")
     monkeypatch.setenv("TFLITE_GLES_FUSE_DEPTHWISE", "1")
     monkeypatch.setenv("TFLITE_GLES_X_DW_SPLITK", "1")
     monkeypatch.delenv("TFLITE_GLES_GEMM_TILE", raising=False)

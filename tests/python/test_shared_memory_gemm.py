@@ -28,7 +28,7 @@ def run_with_profile(model, inputs, fp16):
 @pytest.fixture(autouse=True)
 def forced_gemm(monkeypatch):
     monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
-    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "32768")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "65536")
     monkeypatch.delenv("TFLITE_GLES_GEMM_TILE", raising=False)
 
 
