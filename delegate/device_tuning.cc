@@ -260,6 +260,26 @@ void TuneForDevice(DeviceProfile* device) {
   if (const char* tile = std::getenv("TFLITE_GLES_X_DW_SPLITK_TILE")) {
     device->dw_splitk_tile_override = tile;
   }
+  // GEMMs on maps below ~55x55 pixels compiled with their shapes as
+  // constants (constant divisors and loop bounds): H200, same process,
+  // against uniforms: palm detection -7 %, face detection -4 %, selfie -2 %,
+  // MobileNet v1 fp16 -3 %, fp32 -0.5 to -1 %; MobileNet's 56x56 pairs
+  // (3136 rows) ran 3-5 us slower each in fp32 that way, so larger maps keep
+  // uniforms (docs/perf/log.md, "Lead, session 6"). The price: a program per
+  // GEMM shape instead of per tile (MobileNet 7 -> 11, compiled once and
+  // cached by the driver and the serialization cache).
+  device->specialize_gemm_below_rows = device->shared_memory_gemm ? 3072 : 0;
+  if (const char* text = std::getenv("TFLITE_GLES_SPECIALIZE_GEMM_ROWS")) {
+    char* end = nullptr;
+    const long long value = std::strtoll(text, &end, 10);
+    if (end != text && *end == '\0' && value >= 0) {
+      device->specialize_gemm_below_rows = value;
+    } else {
+      std::fprintf(stderr,
+                   "WARNING: tflite-gles: TFLITE_GLES_SPECIALIZE_GEMM_ROWS='%s' is not "
+                   "an integer >= 0; ignored\n", text);
+    }
+  }
   // Likewise a classifier's global average pool into its logits GEMM
   // (MobileNet: the 8 us mean dispatch; docs/perf/log.md, "Lead, session 3").
   device->fuse_mean_into_gemm = device->shared_memory_gemm;

@@ -169,6 +169,11 @@ struct DeviceProfile {
   // across a workgroup, partial sums combined in shared memory) instead of
   // conv2d.comp's whole-depth register tiles. Set by TuneForDevice.
   bool shared_memory_gemm = false;
+  // gemm.comp dispatches of fewer output rows than this are compiled with
+  // their shapes as constants (one program per shape) instead of
+  // uniforms; 0: none. Set by TuneForDevice;
+  // TFLITE_GLES_SPECIALIZE_GEMM_ROWS=N.
+  long long specialize_gemm_below_rows = 0;
   // A 3x3 depthwise convolution whose output only a gemm.comp GEMM reads
   // runs inside that GEMM's workgroups (delegate/dw_fusion.h). Set by
   // TuneForDevice; only where shared_memory_gemm is.

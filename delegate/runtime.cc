@@ -8,6 +8,7 @@
 #include <numeric>
 #include <cstdio>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "delegate/dw_fusion.h"
@@ -24,6 +25,19 @@
 namespace tflite_gles {
 
 namespace {
+
+// Whether a gemm.comp dispatch compiles its shapes in
+// (DeviceProfile::specialize_gemm_below_rows). Decided when programs are
+// built, after the fusions, which leave specialized dispatches alone.
+bool SpecializeGemm(const Dispatch& dispatch, long long below_rows) {
+  if (dispatch.shader != "gemm" || below_rows <= 0) return false;
+  auto rows = dispatch.defines.find("ROWS");
+  if (rows == dispatch.defines.end()) return false;
+  char* end = nullptr;
+  const long long value = std::strtoll(rows->second.c_str(), &end, 10);
+  return *end == '\0' && value < below_rows;
+}
+
 size_t ElementBytes(abi::Type type) {
   switch (type) {
     case abi::kFloat32: return sizeof(float);
@@ -259,7 +273,8 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
         std::to_string(dispatch.outputs.size() + dispatch.inputs.size() + k);
   }
   TFG_ASSIGN_OR_RETURN(std::string body, gl::EmbeddedShader(dispatch.shader));
-  const bool specialize = dispatch.specialize || device_.specialize_shapes;
+  const bool specialize = dispatch.specialize || device_.specialize_shapes ||
+                          SpecializeGemm(dispatch, device_.specialize_gemm_below_rows);
   gl::StorageChoice storage;
   storage.fp16 = device_.fp16;
   storage.texture_buffer_reads = device_.texture_buffer_reads;

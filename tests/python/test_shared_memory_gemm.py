@@ -73,3 +73,30 @@ def test_turned_off_the_register_tiled_shader_runs(monkeypatch):
     cpu, gpu, stats, shaders = run_with_profile(model, gt.random_inputs(c.input_shapes), False)
     gt.assert_close(gpu, cpu)
     assert "conv2d" in shaders and "gemm" not in shaders, shaders
+
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+def test_gemms_with_shapes_compiled_in_agree_with_the_cpu(monkeypatch, fp16):
+    """DeviceProfile::specialize_gemm_below_rows: GEMMs of fewer rows than
+    the limit compile their shapes as constants, one program per shape. Two
+    pointwise layers with one tile and different shapes (84 and 25 rows,
+    16 -> 16 channels) share a program with uniforms (limit 0), not with
+    constants (limit above both), and a limit between them specializes only
+    the smaller; every variant matches the CPU kernels."""
+    c = Chain([2, 6, 7, 16], seed=41)
+    big = c.conv(c.x, 16)
+    small = c.conv(c.extra_input([1, 5, 5, 16]), 16)
+    model = c.build([big, small])
+    inputs = gt.random_inputs(c.input_shapes, seed=9)
+    programs = {}
+    for limit in ("0", "50", "1000000"):
+        monkeypatch.setenv("TFLITE_GLES_SPECIALIZE_GEMM_ROWS", limit)
+        cpu, gpu, stats, shaders = run_with_profile(model, inputs, fp16)
+        gt.assert_fully_delegated(stats)
+        gt.assert_close(gpu, cpu, fp16)
+        assert shaders.count("gemm") == 2, shaders
+        programs[limit] = stats["programs"]
+    # The other programs (layout conversions) are the same in all three.
+    assert programs["50"] == programs["0"] + 1, programs
+    assert programs["1000000"] == programs["0"] + 1, programs
