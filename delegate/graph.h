@@ -178,8 +178,8 @@ struct DeviceProfile {
   // runs inside that GEMM's workgroups (delegate/dw_fusion.h). Set by
   // TuneForDevice; only where shared_memory_gemm is.
   bool fuse_depthwise_into_gemm = false;
-  // Those fused GEMMs on maps of at most ~28x28 compute two rows (28x28:
-  // and two slices) per invocation (kernels/gemm.cc,
+  // Those fused GEMMs on maps of at most ~60x60 compute several rows per
+  // invocation (2 up to 20x20, 4 beyond; kernels/gemm.cc,
   // RegisterTiledDepthwiseGemm). Set by TuneForDevice;
   // TFLITE_GLES_X_DW_REGISTER_TILES=0/1.
   bool dw_gemm_register_tiles = false;

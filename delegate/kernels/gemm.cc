@@ -204,18 +204,18 @@ bool FitsDepthwiseGemm(const SharedGemmTile& tile, int depth_steps,
          DepthwiseGemmSharedVec4(tile, depth_steps) <= SharedGemmVec4Limit(device);
 }
 
-// Maps of at most ~28x28 (H200 sweeps, docs/perf/log.md, "Register tiles in
-// the fused GEMMs"): two rows per invocation, so each weight vec4 loaded
-// feeds two outputs. What binds these layers is each invocation's loads
-// (a diagnostic build put the 14x14x512 layer's 20 us at ~8 us of depth
-// loop, ~5 of depthwise prologue and ~7.5 of everything else), so halving
-// the weight loads pays where the rows alone give too few workgroups
-// anyway: 28x28 takes two slices as well (half the prologue's recompute:
-// 32 slices a workgroup), 14x14 two rows, and 7x7 eight rows with the depth
-// in 16 parts (1024 invocations: the K-part chain halves). Larger maps
-// keep one output per invocation (every register tile was slower there).
-// Empty where no register tile applies (larger maps; 28x28 with fewer than
-// 32 output slices).
+// Maps up to ~60x60 (H200 sweeps, docs/perf/log.md, "Register tiles in
+// the fused GEMMs" and "Lead, session 6"): several rows per invocation, so
+// each weight vec4 loaded feeds several outputs. What binds these layers is
+// each invocation's loads (a diagnostic build put the 14x14x512 layer's 20
+// us at ~8 us of depth loop, ~5 of depthwise prologue and ~7.5 of
+// everything else), so cutting the weight loads pays where the rows alone
+// give too few workgroups anyway: 56x56 and 28x28 four rows (56x56 with the
+// depth in 4 parts), 14x14 two rows, and 7x7 eight rows with the depth in
+// 16 parts (1024 invocations: the K-part chain halves). 112x112 keeps one
+// output per invocation (every register tile was slower there). Empty
+// where no register tile applies (larger maps; fewer than 32 output slices
+// above 400 rows).
 std::optional<SharedGemmTile> RegisterTiledDepthwiseGemm(long long rows, int out_slices,
                                                          int depth_steps, int max_threads) {
   SharedGemmTile tile;
@@ -228,8 +228,17 @@ std::optional<SharedGemmTile> RegisterTiledDepthwiseGemm(long long rows, int out
   } else if (rows <= 400) {
     tile.threads_r = 2;
   } else if (rows < 1024 && out_slices >= 32) {
-    tile.tile_slices = 2;
+    // 28x28: 4 rows (2x2 until session 6: 4x1 measured 1-1.5 us faster per
+    // MobileNet pair once GEMM shapes were compiled in).
+    tile.tile_rows = 4;
     tile.threads_r = 2;
+  } else if (rows < 4096 && out_slices >= 32) {
+    // 56x56 (3136 rows; the one-output rule before session 6): 4 rows, the
+    // depth in 4 parts, MobileNet's pairs 14.4 -> 13.3 and 19.7 -> 16.6 us
+    // (docs/perf/log.md, "Lead, session 6"). 112x112 keeps one output.
+    tile.tile_rows = 4;
+    tile.threads_r = 2;
+    k_parts = 4;
   } else {
     return std::nullopt;
   }

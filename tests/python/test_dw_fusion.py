@@ -108,7 +108,8 @@ def test_large_kernels_on_big_maps_stay_unfused(monkeypatch):
     ((2, 7, 7, 40), 20, 1),     # batch 2, 98 rows; 5 output slices
     ((1, 15, 15, 24), 40, 2),   # stride 2 onto 8x8
     ((1, 14, 14, 36), 72, 1),   # 14x14: 2 rows a invocation
-    ((1, 28, 28, 16), 130, 1),  # 28x28: 2 rows x 2 slices, 33 output slices
+    ((1, 28, 28, 16), 130, 1),  # 28x28: 4 rows, 33 output slices
+    ((1, 63, 66, 16), 128, 2),  # stride 2 onto 32x33: 4 rows, depth in 4 parts
 ])
 @pytest.mark.parametrize("fp16", [False, True])
 def test_register_tiles_in_fused_gemms_agree_with_the_cpu(monkeypatch, shape, out_ch, stride,
