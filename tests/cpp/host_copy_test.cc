@@ -48,8 +48,10 @@ TEST(HostCopy, StreamingHalvesMatchFloatsToHalves) {
       FloatsToHalves(in.data() + 1, expected.data(), count);
       std::vector<uint16_t> out(count + 24, 0xA5A5);
       FloatsToHalvesStreaming(in.data() + 1, out.data() + out_off, count);
-      ASSERT_EQ(std::memcmp(out.data() + out_off, expected.data(), count * 2), 0)
-          << count << " halves at +" << out_off;
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(out[out_off + i], expected[i]) << "half " << i << " of " << count << " at +"
+                                                 << out_off;
+      }
       for (size_t i = 0; i < out_off; ++i) ASSERT_EQ(out[i], 0xA5A5);
       for (size_t i = out_off + count; i < out.size(); ++i) {
         ASSERT_EQ(out[i], 0xA5A5) << "past the end, " << count << " at +" << out_off;
