@@ -263,10 +263,10 @@ void TuneForDevice(DeviceProfile* device) {
   // GEMMs on maps below ~55x55 pixels compiled with their shapes as
   // constants (constant divisors and loop bounds): H200, same process,
   // against uniforms: palm detection -7 %, face detection -4 %, selfie -2 %,
-  // MobileNet v1 fp16 -3 %, fp32 -0.5 to -1 %; MobileNet's 56x56 pairs
+  // MobileNet v1 fp16 -2 %, fp32 -1 %; MobileNet's 56x56 pairs
   // (3136 rows) ran 3-5 us slower each in fp32 that way, so larger maps keep
   // uniforms (docs/perf/log.md, "Lead, session 6"). The price: a program per
-  // GEMM shape instead of per tile (MobileNet 7 -> 11, compiled once and
+  // GEMM shape instead of per tile (MobileNet 7 -> 10, compiled once and
   // cached by the driver and the serialization cache).
   device->specialize_gemm_below_rows = device->shared_memory_gemm ? 3072 : 0;
   if (const char* text = std::getenv("TFLITE_GLES_SPECIALIZE_GEMM_ROWS")) {
