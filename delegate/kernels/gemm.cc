@@ -211,13 +211,15 @@ bool FitsDepthwiseGemm(const SharedGemmTile& tile, int depth_steps,
 // us at ~8 us of depth loop, ~5 of depthwise prologue and ~7.5 of
 // everything else), so cutting the weight loads pays where the rows alone
 // give too few workgroups anyway: 56x56 and 28x28 four rows (56x56 with the
-// depth in 4 parts), 14x14 two rows, and 7x7 eight rows with the depth in
-// 16 parts (1024 invocations: the K-part chain halves). 112x112 keeps one
-// output per invocation (every register tile was slower there). Empty
+// depth in 4 parts), 14x14 two rows (fp32 with >= 128 output slices: 32
+// slices a workgroup), and 7x7 eight rows with the depth in 16 parts (1024
+// invocations: the K-part chain halves). 112x112 keeps one output per
+// invocation (every register tile was slower there). Empty
 // where no register tile applies (larger maps; fewer than 32 output slices
 // above 400 rows).
 std::optional<SharedGemmTile> RegisterTiledDepthwiseGemm(long long rows, int out_slices,
-                                                         int depth_steps, int max_threads) {
+                                                         int depth_steps, int max_threads,
+                                                         bool fp16) {
   SharedGemmTile tile;
   tile.tile_rows = 2;
   tile.threads_s = std::min(16, PowerOfTwoAtLeast(out_slices));
@@ -227,6 +229,16 @@ std::optional<SharedGemmTile> RegisterTiledDepthwiseGemm(long long rows, int out
     k_parts = 16;
   } else if (rows <= 400) {
     tile.threads_r = 2;
+    if (!fp16 && out_slices >= 128) {
+      // fp32 14x14 maps with >= 512 output channels: 32 slices a workgroup
+      // (4 x 32 invocations) halve the depthwise prologue each slice group
+      // recomputes; MobileNet's 14x14x512 pairs 19.4 -> 17.2 us. With fewer
+      // slices the workgroups get too few (MobileNet 0.25's 128 channels:
+      // +4 %), and fp16, whose loads are half the bytes, measured +1.5 %
+      // (docs/perf/log.md, "Lead, session 6").
+      tile.threads_r = 4;
+      tile.threads_s = 32;
+    }
   } else if (rows < 1024 && out_slices >= 32) {
     // 28x28: 4 rows (2x2 until session 6: 4x1 measured 1-1.5 us faster per
     // MobileNet pair once GEMM shapes were compiled in).
@@ -292,7 +304,7 @@ StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
                                 depth_steps})));
     if (device.dw_gemm_register_tiles) {
       const std::optional<SharedGemmTile> tiled =
-          RegisterTiledDepthwiseGemm(rows, out_slices, depth_steps, max_threads);
+          RegisterTiledDepthwiseGemm(rows, out_slices, depth_steps, max_threads, device.fp16);
       if (tiled && FitsDepthwiseGemm(*tiled, depth_steps, device)) tile = *tiled;
     }
   }

@@ -179,7 +179,8 @@ TEST(SharedMemoryGemm, DepthwiseFusedTilesUseRegisterTilesOnlyOnSmallMaps) {
       {3136, 32, 16, {4, 1, 2, 16, 4}}, {2500, 16, 16, {0}},  // < 32 slices
       {4096, 32, 32, {0}},
       {784, 64, 64, {4, 1, 2, 16, 8}}, {784, 16, 32, {0}},  // < 32 slices
-      {196, 128, 128, {2, 1, 2, 16, 8}}, {361, 64, 32, {2, 1, 2, 16, 8}},
+      {196, 128, 128, {2, 1, 4, 32, 8}}, {196, 64, 128, {2, 1, 2, 16, 8}},
+      {361, 64, 32, {2, 1, 2, 16, 8}},
       {49, 256, 256, {2, 1, 4, 16, 16}}, {49, 256, 8, {2, 1, 4, 16, 8}},
   };
   for (bool on : {false, true}) {
@@ -206,6 +207,15 @@ TEST(SharedMemoryGemm, DepthwiseFusedTilesUseRegisterTilesOnlyOnSmallMaps) {
       EXPECT_EQ(tile->threads_s, c.expected[3]);
       EXPECT_EQ(tile->k_parts, c.expected[4]);
     }
+  }
+  // fp16 keeps 16 slices a workgroup on 14x14 maps with many slices.
+  device.fp16 = true;
+  device.dw_gemm_register_tiles = true;
+  auto tile = kernels::ChooseDepthwiseGemmTile(196, 128, 128, device);
+  ASSERT_TRUE(tile.ok()) << tile.status().message();
+  if (env.info().max_workgroup_invocations >= 2 * 16 * 8) {
+    EXPECT_EQ(tile->threads_r, 2) << tile->ToString();
+    EXPECT_EQ(tile->threads_s, 16) << tile->ToString();
   }
 }
 

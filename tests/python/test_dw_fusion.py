@@ -108,6 +108,7 @@ def test_large_kernels_on_big_maps_stay_unfused(monkeypatch):
     ((2, 7, 7, 40), 20, 1),     # batch 2, 98 rows; 5 output slices
     ((1, 15, 15, 24), 40, 2),   # stride 2 onto 8x8
     ((1, 14, 14, 36), 72, 1),   # 14x14: 2 rows a invocation
+    ((1, 14, 14, 16), 512, 1),  # 14x14, 128 output slices: fp32 takes 32 a workgroup
     ((1, 28, 28, 16), 130, 1),  # 28x28: 4 rows, 33 output slices
     ((1, 63, 66, 16), 128, 2),  # stride 2 onto 32x33: 4 rows, depth in 4 parts
 ])
