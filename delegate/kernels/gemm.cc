@@ -196,12 +196,25 @@ int DepthwiseGemmSharedVec4(const SharedGemmTile& tile, int depth_steps) {
 namespace {
 
 // Whether `tile` can run a depthwise-fused GEMM over `depth_steps` on
-// `device`: the checks ChooseDepthwiseGemmTile makes, as a yes or no.
-bool FitsDepthwiseGemm(const SharedGemmTile& tile, int depth_steps,
-                       const DeviceProfile& device) {
-  return CheckTile(tile, device).ok() &&
-         (tile.local_x() * tile.k_parts) % tile.wg_rows() == 0 &&
-         DepthwiseGemmSharedVec4(tile, depth_steps) <= SharedGemmVec4Limit(device);
+// `device` (the device's limits, whole rows per invocation group, the A
+// tile in shared memory); the error says which check failed.
+Status CheckDepthwiseGemmTile(const SharedGemmTile& tile, int depth_steps,
+                              const DeviceProfile& device) {
+  TFG_RETURN_IF_ERROR(CheckTile(tile, device));
+  const int threads = tile.local_x() * tile.k_parts;
+  if (threads % tile.wg_rows() != 0) {
+    return Status::Error("GEMM tile " + tile.ToString() + ": " +
+                         std::to_string(threads) +
+                         " invocations do not divide into its " +
+                         std::to_string(tile.wg_rows()) + " rows");
+  }
+  if (DepthwiseGemmSharedVec4(tile, depth_steps) > SharedGemmVec4Limit(device)) {
+    return Status::Error("GEMM tile " + tile.ToString() + ": an A tile of " +
+                         std::to_string(tile.wg_rows()) + " rows x " +
+                         std::to_string(depth_steps) +
+                         " depth steps exceeds the shared memory");
+  }
+  return Status::Ok();
 }
 
 // Maps up to ~60x60 (H200 sweeps, docs/perf/log.md, "Register tiles in
@@ -214,9 +227,9 @@ bool FitsDepthwiseGemm(const SharedGemmTile& tile, int depth_steps,
 // depth in 4 parts), 14x14 two rows (fp32 with >= 128 output slices: 32
 // slices a workgroup), and 7x7 eight rows with the depth in 16 parts (1024
 // invocations: the K-part chain halves). 112x112 keeps one output per
-// invocation (every register tile was slower there). Empty
-// where no register tile applies (larger maps; fewer than 32 output slices
-// above 400 rows).
+// invocation (every register tile was slower there). Empty where no
+// register tile applies (larger maps; fewer than 32 output slices above 400
+// rows).
 std::optional<SharedGemmTile> RegisterTiledDepthwiseGemm(long long rows, int out_slices,
                                                          int depth_steps, int max_threads,
                                                          bool fp16) {
@@ -305,23 +318,10 @@ StatusOr<SharedGemmTile> ChooseDepthwiseGemmTile(long long rows, int out_slices,
     if (device.dw_gemm_register_tiles) {
       const std::optional<SharedGemmTile> tiled =
           RegisterTiledDepthwiseGemm(rows, out_slices, depth_steps, max_threads, device.fp16);
-      if (tiled && FitsDepthwiseGemm(*tiled, depth_steps, device)) tile = *tiled;
+      if (tiled && CheckDepthwiseGemmTile(*tiled, depth_steps, device).ok()) tile = *tiled;
     }
   }
-  TFG_RETURN_IF_ERROR(CheckTile(tile, device));
-  const int threads = tile.local_x() * tile.k_parts;
-  if (threads % tile.wg_rows() != 0) {
-    return Status::Error("GEMM tile " + tile.ToString() + ": " +
-                         std::to_string(threads) +
-                         " invocations do not divide into its " +
-                         std::to_string(tile.wg_rows()) + " rows");
-  }
-  if (DepthwiseGemmSharedVec4(tile, depth_steps) > limit) {
-    return Status::Error("GEMM tile " + tile.ToString() + ": an A tile of " +
-                         std::to_string(tile.wg_rows()) + " rows x " +
-                         std::to_string(depth_steps) +
-                         " depth steps exceeds the shared memory");
-  }
+  TFG_RETURN_IF_ERROR(CheckDepthwiseGemmTile(tile, depth_steps, device));
   return tile;
 }
 
