@@ -30,6 +30,22 @@ void UsageFromEnv(const char* name, unsigned* usage) {
                name, text);
 }
 
+// An integer >= 0 from the environment (sweeps and A/B runs); other values
+// are ignored with a warning.
+void NonNegativeFromEnv(const char* name, long long* value) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return;
+  char* end = nullptr;
+  const long long parsed = std::strtoll(text, &end, 10);
+  if (end != text && *end == '\0' && parsed >= 0) {
+    *value = parsed;
+  } else {
+    std::fprintf(stderr,
+                 "WARNING: tflite-gles: %s='%s' is not an integer >= 0; ignored\n",
+                 name, text);
+  }
+}
+
 // A 0/1 switch from the environment (sweeps and A/B runs); other values
 // are ignored with a warning.
 void SwitchFromEnv(const char* name, bool* value) {
@@ -168,17 +184,7 @@ void TuneForDevice(DeviceProfile* device) {
   // docs/perf/log.md, "Cold init (coldinit)".
   device->specialize_shapes = false;
   SwitchFromEnv("TFLITE_GLES_SPECIALIZE_SHAPES", &device->specialize_shapes);
-  if (const char* text = std::getenv("TFLITE_GLES_MIN_INVOCATIONS")) {
-    char* end = nullptr;
-    const long long value = std::strtoll(text, &end, 10);
-    if (end != text && *end == '\0' && value >= 0) {
-      device->min_invocations = value;
-    } else {
-      std::fprintf(stderr,
-                   "WARNING: tflite-gles: TFLITE_GLES_MIN_INVOCATIONS='%s' is "
-                   "not an integer >= 0; ignored\n", text);
-    }
-  }
+  NonNegativeFromEnv("TFLITE_GLES_MIN_INVOCATIONS", &device->min_invocations);
   SwitchFromEnv("TFLITE_GLES_X_PHASES", &device->report_phases);
   SwitchFromEnv("TFLITE_GLES_X_TIMELINE", &device->report_timeline);
   SwitchFromEnv("TFLITE_GLES_X_ORDER_BY_LEVEL", &device->order_by_level);
@@ -269,17 +275,7 @@ void TuneForDevice(DeviceProfile* device) {
   // GEMM shape instead of per tile (MobileNet 7 -> 10, compiled once and
   // cached by the driver and the serialization cache).
   device->specialize_gemm_below_rows = device->shared_memory_gemm ? 3072 : 0;
-  if (const char* text = std::getenv("TFLITE_GLES_SPECIALIZE_GEMM_ROWS")) {
-    char* end = nullptr;
-    const long long value = std::strtoll(text, &end, 10);
-    if (end != text && *end == '\0' && value >= 0) {
-      device->specialize_gemm_below_rows = value;
-    } else {
-      std::fprintf(stderr,
-                   "WARNING: tflite-gles: TFLITE_GLES_SPECIALIZE_GEMM_ROWS='%s' is not "
-                   "an integer >= 0; ignored\n", text);
-    }
-  }
+  NonNegativeFromEnv("TFLITE_GLES_SPECIALIZE_GEMM_ROWS", &device->specialize_gemm_below_rows);
   // Likewise a classifier's global average pool into its logits GEMM
   // (MobileNet: the 8 us mean dispatch; docs/perf/log.md, "Lead, session 3").
   device->fuse_mean_into_gemm = device->shared_memory_gemm;
