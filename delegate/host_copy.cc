@@ -65,7 +65,7 @@ void StreamingCopy(void* dst, const void* src, size_t bytes) {
 
 void FloatsToHalvesStreaming(const float* in, uint16_t* out, size_t count) {
 #if TFG_STREAMING_STORES
-  if (HasF16c() && HeadBytes(out) % 2 == 0) {
+  if (HasF16c()) {
     // Convert the elements before the first 16-byte boundary plainly.
     const size_t head = HeadBytes(out) / 2 < count ? HeadBytes(out) / 2 : count;
     FloatsToHalves(in, out, head);
