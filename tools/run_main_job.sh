@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install_deps.sh
 bash tools/build.sh
-python3 tools/run_model.py "$@"
+bash tools/python.sh tools/run_model.py "$@"

@@ -9,4 +9,4 @@ bash tools/build.sh
 echo "== C++ tests (ctest) =="
 ctest --test-dir build --output-on-failure -j1
 echo "== Python tests (pytest) =="
-python3 -m pytest -q tests/python "$@"
+bash tools/python.sh -m pytest -q tests/python "$@"
