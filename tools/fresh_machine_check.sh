@@ -39,7 +39,7 @@ mirror=$(
       /^URIs:/ { uri = $2 } /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == "bookworm") print uri }';
     cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '
       $1 == "deb" { i = 2; if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ } if ($(i + 1) == "bookworm") print $i }';
-  } | head -n 1)
+  } | head -n 1 || true)
 [ -n "$mirror" ] || fail "no bookworm mirror in /etc/apt/sources.list*"
 
 ROOT=$(mktemp -d /var/tmp/tflite-gles-fresh.XXXXXX)
@@ -93,7 +93,7 @@ copy_into_root "${pip_configs[@]}"
 # Certificate files named by pip's configuration and by the environment. They
 # go to their own paths and into the root's local CA folder, so that the
 # bundle update of a ca-certificates install inside the root keeps them.
-certs=$(cat "${pip_configs[@]}" 2>/dev/null | awk -F= '/^[[:space:]]*(cert|client-cert)[[:space:]]*=/ { gsub(/[[:space:]]/, "", $2); print $2 }')
+certs=$(cat "${pip_configs[@]}" 2>/dev/null | awk -F= '/^[[:space:]]*(cert|client-cert)[[:space:]]*=/ { gsub(/[[:space:]]/, "", $2); print $2 }' || true)
 env_names=$(env | grep -E '^(PIP_[A-Z_]+|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE)=' | cut -d= -f1 || true)
 for name in $env_names; do
   value=${!name}
