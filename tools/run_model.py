@@ -3,12 +3,14 @@
 device and compare it with LiteRT's CPU result.
 
 Prints the GL renderer, how many nodes were delegated in how many partitions,
-cold init, warm latency, the CPU latency and the max error against the CPU.
+cold init, warm latency beside LiteRT's default CPU path (XNNPACK, all cores)
+and its builtin reference kernels, and the max error against the CPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -147,9 +149,25 @@ def main() -> int:
         reference = mc.cpu_reference_model(spec) if spec is not None else str(path)
         cpu_interp = gt.interpreter(reference)
         cpu = gt.invoke(cpu_interp, inputs)
-        cpu_times = timed_invokes(cpu_interp, inputs, args.iterations, "CPU")
-        print(f"CPU latency:  {statistics.median(cpu_times):.3f} ms median "
-              f"(LiteRT builtin kernels, 1 thread)")
+        cpu_times = timed_invokes(cpu_interp, inputs, args.iterations, "CPU builtin")
+        # LiteRT's default CPU path: what a user gets without any delegate.
+        threads = os.cpu_count() or 1
+        xnn_interp = gt.interpreter(reference, num_threads=threads, use_xnnpack=True)
+        gt.invoke(xnn_interp, inputs)
+        xnn_times = timed_invokes(xnn_interp, inputs, args.iterations, "CPU XNNPACK")
+        ours, xnn, builtin = (statistics.median(t) for t in (warm, xnn_times, cpu_times))
+        print()
+        print(f"{"path":48s} {'median ms':>10s} {'vs XNNPACK':>11s}")
+        for label, ms in (("tflite-gles (this delegate, " + ("fp16)" if args.fp16 else "fp32)"), ours),
+                          (f"LiteRT CPU, XNNPACK (default), {threads} threads", xnn),
+                          ("LiteRT CPU, builtin reference kernels, 1 thread", builtin)):
+            print(f"{label:48s} {ms:10.3f} {xnn / ms:16.2f}x")
+        if xnn < ours:
+            print(f"On this machine ({stats['renderer']}) LiteRT's default CPU path is "
+                  f"{ours / xnn:.1f}x faster than the delegate: use the CPU here.")
+        else:
+            print(f"The delegate is {xnn / ours:.1f}x faster than LiteRT's default CPU path here.")
+        print()
         answer = describe_result(spec, cpu)
         if answer:
             print(f"CPU result:   {answer}")

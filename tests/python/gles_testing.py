@@ -162,13 +162,17 @@ def profile(delegate) -> list[dict]:
              "gpu_timer": bool(e.gpu_timer)} for e in entries[:count]]
 
 
-def interpreter(model: bytes | str, delegate=None, num_threads: int = 1) -> Interpreter:
-    """An interpreter on builtin CPU kernels (no XNNPACK) plus `delegate`."""
+def interpreter(model: bytes | str, delegate=None, num_threads: int = 1,
+                use_xnnpack: bool = False) -> Interpreter:
+    """An interpreter on builtin CPU kernels (no XNNPACK, unless `use_xnnpack`:
+    LiteRT's default CPU path) plus `delegate`."""
     source = ({"model_path": str(model)} if isinstance(model, (str, Path))
               else {"model_content": model})
     return Interpreter(**source,
                        experimental_delegates=[delegate] if delegate else None,
-                       experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+                       experimental_op_resolver_type=(
+                           OpResolverType.AUTO if use_xnnpack
+                           else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES),
                        num_threads=num_threads)
 
 
