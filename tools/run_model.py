@@ -157,7 +157,7 @@ def main() -> int:
         xnn_times = timed_invokes(xnn_interp, inputs, args.iterations, "CPU XNNPACK")
         ours, xnn, builtin = (statistics.median(t) for t in (warm, xnn_times, cpu_times))
         print()
-        print(f"{"path":48s} {'median ms':>10s} {'vs XNNPACK':>11s}")
+        print(f"{'path':48s} {'median ms':>10s} {'speed vs XNNPACK':>17s}")
         for label, ms in (("tflite-gles (this delegate, " + ("fp16)" if args.fp16 else "fp32)"), ours),
                           (f"LiteRT CPU, XNNPACK (default), {threads} threads", xnn),
                           ("LiteRT CPU, builtin reference kernels, 1 thread", builtin)):
