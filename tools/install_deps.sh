@@ -63,7 +63,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   say "apt-get update"
   $SUDO apt-get update -qq
   say "apt-get install ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  apt_log=$(mktemp)
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+    > "$apt_log" 2>&1 || { tail -n 40 "$apt_log"; rm -f "$apt_log"; exit 1; }
+  rm -f "$apt_log"
 fi
 
 # Makes (or reuses) a virtual environment at $1 and installs the pinned
