@@ -9,11 +9,11 @@
 #include <mutex>
 #include <set>
 
-#include "delegate/device_tuning.h"
-#include "delegate/graph_dump.h"
-#include "delegate/kernel_registry.h"
-#include "delegate/norm_fusion.h"
-#include "delegate/tflite_builtin.h"
+#include "delegate/device/device_tuning.h"
+#include "delegate/graph/graph_dump.h"
+#include "delegate/kernels/registry.h"
+#include "delegate/passes/norm_fusion.h"
+#include "delegate/abi/tflite_builtin.h"
 
 namespace tflite_gles {
 namespace {
@@ -115,7 +115,7 @@ struct DelegateCallbacks {
     GraphBuilder builder(*self->graph_, self->device_);
     const KernelRegistry& registry = KernelRegistry::Global();
     // Instance-norm statistics: one dispatch for five nodes
-    // (delegate/norm_fusion.h), built at the first MEAN's place.
+    // (delegate/passes/norm_fusion.h), built at the first MEAN's place.
     std::map<int, const NormStatsGroup*> group_at;
     std::set<int> covered;
     std::vector<NormStatsGroup> norm_groups;
@@ -278,7 +278,8 @@ Status GlesDelegate::AcquireEnvironment() {
   }
   TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform));
   programs_ = std::make_unique<ProgramCache>();
-  programs_->OpenSerializationCache(options_);
+  programs_->OpenSerializationCache(options_.serialization_dir,
+                                     options_.model_token);
 
   // The storage choice, in one place: the read path the device measured
   // best (PreferTextureBufferReads), unless the options ask for one.

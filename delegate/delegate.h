@@ -7,10 +7,10 @@
 #include <vector>
 #include <string>
 
-#include "delegate/graph.h"
+#include "delegate/graph/graph.h"
 #include "delegate/options.h"
-#include "delegate/runtime.h"
-#include "delegate/tflite_abi.h"
+#include "delegate/runtime/runtime.h"
+#include "delegate/abi/tflite_abi.h"
 #include "egl/egl_environment.h"
 #include "tflite_gles/delegate.h"
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "delegate/fusion.h"
+#include "delegate/passes/fusion.h"
 
 namespace tflite_gles {
 namespace {
