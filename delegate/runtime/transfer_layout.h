@@ -1,5 +1,5 @@
 // BHWC -> PHWC4 on the CPU, for small inputs the CPU writes in the GPU's
-// own layout (direct transfers, delegate/runtime/runtime.cc), where a conversion
+// own layout (direct transfers, delegate/runtime/runtime_transfer.cc), where a conversion
 // dispatch would cost more than the CPU's loop. Elements are copied as bits
 // (float or half).
 #pragma once
@@ -9,6 +9,18 @@
 #include "delegate/abi/node_view.h"
 
 namespace tflite_gles {
+
+// Bytes of one element of a type that crosses to the GPU through the float
+// staging buffers (float32 as is, int32 and bool converted); 0 for any
+// other type, which partitions refuse (runtime.cc, runtime_transfer.cc).
+inline size_t ElementBytes(abi::Type type) {
+  switch (type) {
+    case abi::kFloat32: return sizeof(float);
+    case abi::kInt32: return sizeof(int32_t);
+    case abi::kBool: return 1;
+    default: return 0;
+  }
+}
 
 // Writes every PHWC4 element of `shape` in order, the padded lanes of the
 // last slice as zero bits: a write-combined mapping takes whole runs best.
