@@ -20,7 +20,7 @@ prints each dispatch's time in the first and the second invoke: on llvmpipe
 the difference is the LLVM JIT of a program at its first dispatch, so it
 shows which programs are compiled (and which are compiled again: llvmpipe
 keys its machine code on properties of the bound buffers too, see ViewBytes
-in delegate/runtime.cc).
+in delegate/runtime/runtime.cc).
 
 The warm-cache case reuses a private cache folder filled by the cold run, so
 the user's ~/.cache/mesa_shader_cache (Mesa) or ~/.nv/GLCache (NVIDIA) is

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The delegate's fixed costs: warm latency of chains of N elementwise NEG
 ops (one dispatch each: the elementwise-chain fusion that would fold them,
-delegate/fusion.h, is switched off here) on a tiny and on a mid-sized
+delegate/passes/fusion.h, is switched off here) on a tiny and on a mid-sized
 tensor, for N = 1 and N = 32, under each variant of delegate options.
 
     (t(32) - t(1)) / 31  = the cost of one more dispatch in a chain

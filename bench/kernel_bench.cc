@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "delegate/tflite_builtin.h"
+#include "delegate/abi/tflite_builtin.h"
 #include "gpu_test_util.h"
 
 namespace tflite_gles::testing {

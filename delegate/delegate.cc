@@ -9,11 +9,11 @@
 #include <mutex>
 #include <set>
 
-#include "delegate/device_tuning.h"
-#include "delegate/graph_dump.h"
-#include "delegate/kernel_registry.h"
-#include "delegate/norm_fusion.h"
-#include "delegate/tflite_builtin.h"
+#include "delegate/device/device_tuning.h"
+#include "delegate/graph/graph_dump.h"
+#include "delegate/kernels/registry.h"
+#include "delegate/passes/norm_fusion.h"
+#include "delegate/abi/tflite_builtin.h"
 
 namespace tflite_gles {
 namespace {
@@ -115,7 +115,7 @@ struct DelegateCallbacks {
     GraphBuilder builder(*self->graph_, self->device_);
     const KernelRegistry& registry = KernelRegistry::Global();
     // Instance-norm statistics: one dispatch for five nodes
-    // (delegate/norm_fusion.h), built at the first MEAN's place.
+    // (delegate/passes/norm_fusion.h), built at the first MEAN's place.
     std::map<int, const NormStatsGroup*> group_at;
     std::set<int> covered;
     std::vector<NormStatsGroup> norm_groups;
@@ -267,7 +267,7 @@ void GlesDelegate::Report(abi::Context* context, const std::string& message) {
   }
 }
 
-Status GlesDelegate::AcquireEnvironment() {
+Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
   if (env_) return env_->EnsureCurrent();
   egl::DisplayPlatform platform = egl::DisplayPlatform::kAuto;
   switch (options_.egl_platform) {
@@ -278,7 +278,8 @@ Status GlesDelegate::AcquireEnvironment() {
   }
   TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform));
   programs_ = std::make_unique<ProgramCache>();
-  programs_->OpenSerializationCache(options_);
+  programs_->OpenSerializationCache(options_.serialization_dir,
+                                     options_.model_token);
 
   // The storage choice, in one place: the read path the device measured
   // best (PreferTextureBufferReads), unless the options ask for one.
@@ -303,7 +304,7 @@ Status GlesDelegate::AcquireEnvironment() {
       (options_.experimental_flags & TFLITE_GLES_EXPERIMENTAL_NO_MEMORY_PLAN) == 0;
   // llvmpipe vectorizes x in groups of 8 lanes; 64 suits it and real GPUs.
   device_.preferred_local_x = 64;
-  TuneForDevice(&device_);
+  TuneForDevice(&device_, overrides);
   return Status::Ok();
 }
 
@@ -312,7 +313,9 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   // leaves the graph on the CPU, and the stats must say so.
   nodes_delegated_ = 0;
   partitions_ = 0;
-  Status status = AcquireEnvironment();
+  // The environment's developer overrides, read once for this Prepare.
+  const DeveloperOverrides overrides = ReadDeveloperOverrides();
+  Status status = AcquireEnvironment(overrides);
   const ProgramCacheCounts programs_before =
       programs_ ? programs_->counts() : ProgramCacheCounts();
   if (!status.ok()) {
@@ -320,8 +323,8 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     return abi::kDelegateError;
   }
   graph_ = std::make_unique<GraphContext>(context);
-  if (const char* dump_path = std::getenv("TFLITE_GLES_DUMP_GRAPH")) {
-    Status dumped = WriteGraphDump(context, dump_path);
+  if (!overrides.dump_graph.empty()) {
+    Status dumped = WriteGraphDump(context, overrides.dump_graph);
     if (!dumped.ok()) {
       std::fprintf(stderr, "WARNING: tflite-gles: %s\n", dumped.message().c_str());
     }

@@ -7,10 +7,11 @@
 #include <vector>
 #include <string>
 
-#include "delegate/graph.h"
+#include "delegate/device/developer_overrides.h"
+#include "delegate/graph/graph.h"
 #include "delegate/options.h"
-#include "delegate/runtime.h"
-#include "delegate/tflite_abi.h"
+#include "delegate/runtime/runtime.h"
+#include "delegate/abi/tflite_abi.h"
 #include "egl/egl_environment.h"
 #include "tflite_gles/delegate.h"
 
@@ -40,7 +41,7 @@ class GlesDelegate {
 
   // Delegate::Prepare: acquire the GL context, check nodes, partition.
   abi::Status Prepare(abi::Context* context);
-  Status AcquireEnvironment();
+  Status AcquireEnvironment(const DeveloperOverrides& overrides);
   // Reports an error through TFLite and remembers it for LastError().
   void Report(abi::Context* context, const std::string& message);
 

@@ -32,12 +32,12 @@
 //
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = packed bias.
 //
-// BHWC_INPUT (delegate/upload_fusion.h): the input is a partition input of
+// BHWC_INPUT (delegate/passes/upload_fusion.h): the input is a partition input of
 // IN_C <= 4 channels (an image), read straight from its BHWC upload staging
 // buffer, so no conversion dispatch runs first; with one input slice a
 // PHWC4 vec4 index is the BHWC pixel index.
 //
-// EPILOGUE(x,index,slice) (delegate/fusion.h): an elementwise step fused into
+// EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
 // Shapes are uniforms (egl/shader_source.h), so every layer with the same

@@ -19,7 +19,7 @@
 // Weights (binding 2): [out slice][tap] vec4. Bias (binding 3): [out slice]
 // vec4. Bindings: 0 = output, 1 = input.
 //
-// EPILOGUE(x,index,slice) (delegate/fusion.h): an elementwise step fused into
+// EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
 // Shapes are uniforms (egl/shader_source.h): layers with the same block,

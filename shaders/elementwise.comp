@@ -56,42 +56,28 @@ int broadcast_index(int b, int s, int h, int w, ivec4 dims) {
           (dims.z == 1 ? 0 : h)) * dims.w + (dims.w == 1 ? 0 : w);
 }
 
-#if defined(OP_POW)
-// pow() in GLSL is undefined for x < 0; TFLite's CPU (std::pow) defines it
-// for integral exponents and gives NaN otherwise, and so does this.
-vec4 power(vec4 x, vec4 y) {
-  vec4 magnitude = pow(abs(x), y);
-  bvec4 integral = equal(y, floor(y));
-  bvec4 odd = notEqual(mod(y, 2.0), vec4(0.0));
-  vec4 signed_magnitude =
-      mix(magnitude, -magnitude, bvec4(uvec4(odd) & uvec4(integral)));
-  vec4 nan = vec4(uintBitsToFloat(0x7fc00000u));
-  bvec4 negative = lessThan(x, vec4(0.0));
-  vec4 result = mix(magnitude, signed_magnitude, negative);
-  return mix(result, nan, bvec4(uvec4(negative) & uvec4(not(integral))));
-}
-#endif
-
+// One binary step and one unary step, each a function of
+// elementwise_ops.glsl (part of the preamble), the same functions the fused
+// epilogues of delegate/passes/fusion.cc call.
 vec4 binary_op(vec4 a, vec4 b) {
 #if defined(OP_ADD)
-  return a + b;
+  return ew_add(a, b);
 #elif defined(OP_SUB)
-  return a - b;
+  return ew_sub(a, b);
 #elif defined(OP_MUL)
-  return a * b;
+  return ew_mul(a, b);
 #elif defined(OP_DIV)
-  return a / b;
+  return ew_div(a, b);
 #elif defined(OP_MAXIMUM)
-  return max(a, b);
+  return ew_maximum(a, b);
 #elif defined(OP_MINIMUM)
-  return min(a, b);
+  return ew_minimum(a, b);
 #elif defined(OP_POW)
-  return power(a, b);
+  return ew_pow(a, b);
 #elif defined(OP_PRELU)
-  // b is alpha.
-  return mix(a * b, a, greaterThanEqual(a, vec4(0.0)));
+  return ew_prelu(a, b);
 #elif defined(OP_LOGICAL_AND)
-  return vec4(uvec4(notEqual(a, vec4(0.0))) & uvec4(notEqual(b, vec4(0.0))));
+  return ew_logical_and(a, b);
 #else
   return a;
 #endif
@@ -99,26 +85,25 @@ vec4 binary_op(vec4 a, vec4 b) {
 
 vec4 unary_op(vec4 x) {
 #if defined(OP_RELU_0_TO_1)
-  return clamp(x, vec4(0.0), vec4(1.0));
+  return ew_relu_0_to_1(x);
 #elif defined(OP_EXP)
-  return exp(x);
+  return ew_exp(x);
 #elif defined(OP_SQRT)
-  return sqrt(x);
+  return ew_sqrt(x);
 #elif defined(OP_RSQRT)
-  return inversesqrt(x);
+  return ew_rsqrt(x);
 #elif defined(OP_ABS)
-  return abs(x);
+  return ew_abs(x);
 #elif defined(OP_NEG)
-  return -x;
+  return ew_neg(x);
 #elif defined(OP_SQUARE)
-  return x * x;
+  return ew_square(x);
 #elif defined(OP_LEAKY_RELU)
-  return mix(x * ALPHA, x, greaterThanEqual(x, vec4(0.0)));
+  return ew_leaky_relu(x, ALPHA);
 #elif defined(OP_ELU)
-  // exp() of a large positive x would overflow in the unused branch.
-  return mix(exp(min(x, vec4(0.0))) - vec4(1.0), x, greaterThan(x, vec4(0.0)));
+  return ew_elu(x);
 #elif defined(OP_HARD_SWISH)
-  return x * clamp(x + vec4(3.0), vec4(0.0), vec4(6.0)) * (1.0 / 6.0);
+  return ew_hard_swish(x);
 #else
   return activate(x);  // ACT_* if one is defined, else the identity
 #endif
@@ -157,14 +142,8 @@ void main() {
   other = other.xxxx;
 #endif
 #endif
+  // ADD/SUB/MUL/DIV keep TFLite's float range (ew_float_range).
   vec4 result = binary_op(a, other);
-#if defined(OP_ADD) || defined(OP_SUB) || defined(OP_MUL) || defined(OP_DIV)
-  // TFLite's CPU kernels clamp these to their activation range, which is
-  // [-FLT_MAX, FLT_MAX] without an activation: an overflow or x/0 gives
-  // +-3.4028235e38 there, not +-Inf. NaN (0/0) passes through.
-  result = mix(clamp(result, vec4(-3.40282347e38), vec4(3.40282347e38)), result,
-               isnan(result));
-#endif
   result = unary_op(result);
   result = EPILOGUE(result, i, s);
 #if STORAGE_FP16

@@ -1,6 +1,6 @@
 #version 310 es
 // GEMM for many-core GPUs (NVIDIA and other real GPUs; chosen by
-// DeviceProfile::shared_memory_gemm, delegate/device_tuning.cc): 1x1
+// DeviceProfile::shared_memory_gemm, delegate/device/device_tuning.cc): 1x1
 // CONV_2D (stride 1, no padding) and FULLY_CONNECTED, read exactly as
 // conv2d.comp's default path reads them. conv2d.comp gives each invocation a
 // whole output tile and sums the whole depth in it; MobileNet-sized GEMMs
@@ -32,15 +32,15 @@
 // faster than these direct loads anyway (docs/perf/log.md, "NVIDIA GEMM").
 // So the only barrier is the one before the partial sums are combined.
 //
-// MEAN_PROLOGUE (SPLIT_K only; delegate/mean_fusion.h): A is the mean over
-// MEAN_PIXELS pixels of a PHWC4 map (global average pooling before a
-// classifier): binding 1 is that map, and the workgroup first averages the
+// MEAN_PROLOGUE (SPLIT_K only; FuseMeanIntoGemm, delegate/passes/dw_fusion.h):
+// A is the mean over MEAN_PIXELS pixels of a PHWC4 map (global average
+// pooling before a classifier): binding 1 is that map, and the workgroup first averages the
 // TILE_ROWS x DEPTH_STEPS vec4s its rows read into `mean_a` ([row][step];
 // each invocation walks the pixels of some), then one barrier, then the
 // GEMM reads A from there. Every workgroup along the slices repeats the
 // means: MobileNet's 49 x 256 vec4s, against a dispatch of its own.
 //
-// DW_PROLOGUE_* (tiled only; delegate/dw_fusion.h): the input is not the
+// DW_PROLOGUE_* (tiled only; delegate/passes/dw_fusion.h): the input is not the
 // GEMM's A matrix but the input of a DW_KH x DW_KW depthwise convolution
 // (multiplier 1, any stride, padding and dilation DW_DIL_H x DW_DIL_W)
 // whose output A is. The workgroup first computes
@@ -78,7 +78,7 @@
 // Shapes are @uniform values (written once at init), so layers that differ
 // only in size share one program; tile sizes are constants.
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = bias (one vec4 per
-// slice, zero-padded), 4 = EPILOGUE_IN (delegate/fusion.h), as conv2d.comp;
+// slice, zero-padded), 4 = EPILOGUE_IN (delegate/passes/fusion.h), as conv2d.comp;
 // then, with DW_PROLOGUE_*, the depthwise weights and bias.
 //
 // @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1
@@ -123,11 +123,11 @@ TENSOR_IN(dw_bias, 5, DwBias);
 // The depthwise layer's fused activation (not the GEMM's activate()).
 vec4 dw_activate(vec4 v) {
 #if defined(DW_PROLOGUE_RELU)
-  return max(v, vec4(0.0));
+  return ew_relu(v);
 #elif defined(DW_PROLOGUE_RELU6)
-  return clamp(v, vec4(0.0), vec4(6.0));
+  return ew_relu6(v);
 #elif defined(DW_PROLOGUE_RELU_N1_TO_1)
-  return clamp(v, vec4(-1.0), vec4(1.0));
+  return ew_relu_n1_to_1(v);
 #else
   return v;
 #endif

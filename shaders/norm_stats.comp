@@ -1,6 +1,6 @@
 #version 310 es
 // The statistics of an instance normalization in one dispatch
-// (delegate/norm_fusion.h): per batch and channel slice of a PHWC4 map x,
+// (delegate/passes/norm_fusion.h): per batch and channel slice of a PHWC4 map x,
 //   mean = the mean of x over H x W,
 //   rstd = inversesqrt(the mean of (x - mean)^2 over H x W + EPS),
 // which TFLite graphs spell MEAN, SQUARED_DIFFERENCE, MEAN, ADD, RSQRT: five

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 
 namespace {
 

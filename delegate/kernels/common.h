@@ -4,9 +4,9 @@
 #include <map>
 #include <string>
 
-#include "delegate/graph.h"
-#include "delegate/node_view.h"
-#include "delegate/tflite_builtin.h"
+#include "delegate/graph/graph.h"
+#include "delegate/abi/node_view.h"
+#include "delegate/abi/tflite_builtin.h"
 
 namespace tflite_gles::kernels {
 

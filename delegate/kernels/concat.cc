@@ -3,7 +3,7 @@
 // shaders/concat.comp through EmitConcat.
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/layout_common.h"
 
 namespace tflite_gles {

@@ -4,7 +4,7 @@
 // im2col buffer). Both run shaders/conv2d.comp; see conv_common.h.
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/common.h"
 #include "delegate/kernels/conv_common.h"
 #include "delegate/kernels/gemm.h"

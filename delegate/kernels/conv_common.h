@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "delegate/graph.h"
-#include "delegate/node_view.h"
-#include "delegate/tflite_builtin.h"
+#include "delegate/graph/graph.h"
+#include "delegate/abi/node_view.h"
+#include "delegate/abi/tflite_builtin.h"
 
 namespace tflite_gles::kernels {
 

@@ -4,7 +4,7 @@
 // (shaders/depthwise_conv2d.comp).
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/common.h"
 #include "delegate/kernels/conv_common.h"
 #include "egl/shader_source.h"

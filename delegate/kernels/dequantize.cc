@@ -8,7 +8,7 @@
 // it on every Invoke (see PartitionRuntime::ConstantOutput).
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/common.h"
 
 namespace tflite_gles {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/common.h"
 
 namespace tflite_gles {

@@ -6,7 +6,7 @@
 // PHWC4 order of the input, so no relayout pass is needed.
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/common.h"
 #include "delegate/kernels/conv_common.h"
 #include "delegate/kernels/gemm.h"

@@ -407,7 +407,7 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
   d["OUT_HW"] = std::to_string(out_shape.h * out_shape.w);
   d["WEIGHT_SLICES"] = std::to_string(weight_slices);
   // The prologues' shapes (DW_PROLOGUE_*, MEAN_PROLOGUE, set by
-  // delegate/dw_fusion.cc); unused here, but every @uniform needs a value.
+  // delegate/passes/dw_fusion.cc); unused here, but every @uniform needs a value.
   for (const char* name : {"DW_IN_H", "DW_IN_W", "DW_OUT_W", "DW_STRIDE_H",
                            "DW_STRIDE_W", "DW_PAD_TOP", "DW_PAD_LEFT", "MEAN_PIXELS",
                            "MEAN_BATCH_STRIDE"}) {

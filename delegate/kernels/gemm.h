@@ -3,15 +3,15 @@
 // FULLY_CONNECTED on real GPUs: its workgroup tiles, chosen per layer
 // shape, and the dispatch. Used instead of conv2d.comp's
 // GEMM path when DeviceProfile::shared_memory_gemm is set
-// (delegate/device_tuning.cc).
+// (delegate/device/device_tuning.cc).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "delegate/graph.h"
+#include "delegate/graph/graph.h"
 #include "delegate/kernels/conv_common.h"
-#include "delegate/node_view.h"
+#include "delegate/abi/node_view.h"
 
 namespace tflite_gles::kernels {
 
@@ -60,7 +60,7 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
                              abi::FusedActivation activation);
 
 // A gemm.comp dispatch whose A matrix is computed in its workgroups by a
-// 3x3 depthwise prologue (DW_PROLOGUE_*, delegate/dw_fusion.h): each
+// 3x3 depthwise prologue (DW_PROLOGUE_*, delegate/passes/dw_fusion.h): each
 // workgroup holds WG_ROWS x depth_steps vec4s of A in shared memory, so the
 // tile must keep that within the device's shared memory, and its
 // invocation count must be a multiple of WG_ROWS (each computes one row).

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "delegate/graph.h"
+#include "delegate/graph/graph.h"
 #include "delegate/kernels/common.h"
 
 namespace tflite_gles::kernels {

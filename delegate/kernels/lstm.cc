@@ -6,7 +6,7 @@
 // MODE_GATES (the fully-connected product) and MODE_CELL (gates, state).
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/layout_common.h"
 
 namespace tflite_gles {

@@ -8,7 +8,7 @@
 
 #include "delegate/kernels/mean.h"
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/common.h"
 
 namespace tflite_gles {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "delegate/graph.h"
+#include "delegate/graph/graph.h"
 #include "egl/status.h"
 
 namespace tflite_gles::kernels {

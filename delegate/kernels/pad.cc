@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/layout_common.h"
 
 namespace tflite_gles {

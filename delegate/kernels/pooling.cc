@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/common.h"
 #include "delegate/kernels/mean.h"
 

@@ -4,7 +4,7 @@
 // dispatch in MODE_FLAT.
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/layout_common.h"
 
 namespace tflite_gles {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/common.h"
 
 namespace tflite_gles {

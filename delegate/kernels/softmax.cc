@@ -2,7 +2,7 @@
 // channel axis of every rank 1-4 tensor in PHWC4: shaders/channel_normalize.comp.
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/common.h"
 
 namespace tflite_gles {

@@ -3,7 +3,7 @@
 // its input element.
 #include <string>
 
-#include "delegate/kernel_registry.h"
+#include "delegate/kernels/registry.h"
 #include "delegate/kernels/layout_common.h"
 
 namespace tflite_gles {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "delegate/tflite_builtin.h"
+#include "delegate/abi/tflite_builtin.h"
 #include "gpu_test_util.h"
 
 namespace tflite_gles::testing {

@@ -1,4 +1,4 @@
-// Depthwise-into-GEMM fusion (delegate/dw_fusion.h, gemm.comp's
+// Depthwise-into-GEMM fusion (delegate/passes/dw_fusion.h, gemm.comp's
 // DW_PROLOGUE_*) forced on whatever GPU runs the tests (llvmpipe in CI,
 // where the delegate would not choose gemm.comp), on small graphs of real
 // kernels: DEPTHWISE_CONV_2D 3x3 -> CONV_2D 1x1 (-> ADD), against a naive
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "delegate/device_tuning.h"
-#include "delegate/kernel_registry.h"
-#include "delegate/runtime.h"
-#include "delegate/tflite_builtin.h"
+#include "delegate/device/device_tuning.h"
+#include "delegate/kernels/registry.h"
+#include "delegate/runtime/runtime.h"
+#include "delegate/abi/tflite_builtin.h"
 #include "gpu_test_util.h"
 
 namespace tflite_gles::testing {

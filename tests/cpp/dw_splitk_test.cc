@@ -1,9 +1,9 @@
-// Split-K across workgroups for depthwise-fused GEMMs (delegate/dw_splitk.h):
+// Split-K across workgroups for depthwise-fused GEMMs (delegate/passes/dw_splitk.h):
 // the tile override's parsing and the tile rule's limits. The shader itself
 // is checked against the TFLite CPU kernels in tests/python/test_dw_splitk.py.
 #include <gtest/gtest.h>
 
-#include "delegate/dw_splitk.h"
+#include "delegate/passes/dw_splitk.h"
 #include "egl/egl_environment.h"
 
 namespace tflite_gles::testing {

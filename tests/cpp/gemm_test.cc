@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "delegate/kernels/gemm.h"
-#include "delegate/tflite_builtin.h"
+#include "delegate/abi/tflite_builtin.h"
 #include "gpu_test_util.h"
 
 namespace tflite_gles::testing {

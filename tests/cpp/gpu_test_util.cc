@@ -5,11 +5,11 @@
 #include <cstring>
 #include <limits>
 
-#include "delegate/device_tuning.h"
-#include "delegate/half.h"
-#include "delegate/kernel_registry.h"
-#include "delegate/runtime.h"
-#include "delegate/tflite_builtin.h"
+#include "delegate/device/device_tuning.h"
+#include "delegate/abi/half.h"
+#include "delegate/kernels/registry.h"
+#include "delegate/runtime/runtime.h"
+#include "delegate/abi/tflite_builtin.h"
 
 namespace tflite_gles::testing {
 

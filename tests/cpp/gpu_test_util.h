@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "delegate/graph.h"
-#include "delegate/tflite_abi.h"
-#include "delegate/tflite_builtin.h"
+#include "delegate/graph/graph.h"
+#include "delegate/abi/tflite_abi.h"
+#include "delegate/abi/tflite_builtin.h"
 #include "egl/egl_environment.h"
 #include "egl/status.h"
 

@@ -1,4 +1,4 @@
-// The streaming-store copies (delegate/host_copy.h) against plain memcpy and
+// The streaming-store copies (delegate/runtime/host_copy.h) against plain memcpy and
 // FloatsToHalves on random bytes, at every alignment of source and
 // destination and lengths around the 16- and 64-byte steps: a misaligned
 // head, a short tail or an off-by-one in the bulk loop shows as a mismatch
@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "delegate/half_convert.h"
-#include "delegate/host_copy.h"
+#include "delegate/runtime/half_convert.h"
+#include "delegate/runtime/host_copy.h"
 
 namespace tflite_gles {
 namespace {

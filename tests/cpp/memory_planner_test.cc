@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "delegate/memory_planner.h"
+#include "delegate/passes/memory_planner.h"
 
 namespace tflite_gles {
 namespace {

@@ -9,8 +9,8 @@
 #include <set>
 #include <tuple>
 
-#include "delegate/half.h"
-#include "delegate/tflite_builtin.h"
+#include "delegate/abi/half.h"
+#include "delegate/abi/tflite_builtin.h"
 #include "gpu_test_util.h"
 
 namespace tflite_gles::testing {

@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
-#include "delegate/node_checks.h"
-#include "delegate/tflite_builtin.h"
+#include "delegate/graph/node_checks.h"
+#include "delegate/abi/tflite_builtin.h"
 #include "egl/egl_environment.h"
 #include "egl/gl_objects.h"
 #include "gpu_test_util.h"

@@ -1,4 +1,4 @@
-// Dispatch order and barrier placement (delegate/schedule.h), on small
+// Dispatch order and barrier placement (delegate/passes/schedule.h), on small
 // graphs with known answers and on random ones checked against the
 // definitions: every hazard between two dispatches has a barrier between
 // them, every barrier is there for a hazard since the one before it, and
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "delegate/schedule.h"
+#include "delegate/passes/schedule.h"
 
 namespace tflite_gles {
 namespace {

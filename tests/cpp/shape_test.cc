@@ -9,7 +9,7 @@
 #include <functional>
 #include <tuple>
 
-#include "delegate/tflite_builtin.h"
+#include "delegate/abi/tflite_builtin.h"
 #include "gpu_test_util.h"
 
 namespace tflite_gles::testing {

@@ -1,4 +1,4 @@
-"""Our declarations of the TFLite C ABI (delegate/tflite_abi.h and
+"""Our declarations of the TFLite C ABI (delegate/abi/tflite_abi.h and
 tflite_builtin.h) against the real runtime.
 
 The delegate writes what it reads through those structs (tensors, nodes,

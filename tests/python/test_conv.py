@@ -329,7 +329,7 @@ def shared_program_chain_model(seed=5):
 @pytest.mark.parametrize("fp16", PRECISIONS)
 def test_layers_of_different_shapes_sharing_a_program_are_each_right(fp16, monkeypatch):
     # Shapes as uniforms (the default) even when the environment asks for
-    # them compiled in (delegate/device_tuning.cc).
+    # them compiled in (delegate/device/device_tuning.cc).
     monkeypatch.setenv("TFLITE_GLES_SPECIALIZE_SHAPES", "0")
     # The same kernels and tiles on every device (llvmpipe's), so that the
     # counts below hold on a GPU too: no GEMM path, no tiles shrunk for

@@ -1,5 +1,5 @@
 """The convolution tiles chosen for many-core GPUs (DeviceProfile::
-min_invocations, delegate/device_tuning.h) compute the same answers as the
+min_invocations, delegate/device/device_tuning.h) compute the same answers as the
 CPU: TFLITE_GLES_MIN_INVOCATIONS forces that policy on llvmpipe, from
 mid-sized tiles down to one pixel x one slice per invocation (GEMM tiles) and
 1x1 depthwise blocks, on layers whose shapes leave partial tiles.
@@ -83,7 +83,7 @@ def test_precision_loss_allowed_uses_fp16_only_where_it_pays(capfd):
 
 @pytest.mark.parametrize("knob", ["TFLITE_GLES_X_PHASES", "TFLITE_GLES_X_TIMELINE"])
 def test_invoke_phase_reports_leave_answers_alone(monkeypatch, capfd, knob):
-    """The tuning reports (delegate/invoke_timeline.h) print the mean phases
+    """The tuning reports (delegate/runtime/invoke_timeline.h) print the mean phases
     of every 200 invokes and change nothing else; on llvmpipe, whose timer
     queries do not time compute work, the time line says so and falls back
     to the CPU phases (on NVIDIA it adds a line per dispatch)."""

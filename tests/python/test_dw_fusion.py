@@ -1,4 +1,4 @@
-"""Depthwise-into-GEMM fusion (delegate/dw_fusion.h) through the real LiteRT
+"""Depthwise-into-GEMM fusion (delegate/passes/dw_fusion.h) through the real LiteRT
 interpreter. Real GPUs fuse each 3x3 depthwise into the pointwise GEMM that
 reads it; here (llvmpipe) TFLITE_GLES_SHARED_MEMORY_GEMM=1 and
 TFLITE_GLES_FUSE_DEPTHWISE=1 force it, and =0 gives the unfused baseline.

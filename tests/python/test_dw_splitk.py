@@ -1,4 +1,4 @@
-"""Split-K across workgroups for depthwise-fused GEMMs (delegate/dw_splitk.h,
+"""Split-K across workgroups for depthwise-fused GEMMs (delegate/passes/dw_splitk.h,
 shaders/gemm_dw_splitk.comp) through the real LiteRT interpreter. Off by
 default (slower on the H200: docs/perf/log.md, "Split-K across workgroups
 (skw)"); here (llvmpipe) TFLITE_GLES_SHARED_MEMORY_GEMM=1,

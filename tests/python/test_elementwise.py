@@ -352,7 +352,7 @@ def test_chain_of_new_ops_under_both_read_paths(storage, fp16):
 
 
 def test_overflow_in_an_add_fused_into_a_convolution_matches_the_cpu():
-    """CONV_2D -> ADD is fused into the convolution's store (delegate/fusion.h);
+    """CONV_2D -> ADD is fused into the convolution's store (delegate/passes/fusion.h);
     the fused ADD clamps to +-FLT_MAX like the unfused one and the CPU."""
     shape = [1, 4, 4, 3]
     b = ModelBuilder()

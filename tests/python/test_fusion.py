@@ -1,4 +1,4 @@
-"""Epilogue fusion (delegate/fusion.h) through the real LiteRT interpreter:
+"""Epilogue fusion (delegate/passes/fusion.h) through the real LiteRT interpreter:
 models with convolution + elementwise chains run on the CPU kernels, through
 the delegate with fusion (the default) and with it turned off
 (experimental_flags TFLITE_GLES_EXPERIMENTAL_NO_FUSION); all three agree, and
@@ -201,7 +201,7 @@ def test_mobilenet_v2_style_block_fuses_residual(monkeypatch):
     """Expand 1x1 (RELU6) -> depthwise (RELU6) -> project 1x1 -> ADD of the
     block input: the ADD folds into the projection; values stay right. (The
     depthwise stays on its own: where gemm.comp runs, it would fold into the
-    projection as well, delegate/dw_fusion.h, and save a second dispatch.)"""
+    projection as well, delegate/passes/dw_fusion.h, and save a second dispatch.)"""
     monkeypatch.setenv("TFLITE_GLES_FUSE_DEPTHWISE", "0")
     c = Chain([1, 10, 10, 8], seed=3)
     expand = c.conv(c.x, 24, activation="RELU6")

@@ -1,4 +1,4 @@
-"""Mean-into-GEMM fusion (delegate/dw_fusion.h, FuseMeanIntoGemm): a
+"""Mean-into-GEMM fusion (delegate/passes/dw_fusion.h, FuseMeanIntoGemm): a
 classifier head's global average (AVERAGE_POOL_2D over the whole map, or
 MEAN over H and W) runs inside the split-K GEMM that reads it (gemm.comp
 MEAN_PROLOGUE). Forced on llvmpipe (TFLITE_GLES_SHARED_MEMORY_GEMM=1,

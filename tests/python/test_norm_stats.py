@@ -1,4 +1,4 @@
-"""Instance-norm statistics in one dispatch (delegate/norm_fusion.h): MEAN,
+"""Instance-norm statistics in one dispatch (delegate/passes/norm_fusion.h): MEAN,
 SQUARED_DIFFERENCE, MEAN, ADD eps, RSQRT over H and W become
 shaders/norm_stats.comp. Through the real LiteRT interpreter, on random
 data: the normalized output matches the CPU kernels with the fusion (the

@@ -37,7 +37,7 @@ def chain_model():
 @pytest.fixture(autouse=True)
 def one_dispatch_per_op(monkeypatch):
     """The entries are checked op by op: the chain's elementwise ops stay in
-    their own dispatches (delegate/fusion.h would fold ADD and LOGISTIC into
+    their own dispatches (delegate/passes/fusion.h would fold ADD and LOGISTIC into
     the MUL)."""
     monkeypatch.setenv("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS", "0")
 

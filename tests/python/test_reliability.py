@@ -348,9 +348,9 @@ print("CPU_OK" if np.array_equal(out, expected) else "CPU_WRONG")
         assert key in lines, result.stdout + result.stderr
         assert "preparing the GPU partition failed" in lines[key], lines[key]
         # The first buffer refused is the arena the three 131072-byte
-        # tensors share (delegate/memory_planner.h): 3 x 131072 bytes, plus
+        # tensors share (delegate/passes/memory_planner.h): 3 x 131072 bytes, plus
         # 256 on llvmpipe, whose last texture view is one 256-byte step
-        # longer (ViewBytes in delegate/runtime.cc).
+        # longer (ViewBytes in delegate/runtime/runtime_memory.cc).
         assert "GL_OUT_OF_MEMORY" in lines[key], lines[key]
         assert "393216 bytes" in lines[key] or "393472 bytes" in lines[key], lines[key]
     assert "CPU_OK" in lines, result.stdout

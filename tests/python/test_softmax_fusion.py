@@ -1,4 +1,4 @@
-"""Softmax-into-GEMM fusion (delegate/dw_fusion.h, FuseSoftmaxIntoGemm): a
+"""Softmax-into-GEMM fusion (delegate/passes/dw_fusion.h, FuseSoftmaxIntoGemm): a
 SOFTMAX reading only the logits of a split-K GEMM (FULLY_CONNECTED, or the
 1x1 convolution of a classifier head) runs in that GEMM's last workgroup to
 finish (gemm.comp SOFTMAX_EPILOGUE). Forced on llvmpipe

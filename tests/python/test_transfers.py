@@ -1,5 +1,5 @@
 """How inputs and outputs cross between the CPU and the GPU (delegate/
-runtime.cc, docs/perf/log.md "Transfers (xfer)"), each path forced by its
+runtime/runtime_transfer.cc, docs/perf/log.md "Transfers (xfer)"), each path forced by its
 switch and checked against LiteRT's CPU kernels, several invokes with new
 values each (a stale buffer shows as a mismatch):
 

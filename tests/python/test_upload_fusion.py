@@ -1,4 +1,4 @@
-"""Upload fusion (delegate/upload_fusion.h): a convolution whose input is an
+"""Upload fusion (delegate/passes/upload_fusion.h): a convolution whose input is an
 image of <= 4 channels reads the BHWC upload staging buffer itself, and the
 conversion dispatch before it goes. Forced with TFLITE_GLES_FUSE_UPLOAD=1
 (it is chosen for real GPUs, not llvmpipe); the answers must match the CPU's

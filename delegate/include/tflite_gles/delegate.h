@@ -94,7 +94,7 @@ typedef struct TfLiteGlesDelegateOptions {
 
 /* experimental_flags bit: keep every elementwise op in its own dispatch
  * instead of fusing it into the convolution that feeds it (for comparisons
- * and debugging; delegate/fusion.h). */
+ * and debugging; delegate/passes/fusion.h). */
 #define TFLITE_GLES_EXPERIMENTAL_NO_FUSION 2u
 
 /* Figures about what the delegate did, for tools and tests. */
@@ -148,7 +148,7 @@ int TfLiteGlesDelegateGetProfile(const struct TfLiteDelegate* delegate,
                                  int capacity);
 
 /* GPU memory of all partitions, summed (bytes). Intermediate tensors share
- * one arena per partition by lifetime (see delegate/memory_planner.h). */
+ * one arena per partition by lifetime (see delegate/passes/memory_planner.h). */
 typedef struct TfLiteGlesMemoryStats {
   int64_t arena_tensors;           /* tensors placed in the arenas */
   int64_t arena_bytes;             /* the arenas as allocated */

@@ -1,0 +1,191 @@
+#include "delegate/device/device_tuning.h"
+
+#include <cstdio>
+#include <string>
+
+namespace tflite_gles {
+namespace {
+
+// An override, where its variable is set, replaces the device's choice.
+template <typename T, typename U>
+void Apply(const std::optional<T>& value, U* field) {
+  if (value) *field = *value;
+}
+
+}  // namespace
+
+bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
+  // llvmpipe: SSBO loads cost 15-20x more than texelFetch (research note;
+  // MobileNet v1 31.8 vs 67.9 ms). NVIDIA (H200, driver 580): a dispatch
+  // that binds texture buffers costs ~3.3 us more than one reading SSBOs
+  // (7.2 vs 3.9 us per extra dispatch, bench/dispatch_floor.py) and
+  // MobileNet v1 ran 0.544 ms with texture-buffer reads vs 0.474 ms with
+  // SSBO reads (docs/perf/log.md). Other GPUs keep texture buffers, as
+  // mobile GPUs favour the texture path, until someone measures them.
+  return gpu.renderer.find("NVIDIA") == std::string::npos;
+}
+
+bool Fp16StoragePays(const egl::GpuInfo& gpu) {
+  // llvmpipe has no fp16 arithmetic: half storage costs a conversion at
+  // every fetch and store, and every model ran about 2x slower with it
+  // (MobileNet v1 59.6 vs 33.0 ms, deeplabv3 393 vs 139 ms; docs/perf/log.md).
+  // NVIDIA H200: 0.479 vs 0.490 ms on MobileNet v1; mobile GPUs have fp16
+  // ALUs and half the memory traffic to gain.
+  return !gpu.IsLlvmpipe();
+}
+
+void TuneForDevice(DeviceProfile* device) {
+  TuneForDevice(device, ReadDeveloperOverrides());
+}
+
+void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
+  // llvmpipe runs one invocation per SIMD lane on 2-16 CPU threads: few
+  // invocations with big register tiles win (docs/perf/log.md, convolution
+  // kernels). A real GPU needs tens of thousands of invocations in flight:
+  // on an H100 MobileNet v1's 14x14x512 pointwise layers made 1568
+  // invocations with llvmpipe's 4x4 tiles and ran at 0.55 TFLOP/s
+  // (docs/perf/log.md, graph-level optimizations, has the sweep that chose
+  // the first number, 32768). On the H200, with 1x1 layers on gemm.comp and
+  // conv2d.comp left with general convolutions, 65536 was faster or equal on
+  // every model (MobileNet v1 fp32 -2 %: its first convolution, which reads
+  // the input over PCIe, keeps more reads in flight with one output per
+  // invocation; style transfer -5 %; docs/perf/log.md, "Lead, session 6").
+  // Measured on NVIDIA only: other GPUs (mobile ones with fewer, wider
+  // cores included) take the same until someone measures them.
+  device->min_invocations = device->gpu->IsLlvmpipe() ? 0 : 65536;
+  // Readback staging sits in host memory on discrete GPUs, where a warp's
+  // stores should form one contiguous run (deeplabv3's 5.5 MB output: 2.55 ms
+  // with 4 strided float stores per invocation on an H200); llvmpipe is
+  // faster with the vec4 form (4.1 vs 7.1 ms for the same output).
+  device->per_float_readback = !device->gpu->IsLlvmpipe();
+  // A window of thousands of positions walked by one invocation is a serial
+  // chain of fetches on a GPU (style transfer's instance-norm means: 50-80 us
+  // each on an H200); llvmpipe runs a workgroup's invocations on one thread
+  // anyway and keeps its row-sum passes.
+  device->workgroup_reductions = !device->gpu->IsLlvmpipe();
+  // Inputs go into staging memory the GPU reads directly wherever the driver
+  // can map a buffer persistently: a memcpy with no driver call (MobileNet's
+  // input on the H200: 23 instead of 33 us of CPU; the invoke as a whole
+  // was within noise, docs/perf/log.md, "Lead, session 3"). On llvmpipe
+  // both are a memcpy; mapping there keeps the path under CI.
+  device->mapped_upload_staging = device->gpu->HasExtension("GL_EXT_buffer_storage");
+  // ... written with non-temporal stores where the GPU reads them over a
+  // bus (delegate/runtime/host_copy.h): the CPU's copy took 26 instead of 22 us but
+  // the GPU no longer snoops dirty lines out of the CPU's caches. H200,
+  // same process: MobileNet v1 fp32 0.3265 -> 0.3085 ms, fp16 0.2700 ->
+  // 0.2636, selfie -2 %, face/palm detection -1 % (docs/perf/log.md, "Lead,
+  // session 6"). llvmpipe's shaders read the bytes from the CPU's caches.
+  // Measured on NVIDIA only: an integrated GPU that shares the CPU's last-
+  // level cache may read memcpy'd bytes faster; TFLITE_GLES_X_STREAMING_UPLOAD
+  // =0 tells, until someone measures one.
+  device->streaming_upload = !device->gpu->IsLlvmpipe();
+  // NVIDIA's driver holds issued commands back until ~60 us after the first
+  // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
+  // invoke while the CPU issued dispatches (TFLITE_GLES_X_TIMELINE). One
+  // flush after the 2nd dispatch starts it early; more flushes cost the GPU
+  // a stall at each batch boundary (H200, MobileNet fp16: none 0.359 ms,
+  // one after 2 dispatches 0.333, after the 2nd/8th/32nd 0.341; docs/perf/
+  // log.md, "Lead, session 3"). llvmpipe runs each dispatch inside the
+  // call; a flush there does nothing.
+  device->early_flush_points.clear();
+  if (!device->gpu->IsLlvmpipe()) device->early_flush_points = {2};
+  // The first convolution reads an image input straight from its upload
+  // staging buffer (delegate/passes/upload_fusion.h): one dependent dispatch less
+  // (~6 us on the H200) for a few more reads of host memory. llvmpipe pays
+  // per fetch, and 1-4 scalar fetches per pixel replace one vec4 there.
+  device->fuse_upload_into_conv = !device->gpu->IsLlvmpipe();
+  // Outputs likewise: readback buffers persistently mapped, a fence waited
+  // for, then a memcpy, instead of glMapBufferRange + glUnmapBuffer on every
+  // invoke. H200 (docs/perf/log.md, "Transfers (xfer)"): MobileNet v1 fp16
+  // 0.421 -> 0.405 ms, fp32 0.471 -> 0.462 ms; selfie, face detection,
+  // deeplabv3 (5.5 MB of output) and style transfer 1-2 % faster. Polling the
+  // fence instead of sleeping in the driver gained nothing measurable.
+  if (device->gpu->HasExtension("GL_EXT_buffer_storage")) {
+    device->readback = DeviceProfile::Readback::kMapped;
+  }
+  // GEMMs (1x1 convolutions, FULLY_CONNECTED) with the depth split across a
+  // workgroup (shaders/gemm.comp): MobileNet-sized GEMMs are too small to
+  // fill a GPU with one invocation per output tile, and a 1024-deep logits
+  // layer ran 251 invocations for 67 us on the H200 (12 us split; docs/perf/
+  // log.md, "NVIDIA GEMM"). llvmpipe has a few SIMD lanes, not thousands:
+  // there splitting only adds work and a barrier, so it keeps conv2d.comp.
+  device->shared_memory_gemm = !device->gpu->IsLlvmpipe();
+  // Shapes as uniforms (one program per tile shape, not per layer shape)
+  // everywhere: on llvmpipe every program costs 60-100 ms of LLVM JIT at
+  // its first dispatch and the kernels ran within 2-4% of their specialized
+  // speed (MobileNet v1 cold init 1.7 -> 0.7 s); on the H200 the conv2d/
+  // depthwise kernels ran at the same speed either way (1.50 ms for
+  // MobileNet's conv layers) and each program saved is one driver compile.
+  // docs/perf/log.md, "Cold init (coldinit)".
+  device->specialize_shapes = false;
+  Apply(o.specialize_shapes, &device->specialize_shapes);
+  Apply(o.min_invocations, &device->min_invocations);
+  Apply(o.report_phases, &device->report_phases);
+  Apply(o.report_timeline, &device->report_timeline);
+  Apply(o.fuse_norm_stats, &device->fuse_norm_stats);
+  Apply(o.fuse_elementwise_chains, &device->fuse_elementwise_chains);
+  Apply(o.upload_usage, &device->upload_usage);
+  Apply(o.mapped_upload, &device->mapped_upload_staging);
+  Apply(o.fuse_upload, &device->fuse_upload_into_conv);
+  Apply(o.early_flush, &device->early_flush_points);
+  if (device->mapped_upload_staging &&
+      !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
+    std::fprintf(stderr,
+                 "WARNING: tflite-gles: TFLITE_GLES_X_MAPPED_UPLOAD=1 needs "
+                 "GL_EXT_buffer_storage, which this driver lacks; ignored\n");
+    device->mapped_upload_staging = false;
+  }
+  Apply(o.direct_transfers, &device->direct_transfers);
+  Apply(o.half_upload, &device->half_upload_staging);
+  Apply(o.streaming_upload, &device->streaming_upload);
+  Apply(o.readback, &device->readback);
+  Apply(o.direct_max_bytes, &device->direct_max_bytes);
+  if (device->mapped_readback() && !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
+    std::fprintf(stderr,
+                 "WARNING: tflite-gles: TFLITE_GLES_X_READBACK=mapped* needs "
+                 "GL_EXT_buffer_storage, which this driver lacks; ignored\n");
+    device->readback = DeviceProfile::Readback::kMap;
+  }
+  Apply(o.shared_memory_gemm, &device->shared_memory_gemm);
+  // Each 3x3 depthwise layer feeding a GEMM computed in the GEMM's
+  // workgroups (delegate/passes/dw_fusion.h): one dependent dispatch less per pair
+  // on the GPUs that run gemm.comp (docs/perf/log.md, "Depthwise into GEMM
+  // (dwpw)"). TFLITE_GLES_FUSE_DEPTHWISE=0/1 overrides it (A/B runs, and
+  // tests on llvmpipe together with TFLITE_GLES_SHARED_MEMORY_GEMM=1).
+  device->fuse_depthwise_into_gemm = device->shared_memory_gemm;
+  Apply(o.fuse_depthwise, &device->fuse_depthwise_into_gemm);
+  // Two rows per invocation in them on small maps (kernels/gemm.cc,
+  // RegisterTiledDepthwiseGemm; docs/perf/log.md, "Register tiles in the
+  // fused GEMMs").
+  device->dw_gemm_register_tiles = device->fuse_depthwise_into_gemm;
+  Apply(o.dw_register_tiles, &device->dw_gemm_register_tiles);
+  // Their depth split across workgroups on 14x14 and 7x7 maps
+  // (delegate/passes/dw_splitk.h; docs/perf/log.md, "Split-K across workgroups
+  // (skw)"): off until measured faster.
+  device->split_depthwise_gemm_k = false;
+  Apply(o.dw_splitk, &device->split_depthwise_gemm_k);
+  if (!o.dw_splitk_tile.empty()) device->dw_splitk_tile_override = o.dw_splitk_tile;
+  // GEMMs on maps below ~55x55 pixels compiled with their shapes as
+  // constants (constant divisors and loop bounds): H200, same process,
+  // against uniforms: palm detection -7 %, face detection -4 %, selfie -2 %,
+  // MobileNet v1 fp16 -2 %, fp32 -1 %; MobileNet's 56x56 pairs
+  // (3136 rows) ran 3-5 us slower each in fp32 that way, so larger maps keep
+  // uniforms (docs/perf/log.md, "Lead, session 6"). The price: a program per
+  // GEMM shape instead of per tile (MobileNet 7 -> 10, compiled once and
+  // cached by the driver and the serialization cache).
+  device->specialize_gemm_below_rows = device->shared_memory_gemm ? 3072 : 0;
+  Apply(o.specialize_gemm_rows, &device->specialize_gemm_below_rows);
+  // Likewise a classifier's global average pool into its logits GEMM
+  // (MobileNet: the 8 us mean dispatch; docs/perf/log.md, "Lead, session 3").
+  device->fuse_mean_into_gemm = device->shared_memory_gemm;
+  Apply(o.fuse_mean, &device->fuse_mean_into_gemm);
+  // And the softmax after the logits GEMM, into that GEMM's last workgroup
+  // (docs/perf/log.md, "Softmax into the logits GEMM (smx)").
+  device->fuse_softmax_into_gemm = device->shared_memory_gemm;
+  Apply(o.fuse_softmax, &device->fuse_softmax_into_gemm);
+  // Checked where it is parsed (kernels/gemm.h): a bad value makes the
+  // GEMM kernels decline with the parse error, so the sweep notices.
+  if (!o.gemm_tile.empty()) device->gemm_tile_override = o.gemm_tile;
+}
+
+}  // namespace tflite_gles

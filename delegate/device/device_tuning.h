@@ -1,0 +1,27 @@
+// Per-device tuning, in one place: what DeviceProfile fields depend on the
+// GPU (keyed on its renderer) rather than on the user's options.
+#pragma once
+
+#include "delegate/device/developer_overrides.h"
+#include "delegate/graph/graph.h"
+
+namespace tflite_gles {
+
+// Fills the tuning fields of `device` for `device->gpu`, then applies the
+// developer overrides that are set (developer_overrides.h; the list is
+// docs/developer_overrides.md): fields derived from an overridden one
+// (fuse_depthwise_into_gemm from shared_memory_gemm, ...) follow it.
+void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& overrides);
+// The same with the overrides read from the environment now (tests that
+// build a DeviceProfile themselves).
+void TuneForDevice(DeviceProfile* device);
+
+// Whether tensors should be read through texture-buffer views rather than
+// SSBOs on this GPU when the options leave it open (storage=auto).
+bool PreferTextureBufferReads(const egl::GpuInfo& gpu);
+
+// Whether fp16 storage is faster than fp32 on this GPU: where it is not,
+// precision_loss_allowed keeps fp32 (unless memory is the first priority).
+bool Fp16StoragePays(const egl::GpuInfo& gpu);
+
+}  // namespace tflite_gles

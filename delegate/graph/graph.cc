@@ -1,0 +1,312 @@
+#include "delegate/graph/graph.h"
+
+#include "delegate/abi/half.h"
+#include "delegate/abi/tflite_builtin.h"
+
+namespace tflite_gles {
+
+GraphContext::GraphContext(abi::Context* context) : context_(context) {
+  abi::IntArray* plan = nullptr;
+  if (context->GetExecutionPlan(context, &plan) != abi::kOk) return;
+  for (int i = 0; i < plan->size; ++i) {
+    abi::Node* node = nullptr;
+    abi::Registration* registration = nullptr;
+    if (context->GetNodeAndRegistration(context, plan->data[i], &node,
+                                        &registration) != abi::kOk) {
+      continue;
+    }
+    if (registration->builtin_code == abi::kTfLiteBuiltinDequantize &&
+        node->inputs->size == 1 && node->outputs->size == 1) {
+      const abi::Tensor& input = context->tensors[node->inputs->data[0]];
+      if (IsConstantTensor(input) &&
+          DequantizedFloats(input, nullptr).ok()) {
+        dequantize_producer_[node->outputs->data[0]] = node->inputs->data[0];
+      }
+    }
+  }
+}
+
+bool GraphContext::IsConstant(int tensor_index) const {
+  if (tensor_index < 0 ||
+      static_cast<size_t>(tensor_index) >= context_->tensors_size) {
+    return false;
+  }
+  return IsConstantTensor(context_->tensors[tensor_index]) ||
+         dequantize_producer_.count(tensor_index) > 0;
+}
+
+StatusOr<std::vector<float>> GraphContext::ConstantFloats(
+    int tensor_index) const {
+  if (!IsConstant(tensor_index)) {
+    return Status::Error("tensor " + std::to_string(tensor_index) +
+                         " is not constant");
+  }
+  auto folded = dequantize_producer_.find(tensor_index);
+  if (folded != dequantize_producer_.end()) {
+    std::vector<float> values;
+    TFG_RETURN_IF_ERROR(
+        DequantizedFloats(context_->tensors[folded->second], &values));
+    return values;
+  }
+  const abi::Tensor& tensor = context_->tensors[tensor_index];
+  std::vector<float> values;
+  switch (tensor.type) {
+    case abi::kFloat32: {
+      const auto* data = static_cast<const float*>(tensor.data);
+      values.assign(data, data + tensor.bytes / sizeof(float));
+      break;
+    }
+    case abi::kFloat16: {
+      const auto* data = static_cast<const uint16_t*>(tensor.data);
+      values.resize(tensor.bytes / sizeof(uint16_t));
+      for (size_t i = 0; i < values.size(); ++i) values[i] = HalfToFloat(data[i]);
+      break;
+    }
+    case abi::kBool: {
+      // Booleans live on the GPU as 0.0/1.0 (see LOGICAL_AND).
+      const auto* data = static_cast<const uint8_t*>(tensor.data);
+      values.resize(tensor.bytes);
+      for (size_t i = 0; i < values.size(); ++i) values[i] = data[i] ? 1.0f : 0.0f;
+      break;
+    }
+    default:
+      return Status::Error(std::string("constant of type ") +
+                           TypeName(tensor.type) + " has no float view");
+  }
+  return values;
+}
+
+namespace {
+// Affine dequantization of an int8/uint8/int16 constant:
+// real = scale * (q - zero_point), per tensor or per channel along
+// quantized_dimension.
+template <typename Q>
+Status DequantizeAffine(const abi::Tensor& tensor, std::vector<float>* values) {
+  const size_t count = tensor.bytes / sizeof(Q);
+  std::vector<float> scales = {tensor.params.scale};
+  std::vector<int> zero_points = {tensor.params.zero_point};
+  int axis = 0;
+  if (tensor.quantization.type == abi::kAffineQuantization &&
+      tensor.quantization.params != nullptr) {
+    const auto* affine =
+        static_cast<const abi::AffineQuantization*>(tensor.quantization.params);
+    if (affine->scale == nullptr || affine->scale->size < 1) {
+      return Status::Error("quantized constant without a scale");
+    }
+    scales.assign(affine->scale->data, affine->scale->data + affine->scale->size);
+    zero_points.assign(scales.size(), 0);
+    if (affine->zero_point != nullptr && affine->zero_point->size > 0) {
+      if (affine->zero_point->size != affine->scale->size) {
+        return Status::Error("quantized constant has " +
+                             std::to_string(affine->zero_point->size) +
+                             " zero points for " +
+                             std::to_string(affine->scale->size) + " scales");
+      }
+      zero_points.assign(affine->zero_point->data,
+                         affine->zero_point->data + affine->zero_point->size);
+    }
+    axis = affine->quantized_dimension;
+  } else if (tensor.quantization.type != abi::kNoQuantization) {
+    return Status::Error("quantized constant with a non-affine quantization");
+  }
+  if (scales[0] == 0.0f && scales.size() == 1) {
+    return Status::Error("quantized constant without quantization parameters");
+  }
+  // Elements per channel step: the product of the dims after `axis`.
+  size_t inner = 1;
+  if (scales.size() > 1) {
+    if (tensor.dims == nullptr || axis < 0 || axis >= tensor.dims->size ||
+        tensor.dims->data[axis] != static_cast<int>(scales.size())) {
+      return Status::Error("per-channel scales do not match the quantized "
+                           "dimension");
+    }
+    for (int d = axis + 1; d < tensor.dims->size; ++d) inner *= tensor.dims->data[d];
+  }
+  if (values == nullptr) return Status::Ok();  // only checking
+  const Q* data = static_cast<const Q*>(tensor.data);
+  values->resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t channel = scales.size() > 1 ? (i / inner) % scales.size() : 0;
+    (*values)[i] = scales[channel] *
+                   static_cast<float>(static_cast<int>(data[i]) - zero_points[channel]);
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status GraphContext::DequantizedFloats(const abi::Tensor& tensor,
+                                       std::vector<float>* values) {
+  switch (tensor.type) {
+    case abi::kFloat32:
+    case abi::kFloat16: {
+      if (values == nullptr) return Status::Ok();
+      const size_t count = tensor.bytes / (tensor.type == abi::kFloat32 ? 4 : 2);
+      values->resize(count);
+      for (size_t i = 0; i < count; ++i) {
+        (*values)[i] =
+            tensor.type == abi::kFloat32
+                ? static_cast<const float*>(tensor.data)[i]
+                : HalfToFloat(static_cast<const uint16_t*>(tensor.data)[i]);
+      }
+      return Status::Ok();
+    }
+    case abi::kInt8: return DequantizeAffine<int8_t>(tensor, values);
+    case abi::kUInt8: return DequantizeAffine<uint8_t>(tensor, values);
+    case abi::kInt16: return DequantizeAffine<int16_t>(tensor, values);
+    default:
+      return Status::Error(std::string("DEQUANTIZE of ") + TypeName(tensor.type) +
+                           " is not folded");
+  }
+}
+
+StatusOr<std::vector<int64_t>> GraphContext::ConstantInts(
+    int tensor_index) const {
+  if (!IsConstant(tensor_index) || dequantize_producer_.count(tensor_index)) {
+    return Status::Error("tensor " + std::to_string(tensor_index) +
+                         " is not an integer constant");
+  }
+  const abi::Tensor& tensor = context_->tensors[tensor_index];
+  std::vector<int64_t> values;
+  if (tensor.type == abi::kInt32) {
+    const auto* data = static_cast<const int32_t*>(tensor.data);
+    values.assign(data, data + tensor.bytes / sizeof(int32_t));
+  } else if (tensor.type == abi::kInt64) {
+    const auto* data = static_cast<const int64_t*>(tensor.data);
+    values.assign(data, data + tensor.bytes / sizeof(int64_t));
+  } else {
+    return Status::Error(std::string("constant of type ") +
+                         TypeName(tensor.type) + " is not int32/int64");
+  }
+  return values;
+}
+
+std::vector<float> PackPhwc4(const Shape4& shape,
+                             const std::vector<float>& bhwc) {
+  const int slices = shape.slices();
+  std::vector<float> packed(static_cast<size_t>(shape.vec4_count()) * 4, 0.0f);
+  for (int b = 0; b < shape.b; ++b) {
+    for (int h = 0; h < shape.h; ++h) {
+      for (int w = 0; w < shape.w; ++w) {
+        for (int c = 0; c < shape.c; ++c) {
+          const size_t source =
+              ((static_cast<size_t>(b) * shape.h + h) * shape.w + w) * shape.c + c;
+          const size_t target =
+              (((static_cast<size_t>(b) * slices + c / 4) * shape.h + h) *
+                   shape.w + w) * 4 + c % 4;
+          packed[target] = bhwc[source];
+        }
+      }
+    }
+  }
+  return packed;
+}
+
+StatusOr<ValueId> GraphBuilder::TensorValue(int tflite_index) {
+  auto it = tensor_values_.find(tflite_index);
+  if (it != tensor_values_.end()) return it->second;
+  abi::Context* context = graph_.context();
+  if (tflite_index < 0 ||
+      static_cast<size_t>(tflite_index) >= context->tensors_size) {
+    return Status::Error("tensor index " + std::to_string(tflite_index) +
+                         " out of range");
+  }
+  const abi::Tensor& tensor = context->tensors[tflite_index];
+  TFG_ASSIGN_OR_RETURN(Shape4 shape, ShapeFromDims(tensor.dims));
+  Value value;
+  value.shape = shape;
+  value.tflite_index = tflite_index;
+  if (graph_.IsConstant(tflite_index)) {
+    TFG_ASSIGN_OR_RETURN(std::vector<float> data,
+                         graph_.ConstantFloats(tflite_index));
+    if (static_cast<long long>(data.size()) != shape.elements()) {
+      return Status::Error("constant tensor " + std::to_string(tflite_index) +
+                           " holds " + std::to_string(data.size()) +
+                           " values for shape " + shape.ToString());
+    }
+    value.kind = Value::Kind::kConstant;
+    value.constant_data = PackPhwc4(shape, data);
+  }
+  values_.push_back(std::move(value));
+  tensor_values_[tflite_index] = static_cast<ValueId>(values_.size() - 1);
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+StatusOr<ValueId> GraphBuilder::Input(const NodeView& node, int i) {
+  if (!node.has_input(i)) {
+    return Status::Error(node.Describe() + ": input " + std::to_string(i) +
+                         " is absent");
+  }
+  return TensorValue(node.input_index(i));
+}
+
+StatusOr<ValueId> GraphBuilder::Output(const NodeView& node, int i) {
+  if (i >= node.num_outputs()) {
+    return Status::Error(node.Describe() + ": no output " + std::to_string(i));
+  }
+  return TensorValue(node.output_index(i));
+}
+
+ValueId GraphBuilder::NewTemporary(const Shape4& shape) {
+  Value value;
+  value.shape = shape;
+  values_.push_back(std::move(value));
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+ValueId GraphBuilder::NewConstant(std::vector<float> data) {
+  data.resize((data.size() + 3) / 4 * 4, 0.0f);
+  if (data.empty()) data.assign(4, 0.0f);
+  Value value;
+  value.kind = Value::Kind::kConstant;
+  value.shape.c = static_cast<int>(data.size());
+  value.constant_data = std::move(data);
+  values_.push_back(std::move(value));
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+ValueId GraphBuilder::NewConstantTensor(const Shape4& shape,
+                                        const std::vector<float>& bhwc) {
+  Value value;
+  value.kind = Value::Kind::kConstant;
+  value.shape = shape;
+  value.constant_data = PackPhwc4(shape, bhwc);
+  values_.push_back(std::move(value));
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+ValueId GraphBuilder::NewView(ValueId base, const Shape4& shape) {
+  const ValueId root = StorageRoot(values_, base);
+  Value value;
+  value.shape = shape;
+  value.storage_of = root;
+  values_.push_back(std::move(value));
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+Status GraphBuilder::Alias(int tflite_index, ValueId value) {
+  if (tensor_values_.count(tflite_index)) {
+    return Status::Error("tensor " + std::to_string(tflite_index) +
+                         " already has a GPU value; it cannot be aliased");
+  }
+  tensor_values_[tflite_index] = value;
+  return Status::Ok();
+}
+
+Status GraphBuilder::MarkInput(int tflite_index) {
+  TFG_ASSIGN_OR_RETURN(ValueId id, TensorValue(tflite_index));
+  if (values_[id].kind == Value::Kind::kConstant) return Status::Ok();
+  values_[id].kind = Value::Kind::kInput;
+  return Status::Ok();
+}
+
+Status GraphBuilder::MarkOutput(int tflite_index) {
+  TFG_ASSIGN_OR_RETURN(ValueId id, TensorValue(tflite_index));
+  if (values_[id].kind == Value::Kind::kConstant) {
+    return Status::Error("partition output " + std::to_string(tflite_index) +
+                         " is a constant");
+  }
+  values_[id].kind = Value::Kind::kOutput;
+  return Status::Ok();
+}
+
+}  // namespace tflite_gles

@@ -1,0 +1,300 @@
+// The GPU program of one delegated partition, and the builder kernels use to
+// emit it.
+//
+// A partition becomes a list of Values (GPU tensors in PHWC4 layout, plus
+// packed constants) and a list of Dispatches (one compute shader run each).
+// Kernels never touch GL: they check a node, then describe dispatches here.
+// The runtime (delegate/runtime/runtime.h) allocates, compiles and runs them.
+#pragma once
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "delegate/abi/node_view.h"
+#include "egl/egl_environment.h"
+#include "egl/status.h"
+
+namespace tflite_gles {
+
+using ValueId = int;
+
+struct Value {
+  enum class Kind { kIntermediate, kInput, kOutput, kConstant };
+  Kind kind = Kind::kIntermediate;
+  Shape4 shape;
+  int tflite_index = -1;  // -1 for kernel-made temporaries and constants
+  // kConstant: the data, already in the layout its kernel reads (vec4
+  // packed, length a multiple of 4). Converted to fp16 at upload if needed.
+  std::vector<float> constant_data;
+  // A view (e.g. RESHAPE that keeps the PHWC4 layout): this Value reads and
+  // writes the GPU buffer of `storage_of` under its own shape; -1 for a
+  // Value with its own buffer. Always the root, never another view.
+  ValueId storage_of = -1;
+  // Size in vec4 for constants; shape.vec4_count() for tensors.
+  long long vec4_count() const {
+    return kind == Kind::kConstant
+               ? static_cast<long long>(constant_data.size() / 4)
+               : shape.vec4_count();
+  }
+};
+
+// The Value whose GPU buffer `id` uses: its root if it is a view, else itself.
+inline ValueId StorageRoot(const std::vector<Value>& values, ValueId id) {
+  const ValueId root = values[static_cast<size_t>(id)].storage_of;
+  return root >= 0 ? root : id;
+}
+
+// One compute shader run. Buffers are bound by position: `outputs` at
+// bindings 0..n-1 (TENSOR_OUT), then `inputs` at n.. (TENSOR_IN, which is a
+// texture unit of the same number when reads go through samplerBuffer).
+struct Dispatch {
+  std::string shader;  // file name in shaders/ without ".comp"
+  std::map<std::string, std::string> defines;
+  std::vector<ValueId> outputs;
+  std::vector<ValueId> inputs;
+  // Buffers the shader both reads and writes across workgroups (a fused
+  // softmax's raw logits and arrival counter, delegate/passes/dw_fusion.h): bound
+  // as SSBOs after the inputs whatever the read path, at the bindings the
+  // runtime passes as the defines READ_WRITE_BINDING_0, _1, ...
+  std::vector<ValueId> read_write;
+  // Invocations along x, y, z and the workgroup size. The runtime defines
+  // LOCAL_X/LOCAL_Y/LOCAL_Z and splits an over-long 1-D x grid over y (use
+  // global_index() and a bound check in such shaders).
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> local = {64, 1, 1};
+  std::string label;  // node description, for profiles and errors
+  long long flops = 0;  // arithmetic per run, for GFLOP/s in profiles
+  // The shader's @uniform values (shapes) are compiled in instead of read
+  // from its uniform block (egl/shader_source.h): one program for this
+  // shape alone. Kernels set it where an index exceeds the range the
+  // shader's div_mod() is exact for (gl::kExactDivModLimit).
+  bool specialize = false;
+};
+
+// What a kernel may assume about the device when it checks and builds.
+struct DeviceProfile {
+  const egl::GpuInfo* gpu = nullptr;
+  bool fp16 = false;                  // tensors stored as half floats
+  bool texture_buffer_reads = true;   // reads through samplerBuffer views
+  // With SSBO reads: the BHWC staging of uploads still read through a
+  // samplerBuffer view (see gl::StorageChoice::staging_texture_reads).
+  bool staging_texture_reads = false;
+  // Preferred workgroup width along x (multiple of 8 for llvmpipe).
+  uint32_t preferred_local_x = 64;
+  // Elementwise ops fold into the store of the convolution that feeds them
+  // (delegate/passes/fusion.h); false: every op keeps its own dispatch.
+  bool fuse_epilogues = true;
+  // Elementwise dispatches take epilogues too (chains of elementwise ops,
+  // delegate/passes/fusion.h). TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS.
+  bool fuse_elementwise_chains = true;
+  // Intermediate tensors share one arena buffer by lifetime
+  // (delegate/passes/memory_planner.h); false: one buffer per tensor.
+  bool plan_memory = true;
+  // Convolution tiles: 0 = llvmpipe's register tiles (few invocations, each
+  // with much reuse); > 0 = shrink tiles until a dispatch has at least this
+  // many invocations (GPUs with thousands of lanes). Set by TuneForDevice.
+  long long min_invocations = 0;
+  // Usage hint of the staging buffers that inputs are uploaded into and
+  // outputs read back from (GL_STREAM_DRAW, GL_STREAM_READ, ...): it decides
+  // where a driver places them (device or host memory). Set by TuneForDevice.
+  // Downloads always use GL_STREAM_READ.
+  unsigned upload_usage = 0x88E1;    // GL_STREAM_READ
+  // Upload staging buffers are persistently mapped (GL_EXT_buffer_storage)
+  // and written with memcpy, not glBufferSubData. Set by TuneForDevice.
+  bool mapped_upload_staging = false;
+  // An image input's conversion dispatch is folded into the convolution that
+  // reads it (delegate/passes/upload_fusion.h). Set by TuneForDevice;
+  // TFLITE_GLES_FUSE_UPLOAD=0/1.
+  bool fuse_upload_into_conv = false;
+  // Direct transfers (TFLITE_GLES_X_DIRECT_TRANSFERS): the CPU reads and
+  // writes a tensor's own PHWC4 buffer (floats or halves) and no layout
+  // conversion dispatch runs. Outputs: where PHWC4 order is BHWC order (one
+  // slice of exactly 4 channels; one pixel per batch with whole slices or
+  // one batch). Inputs: up to direct_max_bytes (TFLITE_GLES_X_DIRECT_MAX_KB;
+  // consumers then read host memory on a discrete GPU), relaid out on the
+  // CPU where the layouts differ.
+  bool direct_transfers = true;
+  size_t direct_max_bytes = 64 * 1024;
+  // With fp16 storage, inputs are staged as halves, converted on the CPU
+  // (half the bytes for the CPU to write and the GPU to read; needs the
+  // staging read through a samplerBuffer view). TFLITE_GLES_X_HALF_UPLOAD.
+  bool half_upload_staging = true;
+  // Mapped upload staging written with non-temporal stores
+  // (delegate/runtime/host_copy.h; x86-64 only). Set by TuneForDevice;
+  // TFLITE_GLES_X_STREAMING_UPLOAD=0/1.
+  bool streaming_upload = false;
+  // How an invoke waits for its outputs (TFLITE_GLES_X_READBACK): kMap lets
+  // glMapBufferRange wait; kFence/kFenceSpin wait on a glFenceSync first
+  // (sleeping in the driver / polling); kMapped / kMappedSpin wait on the
+  // fence and copy from persistently mapped readback buffers
+  // (GL_EXT_buffer_storage). Set by TuneForDevice.
+  enum class Readback { kMap, kFence, kFenceSpin, kMapped, kMappedSpin };
+  Readback readback = Readback::kMap;
+  bool mapped_readback() const {
+    return readback == Readback::kMapped || readback == Readback::kMappedSpin;
+  }
+  // glFlush after these many dispatches of an invoke (0: right after the
+  // uploads; empty: never): NVIDIA's driver holds issued commands back
+  // until ~60 us after the first pending one, so without a flush the GPU
+  // idles for the first ~90 us of an invoke. Set by TuneForDevice;
+  // TFLITE_GLES_X_EARLY_FLUSH=N[,M...] ("-1" for none).
+  std::vector<int> early_flush_points;
+  // Instance-norm statistics (MEAN, SQUARED_DIFFERENCE, MEAN, ADD, RSQRT)
+  // as one dispatch (delegate/passes/norm_fusion.h). TFLITE_GLES_FUSE_NORM_STATS.
+  bool fuse_norm_stats = true;
+  // Prints the CPU time of upload + submit and of wait + readback, averaged
+  // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
+  bool report_phases = false;
+  // Adds the GPU's side to those phases: a timestamp after every dispatch
+  // (TFLITE_GLES_X_TIMELINE=1; delegate/runtime/invoke_timeline.h).
+  bool report_timeline = false;
+  // Readback conversions write one BHWC float per invocation (contiguous
+  // stores across a warp) instead of one PHWC4 vec4. Set by TuneForDevice.
+  bool per_float_readback = false;
+  // Long reductions (spatial means) share each output among a workgroup
+  // instead of one invocation walking the whole window. Set by TuneForDevice.
+  bool workgroup_reductions = false;
+  // 1x1 CONV_2D and FULLY_CONNECTED run shaders/gemm.comp (the depth split
+  // across a workgroup, partial sums combined in shared memory) instead of
+  // conv2d.comp's whole-depth register tiles. Set by TuneForDevice.
+  bool shared_memory_gemm = false;
+  // gemm.comp dispatches of fewer output rows than this are compiled with
+  // their shapes as constants (one program per shape) instead of
+  // uniforms; 0: none. Set by TuneForDevice;
+  // TFLITE_GLES_SPECIALIZE_GEMM_ROWS=N.
+  long long specialize_gemm_below_rows = 0;
+  // A 3x3 depthwise convolution whose output only a gemm.comp GEMM reads
+  // runs inside that GEMM's workgroups (delegate/passes/dw_fusion.h). Set by
+  // TuneForDevice; only where shared_memory_gemm is.
+  bool fuse_depthwise_into_gemm = false;
+  // Those fused GEMMs on maps of at most ~60x60 compute several rows per
+  // invocation (2 up to 20x20, 4 beyond; kernels/gemm.cc,
+  // RegisterTiledDepthwiseGemm). Set by TuneForDevice;
+  // TFLITE_GLES_X_DW_REGISTER_TILES=0/1.
+  bool dw_gemm_register_tiles = false;
+  // Such fused GEMMs on small maps also split their depth across
+  // workgroups (shaders/gemm_dw_splitk.comp, delegate/passes/dw_splitk.h). Set by
+  // TuneForDevice; TFLITE_GLES_X_DW_SPLITK=0/1; TFLITE_GLES_X_DW_SPLITK_TILE
+  // = "ROWS,SLICES,KPARTS,CHUNK_STEPS" forces its tile (sweeps).
+  bool split_depthwise_gemm_k = false;
+  std::string dw_splitk_tile_override;
+  // A whole-map mean whose output only a split-K GEMM reads runs inside
+  // that GEMM (delegate/passes/dw_fusion.h, FuseMeanIntoGemm). Set by
+  // TuneForDevice; TFLITE_GLES_FUSE_MEAN=0/1.
+  bool fuse_mean_into_gemm = false;
+  // A SOFTMAX whose input only a split-K GEMM writes and nothing else reads
+  // runs in that GEMM's last workgroup to finish (delegate/passes/dw_fusion.h,
+  // FuseSoftmaxIntoGemm). Set by TuneForDevice; TFLITE_GLES_FUSE_SOFTMAX=0/1.
+  bool fuse_softmax_into_gemm = false;
+  // For sweeps: gemm.comp's tile as "TM,TN,TR,TS,KP" or "splitk,SLICES,KP"
+  // (kernels/gemm.h); empty: chosen per layer shape.
+  std::string gemm_tile_override;
+  // Every dispatch compiles its shapes in (Dispatch::specialize): one
+  // program per layer shape. Set by TuneForDevice (false: shapes are
+  // uniforms); TFLITE_GLES_SPECIALIZE_SHAPES=0/1 overrides it, for A/B runs.
+  bool specialize_shapes = false;
+};
+
+// Facts about the whole TFLite graph that kernels need beyond their node:
+// which tensors are constants folded at init (fp16 weights behind a
+// DEQUANTIZE node, as MediaPipe ships them; int8/uint8/int16 constants
+// behind a DEQUANTIZE become their float view).
+class GraphContext {
+ public:
+  explicit GraphContext(abi::Context* context);
+  // Constant in the model, or produced by a DEQUANTIZE of a constant.
+  bool IsConstant(int tensor_index) const;
+  // The float values of a constant (float32, float16 or DEQUANTIZE-folded),
+  // in TFLite's own layout.
+  StatusOr<std::vector<float>> ConstantFloats(int tensor_index) const;
+  // Integer constants (int32/int64 shape and index operands).
+  StatusOr<std::vector<int64_t>> ConstantInts(int tensor_index) const;
+  abi::Context* context() const { return context_; }
+  // The float values of a DEQUANTIZE input: float16/float32 as they are,
+  // int8/uint8/int16 through their scale and zero point (per tensor or per
+  // channel). With `values` null, only checks that it can.
+  static Status DequantizedFloats(const abi::Tensor& tensor,
+                                  std::vector<float>* values);
+
+ private:
+  abi::Context* context_;
+  std::map<int, int> dequantize_producer_;  // tensor -> its DEQUANTIZE input
+};
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const GraphContext& graph, const DeviceProfile& device)
+      : graph_(graph), device_(device) {}
+
+  // The Value holding input `i` of `node`: the partition's tensor for it, or
+  // a constant made from its data (PHWC4-packed) if it is constant.
+  StatusOr<ValueId> Input(const NodeView& node, int i);
+  // The Value that output `i` of `node` is written to.
+  StatusOr<ValueId> Output(const NodeView& node, int i);
+  // A Value for any TFLite tensor index (used by Input/Output).
+  StatusOr<ValueId> TensorValue(int tflite_index);
+  // A kernel-made temporary tensor (e.g. a reduction's partial results).
+  ValueId NewTemporary(const Shape4& shape);
+  // A constant in the layout the kernel's shader reads; `data.size()` is
+  // padded with zeros to a multiple of 4.
+  ValueId NewConstant(std::vector<float> data);
+  // A constant PHWC4 tensor from BHWC floats (channels zero-padded).
+  ValueId NewConstantTensor(const Shape4& shape, const std::vector<float>& bhwc);
+
+  // Replaces the Value of `tflite_index` by `value` (no dispatch needed: the
+  // op is a view, e.g. RESHAPE that keeps the PHWC4 layout).
+  Status Alias(int tflite_index, ValueId value);
+  // A Value with `shape` sharing the buffer of `base` (for Alias when the
+  // shapes differ but the PHWC4 memory is the same); the caller guarantees
+  // both shapes have the same vec4_count() and element placement.
+  ValueId NewView(ValueId base, const Shape4& shape);
+
+  // After each run, also write `value` into TFLite tensor `tflite_index` if
+  // that tensor is a partition input: for ops whose CPU kernel updates an
+  // input in place (the basic LSTM copies its new state into its state
+  // inputs), so that the next Invoke sees the same tensors either way.
+  void AddWriteBack(ValueId value, int tflite_index) {
+    write_backs_.push_back({value, tflite_index});
+  }
+  const std::vector<std::pair<ValueId, int>>& write_backs() const {
+    return write_backs_;
+  }
+
+  void AddDispatch(Dispatch dispatch) {
+    dispatches_.push_back(std::move(dispatch));
+  }
+
+  const Value& value(ValueId id) const { return values_[id]; }
+  const Shape4& shape(ValueId id) const { return values_[id].shape; }
+  const GraphContext& graph() const { return graph_; }
+  const DeviceProfile& device() const { return device_; }
+
+  // Marks partition inputs/outputs (called by the delegate kernel).
+  Status MarkInput(int tflite_index);
+  Status MarkOutput(int tflite_index);
+
+  std::vector<Value> TakeValues() { return std::move(values_); }
+  std::vector<Dispatch> TakeDispatches() { return std::move(dispatches_); }
+  const std::map<int, ValueId>& tensor_values() const { return tensor_values_; }
+
+ private:
+  const GraphContext& graph_;
+  DeviceProfile device_;
+  std::vector<Value> values_;
+  std::vector<Dispatch> dispatches_;
+  std::map<int, ValueId> tensor_values_;
+  std::vector<std::pair<ValueId, int>> write_backs_;
+};
+
+// Packs BHWC floats into PHWC4 order ([b][slice][h][w][4]), zero-padding the
+// last slice's unused lanes.
+std::vector<float> PackPhwc4(const Shape4& shape, const std::vector<float>& bhwc);
+
+// Rounds `n` up to a multiple of `m`.
+inline uint32_t RoundUp(uint32_t n, uint32_t m) { return (n + m - 1) / m * m; }
+
+}  // namespace tflite_gles

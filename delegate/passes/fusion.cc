@@ -1,0 +1,214 @@
+#include "delegate/passes/fusion.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tflite_gles {
+namespace {
+
+// The elementwise steps that fuse name their function in
+// shaders/elementwise_ops.glsl, the one place their formulas are written
+// (shaders/elementwise.comp calls the same functions). Binary steps:
+// the function of the consumer's OP_* over operands A and B.
+std::optional<std::string> BinaryExpression(const Dispatch& consumer,
+                                            const std::string& a,
+                                            const std::string& b) {
+  static const struct { const char* define; const char* function; } kBinary[] = {
+      {"OP_ADD", "ew_add"}, {"OP_SUB", "ew_sub"}, {"OP_MUL", "ew_mul"},
+      {"OP_DIV", "ew_div"}, {"OP_MAXIMUM", "ew_maximum"}, {"OP_MINIMUM", "ew_minimum"}};
+  for (const auto& op : kBinary) {
+    if (consumer.defines.count(op.define)) {
+      return std::string(op.function) + "(" + a + ", " + b + ")";
+    }
+  }
+  return std::nullopt;
+}
+
+bool HasUnfusableBinary(const Dispatch& consumer) {
+  for (const char* op : {"OP_POW", "OP_PRELU", "OP_LOGICAL_AND"}) {
+    if (consumer.defines.count(op)) return true;
+  }
+  return false;
+}
+
+// The unary step (fused activation or unary op) applied to `e`, as
+// elementwise.comp's unary_op applies it; `e` is "unchanged" when the
+// consumer has none, nullopt when it has one that does not fuse (SQRT and
+// RSQRT stay: rare after a convolution).
+std::optional<std::string> UnaryExpression(const Dispatch& consumer,
+                                           const std::string& e) {
+  const auto& d = consumer.defines;
+  static const struct { const char* define; const char* function; } kUnary[] = {
+      {"ACT_RELU", "ew_relu"},          {"ACT_RELU6", "ew_relu6"},
+      {"ACT_RELU_N1_TO_1", "ew_relu_n1_to_1"}, {"OP_RELU_0_TO_1", "ew_relu_0_to_1"},
+      {"ACT_TANH", "ew_tanh"},          {"ACT_SIGMOID", "ew_sigmoid"},
+      {"OP_HARD_SWISH", "ew_hard_swish"}, {"OP_ABS", "ew_abs"},
+      {"OP_NEG", "ew_neg"},             {"OP_SQUARE", "ew_square"},
+      {"OP_EXP", "ew_exp"},             {"OP_ELU", "ew_elu"}};
+  for (const auto& op : kUnary) {
+    if (d.count(op.define)) return std::string(op.function) + "(" + e + ")";
+  }
+  if (d.count("OP_LEAKY_RELU")) {
+    auto alpha = d.find("ALPHA");
+    if (alpha == d.end()) return std::nullopt;
+    return "ew_leaky_relu(" + e + ", " + alpha->second + ")";
+  }
+  for (const char* other : {"OP_SQRT", "OP_RSQRT"}) {
+    if (d.count(other)) return std::nullopt;
+  }
+  return e;
+}
+
+bool IsFusableProducer(const Dispatch& dispatch, bool elementwise_producers) {
+  // elementwise.comp: out0 = 0, A = 1, B = 2 if it has one, the optional
+  // epilogue operand after them (chains of elementwise ops: style
+  // transfer's x * scale + offset).
+  if (dispatch.shader == "elementwise") {
+    return elementwise_producers && dispatch.outputs.size() == 1;
+  }
+  // The convolutions: bindings out0 = 0, in0 = 1, weights = 2, bias = 3,
+  // and the optional epilogue operand at 4.
+  return (dispatch.shader == "conv2d" || dispatch.shader == "gemm" ||
+          dispatch.shader == "depthwise_conv2d") &&
+         dispatch.outputs.size() == 1 &&
+         dispatch.inputs.size() == (dispatch.defines.count("EPILOGUE_IN") ? 4u : 3u);
+}
+
+
+}  // namespace
+
+int FuseEpilogues(const std::vector<Value>& values,
+                  const std::vector<ValueId>& keep,
+                  std::vector<Dispatch>* dispatches, bool elementwise_producers) {
+  std::vector<Dispatch>& list = *dispatches;
+  std::vector<bool> removed(list.size(), false);
+  const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
+  std::map<size_t, int> steps;  // dispatch index -> consumers folded into it
+  int fused = 0;
+
+  for (size_t i = 0; i < list.size(); ++i) {
+    Dispatch& consumer = list[i];
+    if (consumer.shader != "elementwise" || consumer.outputs.size() != 1 ||
+        consumer.inputs.empty() || HasUnfusableBinary(consumer) ||
+        consumer.defines.count("A_SPLAT") || consumer.defines.count("B_SPLAT")) {
+      continue;
+    }
+    const Shape4& out_shape = values[consumer.outputs[0]].shape;
+    // The first input that a fusable producer wrote (its latest writer) and
+    // that nothing else reads.
+    int producer = -1;
+    size_t operand = 0;
+    for (size_t k = 0; k < consumer.inputs.size() && producer < 0; ++k) {
+      const ValueId input = consumer.inputs[k];
+      if (values[input].storage_of >= 0 || pinned[input] ||
+          values[input].shape != out_shape) {
+        continue;
+      }
+      int writer = -1;
+      for (int j = static_cast<int>(i) - 1; j >= 0 && writer < 0; --j) {
+        const auto& outs = list[j].outputs;
+        if (!removed[j] && std::find(outs.begin(), outs.end(), input) != outs.end()) {
+          writer = j;
+        }
+      }
+      if (writer < 0 || !IsFusableProducer(list[writer], elementwise_producers) ||
+          steps[writer] >= kMaxEpilogueSteps) {
+        continue;
+      }
+      int readers = 0;
+      for (size_t j = 0; j < list.size(); ++j) {
+        if (removed[j]) continue;
+        for (ValueId read : list[j].inputs) readers += StorageRoot(values, read) == input;
+      }
+      if (readers == 1) {
+        producer = writer;
+        operand = k;
+      }
+    }
+    if (producer < 0) continue;
+    Dispatch& conv = list[producer];
+    auto current = conv.defines.find(kEpilogueDefine);
+    const std::string x = current == conv.defines.end() ? "x" : current->second;
+    std::string expression = x;
+    ValueId extra = -1;
+    const bool binary = consumer.defines.count("B_LITERAL") ||
+                        consumer.inputs.size() == 2;
+    if (binary) {
+      std::string other;
+      if (consumer.defines.count("B_LITERAL")) {
+        other = "vec4(" + consumer.defines.at("B_VALUE") + ")";
+      } else {
+        extra = consumer.inputs[1 - operand];
+        const Shape4& shape = values[extra].shape;
+        if (shape == out_shape) {
+          other = "LOAD(epilogue_in, index)";
+        } else if (shape.b == 1 && shape.h == 1 && shape.w == 1 &&
+                   shape.c == out_shape.c) {
+          other = "LOAD(epilogue_in, slice)";  // per-channel vector
+        } else {
+          continue;
+        }
+        if (conv.defines.count("EPILOGUE_IN")) continue;  // one operand only
+      }
+      auto combined = operand == 0 ? BinaryExpression(consumer, x, other)
+                                   : BinaryExpression(consumer, other, x);
+      if (!combined) continue;
+      expression = *combined;
+    }
+    auto with_unary = UnaryExpression(consumer, expression);
+    if (!with_unary) continue;
+
+    // Fold: the producer now writes the consumer's output, at the
+    // consumer's place in the order.
+    Dispatch merged = std::move(conv);
+    removed[producer] = true;
+    merged.defines[kEpilogueDefine] = *with_unary;
+    if (extra >= 0) {
+      merged.defines["EPILOGUE_IN"] = "";
+      merged.inputs.push_back(extra);
+    }
+    merged.outputs[0] = consumer.outputs[0];
+    merged.label += " + " + consumer.label;
+    merged.flops += consumer.flops;
+    steps[i] = steps[producer] + 1;
+    list[i] = std::move(merged);
+    ++fused;
+  }
+
+  EraseRemoved(removed, &list);
+  return fused;
+}
+
+std::vector<bool> PinnedValues(const std::vector<Value>& values,
+                               const std::vector<ValueId>& keep, bool viewed_roots) {
+  std::vector<bool> pinned(values.size(), false);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const ValueId id = static_cast<ValueId>(i);
+    if (values[i].kind == Value::Kind::kOutput) pinned[StorageRoot(values, id)] = true;
+    if (viewed_roots && values[i].storage_of >= 0) pinned[values[i].storage_of] = true;
+  }
+  for (ValueId id : keep) pinned[StorageRoot(values, id)] = true;
+  return pinned;
+}
+
+long long IntDefine(const Dispatch& dispatch, const char* name) {
+  auto it = dispatch.defines.find(name);
+  if (it == dispatch.defines.end()) return -1;
+  char* end = nullptr;
+  const long long value = std::strtoll(it->second.c_str(), &end, 10);
+  return (end == it->second.c_str() || *end != '\0') ? -1 : value;
+}
+
+void EraseRemoved(const std::vector<bool>& removed, std::vector<Dispatch>* dispatches) {
+  std::vector<Dispatch> kept;
+  kept.reserve(dispatches->size());
+  for (size_t i = 0; i < dispatches->size(); ++i) {
+    if (!removed[i]) kept.push_back(std::move((*dispatches)[i]));
+  }
+  dispatches->swap(kept);
+}
+
+}  // namespace tflite_gles

@@ -1,0 +1,72 @@
+// Epilogue fusion: an elementwise dispatch whose input is the output of a
+// convolution (conv2d.comp: CONV_2D, FULLY_CONNECTED; depthwise_conv2d.comp)
+// that nothing else reads is merged into that convolution's store, saving a
+// dispatch and a full write + read of the tensor.
+//
+// The pass runs over a partition's dispatches after the kernels built them
+// and before the runtime compiles them (PartitionRuntime::Create). It works
+// on dispatches rather than TFLite nodes because the kernels have already
+// resolved what the fusion needs: which Value each dispatch reads and
+// writes, the elementwise op and activation (its defines) and the broadcast
+// shape of the second operand.
+//
+// What fuses (everything else is left as it was):
+//  - producer: a conv2d / gemm / depthwise_conv2d dispatch (its own fused
+//    ReLU-family activation stays and runs first), or an elementwise one
+//    (its own op runs first: chains like x * scale + offset);
+//  - consumer: an elementwise dispatch with the producer's output as one
+//    input, of the same shape as its output, not splatted;
+//  - the consumer's binary step (ADD SUB MUL DIV MAXIMUM MINIMUM, either
+//    operand order) with a second operand of the output's shape, a
+//    per-channel vector (1x1x1xC) or a scalar literal, and/or its unary step
+//    (RELU RELU6 RELU_N1_TO_1 RELU_0_TO_1 TANH LOGISTIC HARD_SWISH
+//    LEAKY_RELU ABS NEG SQUARE EXP ELU);
+//  - the producer's output is read by no other dispatch, is no partition
+//    output, no write-back and has no view;
+//  - at most one extra tensor operand per producer (one more binding), and at
+//    most kMaxEpilogueSteps consumers folded into one producer.
+// The fused dispatch takes the consumer's place in the order (every input of
+// the producer is ready by then), writes the consumer's output, and carries
+// the expression in the define EPILOGUE(x,index,slice) (x: the producer's
+// activated result; index: the PHWC4 vec4 index; slice: the channel slice).
+#pragma once
+
+#include <vector>
+
+#include "delegate/graph/graph.h"
+
+namespace tflite_gles {
+
+constexpr int kMaxEpilogueSteps = 4;
+
+// The define the fused shaders expand at their store; the shaders' default
+// (no fusion) is the identity.
+constexpr char kEpilogueDefine[] = "EPILOGUE(x,index,slice)";
+
+// Fuses in place; returns how many consumer dispatches were folded away.
+// `values` are the partition's Values (shapes, kinds, views); `keep` lists
+// Values that must stay materialized besides partition outputs (e.g.
+// write-back sources).
+// `elementwise_producers` false: only convolutions take epilogues
+// (DeviceProfile::fuse_elementwise_chains).
+int FuseEpilogues(const std::vector<Value>& values,
+                  const std::vector<ValueId>& keep,
+                  std::vector<Dispatch>* dispatches,
+                  bool elementwise_producers = true);
+
+// Drops the dispatches marked in `removed` (one flag each), keeping the
+// order of the rest: the last step of every fusion pass.
+void EraseRemoved(const std::vector<bool>& removed, std::vector<Dispatch>* dispatches);
+
+// Per Value, whether a fusion must leave it in memory: the roots of
+// partition outputs and of `keep` (write-back sources), and with
+// `viewed_roots` every Value a view reads or writes through (passes that
+// match a tensor by its own id, not by the reads of its views).
+std::vector<bool> PinnedValues(const std::vector<Value>& values,
+                               const std::vector<ValueId>& keep, bool viewed_roots);
+
+// An integer define of a dispatch (the kernels write them as decimal text),
+// -1 if absent or not an integer: how the passes read a dispatch's shape.
+long long IntDefine(const Dispatch& dispatch, const char* name);
+
+}  // namespace tflite_gles

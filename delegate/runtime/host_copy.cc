@@ -1,0 +1,78 @@
+#include "delegate/runtime/host_copy.h"
+
+#include <cstring>
+
+#include "delegate/runtime/half_convert.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define TFG_STREAMING_STORES 1  // SSE2 is part of x86-64
+#else
+#define TFG_STREAMING_STORES 0
+#endif
+
+namespace tflite_gles {
+namespace {
+
+#if TFG_STREAMING_STORES
+// Bytes until `p` is 16-byte aligned.
+size_t HeadBytes(const void* p) {
+  return (16 - (reinterpret_cast<uintptr_t>(p) & 15)) & 15;
+}
+
+__attribute__((target("avx,f16c"))) void FloatsToHalvesStreamingF16c(
+    const float* in, uint16_t* out, size_t count) {
+  size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out + i), h);
+  }
+  _mm_sfence();
+  FloatsToHalves(in + i, out + i, count - i);
+}
+#endif
+
+}  // namespace
+
+void StreamingCopy(void* dst, const void* src, size_t bytes) {
+#if TFG_STREAMING_STORES
+  char* out = static_cast<char*>(dst);
+  const char* in = static_cast<const char*>(src);
+  const size_t head = HeadBytes(out) < bytes ? HeadBytes(out) : bytes;
+  std::memcpy(out, in, head);
+  out += head;
+  in += head;
+  bytes -= head;
+  // Four lines' worth per iteration: loads may be unaligned, stores are not.
+  for (; bytes >= 64; bytes -= 64, in += 64, out += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out + 48), d);
+  }
+  // Streaming stores are weakly ordered: fence them before the GL commands
+  // that make the GPU read the bytes.
+  _mm_sfence();
+  std::memcpy(out, in, bytes);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+void FloatsToHalvesStreaming(const float* in, uint16_t* out, size_t count) {
+#if TFG_STREAMING_STORES
+  if (HasF16c()) {
+    // Convert the elements before the first 16-byte boundary plainly.
+    const size_t head = HeadBytes(out) / 2 < count ? HeadBytes(out) / 2 : count;
+    FloatsToHalves(in, out, head);
+    return FloatsToHalvesStreamingF16c(in + head, out + head, count - head);
+  }
+#endif
+  FloatsToHalves(in, out, count);
+}
+
+}  // namespace tflite_gles

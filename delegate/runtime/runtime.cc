@@ -1,0 +1,303 @@
+// PartitionRuntime, build: a partition's dispatches (the kernels' after the
+// passes, plus the layout conversions of its inputs and outputs), their
+// transfers and their programs. Allocation is runtime_memory.cc, invoke
+// runtime_invoke.cc, the CPU side of transfers runtime_transfer.cc.
+#include "delegate/runtime/runtime.h"
+
+#include <GLES2/gl2ext.h>
+#include <GLES3/gl32.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "delegate/abi/half.h"
+#include "delegate/passes/dw_fusion.h"
+#include "delegate/passes/dw_splitk.h"
+#include "delegate/passes/fusion.h"
+#include "delegate/passes/schedule.h"
+#include "delegate/passes/upload_fusion.h"
+#include "delegate/runtime/transfer_layout.h"
+#include "egl/gl_call.h"
+
+namespace tflite_gles {
+
+namespace {
+
+// Whether a gemm.comp dispatch compiles its shapes in
+// (DeviceProfile::specialize_gemm_below_rows). Decided when programs are
+// built, after the fusions, which leave specialized dispatches alone.
+bool SpecializeGemm(const Dispatch& dispatch, long long below_rows) {
+  if (dispatch.shader != "gemm" || below_rows <= 0) return false;
+  auto rows = dispatch.defines.find("ROWS");
+  if (rows == dispatch.defines.end()) return false;
+  char* end = nullptr;
+  const long long value = std::strtoll(rows->second.c_str(), &end, 10);
+  return *end == '\0' && value < below_rows;
+}
+
+// Partition inputs and outputs cross to the GPU through float staging
+// buffers: float32 as is, int32 and bool converted (see Transfer). Kernels
+// decline other types; this catches one that forgot to, at build time.
+Status CheckStagedType(const GraphBuilder& builder, int index, const char* role) {
+  const abi::Tensor& tensor = builder.graph().context()->tensors[index];
+  if (ElementBytes(tensor.type) == 0) {
+    return Status::Error(std::string("partition ") + role + " tensor " +
+                         std::to_string(index) + " is " + TypeName(tensor.type) +
+                         "; only float32, int32 and bool cross to the GPU");
+  }
+  return Status::Ok();
+}
+// Whether PHWC4 puts every element of `shape` where BHWC does: one slice
+// of exactly 4 channels, or one pixel per batch with whole slices (or one
+// batch). Then a direct transfer is a plain copy (or float <-> half); the
+// padded lanes after the last element stay as they are (zeros for uploads,
+// see Buffer::CreateMappedForWrite).
+bool Phwc4IsBhwc(const Shape4& shape) {
+  if (shape.c == 4) return true;
+  return shape.h == 1 && shape.w == 1 && (shape.b == 1 || shape.c % 4 == 0);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
+    GraphBuilder& builder, const std::vector<int>& inputs,
+    const std::vector<int>& outputs, const DeviceProfile& device,
+    ProgramCache& programs) {
+  std::unique_ptr<PartitionRuntime> runtime(new PartitionRuntime());
+  runtime->device_ = device;
+  std::vector<Dispatch> kernel_dispatches = builder.TakeDispatches();
+
+  // Staging buffers hold TFLite's BHWC floats; conversion shaders move them
+  // to and from PHWC4 on the GPU.
+  auto convert = [&](ValueId tensor, ValueId staging, bool to_phwc4) {
+    const Shape4 shape = builder.shape(tensor);
+    Dispatch dispatch;
+    dispatch.shader = "layout_convert";
+    dispatch.defines[to_phwc4 ? "TO_PHWC4" : "TO_BHWC"] = "";
+    // One invocation per PHWC4 vec4, or per BHWC float for readbacks where
+    // the device wants whole runs of stores (layout_convert.comp).
+    const bool per_float = !to_phwc4 && device.per_float_readback;
+    if (per_float) dispatch.defines["PER_FLOAT"] = "";
+    const long long invocations = per_float ? shape.elements() : shape.vec4_count();
+    dispatch.defines["TOTAL"] = std::to_string(invocations);
+    dispatch.defines["B"] = std::to_string(shape.b);
+    dispatch.defines["H"] = std::to_string(shape.h);
+    dispatch.defines["W"] = std::to_string(shape.w);
+    dispatch.defines["C"] = std::to_string(shape.c);
+    dispatch.defines["S"] = std::to_string(shape.slices());
+    dispatch.grid = {static_cast<uint32_t>(invocations), 1, 1};
+    dispatch.local = {device.preferred_local_x, 1, 1};
+    dispatch.outputs = {to_phwc4 ? tensor : staging};
+    dispatch.inputs = {to_phwc4 ? staging : tensor};
+    dispatch.label = to_phwc4 ? "upload conversion" : "readback conversion";
+    return dispatch;
+  };
+
+  std::vector<Dispatch> pre, post;
+  // Roots of the values a kernel dispatch writes or reads: a tensor's own
+  // buffer is read back directly only where the CPU is its one reader.
+  std::vector<bool> written, read;
+  auto root_of = [&](ValueId id) {
+    const ValueId root = builder.value(id).storage_of;
+    return static_cast<size_t>(root >= 0 ? root : id);
+  };
+  for (const Dispatch& d : kernel_dispatches) {
+    for (const auto& [ids, marks] : {std::pair{&d.outputs, &written}, {&d.inputs, &read}}) {
+      for (ValueId id : *ids) {
+        const size_t root = root_of(id);
+        if (marks->size() <= root) marks->resize(root + 1, false);
+        (*marks)[root] = true;
+      }
+    }
+  }
+  auto marked = [](const std::vector<bool>& marks, size_t id) {
+    return id < marks.size() && marks[id];
+  };
+  // fp16 storage: inputs staged as halves where the conversion reads its
+  // staging through a samplerBuffer view, whose R16F format hands the
+  // shader floats either way.
+  const bool half_staging = device.fp16 && device.half_upload_staging &&
+                            (device.texture_buffer_reads || device.staging_texture_reads);
+  std::vector<size_t> direct_inputs;
+  for (int index : inputs) {
+    TFG_RETURN_IF_ERROR(builder.MarkInput(index));
+    TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
+    if (builder.value(value).kind == Value::Kind::kConstant) continue;
+    TFG_RETURN_IF_ERROR(CheckStagedType(builder, index, "input"));
+    const Shape4 shape = builder.shape(value);  // a copy: NewTemporary grows the values
+    const abi::Type type = builder.graph().context()->tensors[index].type;
+    const size_t elements = static_cast<size_t>(shape.elements());
+    const size_t stored_bytes =
+        static_cast<size_t>(shape.vec4_count()) * (device.fp16 ? 8 : 16);
+    // Direct up to a size (consumers then read host memory over PCIe on a
+    // discrete GPU, on every read), relaid out on the CPU where PHWC4 is
+    // not BHWC.
+    if (device.direct_transfers && builder.value(value).storage_of < 0 &&
+        stored_bytes <= device.direct_max_bytes) {
+      runtime->uploads_.push_back({index, value, elements, type, device.fp16, true,
+                                   !Phwc4IsBhwc(shape), shape});
+      direct_inputs.push_back(static_cast<size_t>(value));
+      continue;
+    }
+    ValueId staging = builder.NewTemporary(shape);
+    pre.push_back(convert(value, staging, /*to_phwc4=*/true));
+    runtime->uploads_.push_back(
+        {index, staging, elements, type, half_staging, false, false, shape});
+  }
+  for (int index : outputs) {
+    TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
+    if (builder.value(value).kind == Value::Kind::kConstant) {
+      // No GPU work: the folded values are written on every Invoke.
+      TFG_ASSIGN_OR_RETURN(std::vector<float> values,
+                           builder.graph().ConstantFloats(index));
+      runtime->constant_outputs_.push_back({index, std::move(values)});
+      continue;
+    }
+    TFG_RETURN_IF_ERROR(CheckStagedType(builder, index, "output"));
+    TFG_RETURN_IF_ERROR(builder.MarkOutput(index));
+    const Shape4 shape = builder.shape(value);  // a copy: NewTemporary grows the values
+    const size_t elements = static_cast<size_t>(shape.elements());
+    const abi::Type type = builder.graph().context()->tensors[index].type;
+    const size_t root = root_of(value);
+    // Direct: where PHWC4 is BHWC, a kernel writes it, none reads it, and
+    // it is no partition input (whose buffer the CPU writes). Not for other
+    // layouts, even small ones: the kernel then wrote PHWC4 slices into host
+    // memory and the CPU relaid them out, and face detection's two outputs
+    // (896x16, 896x1) took 12 us longer that way than with their readback
+    // conversions (H200; docs/perf/log.md, "Transfers (xfer)").
+    if (device.direct_transfers && Phwc4IsBhwc(shape) && marked(written, root) &&
+        !marked(read, root) &&
+        std::find(direct_inputs.begin(), direct_inputs.end(), root) == direct_inputs.end() &&
+        builder.value(static_cast<ValueId>(root)).kind != Value::Kind::kInput) {
+      runtime->downloads_.push_back(
+          {index, static_cast<ValueId>(root), elements, type, device.fp16, true,
+           false, shape});
+      continue;
+    }
+    ValueId staging = builder.NewTemporary(shape);
+    post.push_back(convert(value, staging, /*to_phwc4=*/false));
+    runtime->downloads_.push_back(
+        {index, staging, elements, type, false, false, false, shape});
+  }
+  for (const auto& [value, index] : builder.write_backs()) {
+    // Only partition inputs: their TFLite buffers are the caller's to read.
+    if (std::find(inputs.begin(), inputs.end(), index) == inputs.end()) continue;
+    ValueId staging = builder.NewTemporary(builder.shape(value));
+    post.push_back(convert(value, staging, /*to_phwc4=*/false));
+    runtime->downloads_.push_back(
+        {index, staging, static_cast<size_t>(builder.shape(value).elements()),
+         builder.graph().context()->tensors[index].type, false, false, false,
+         builder.shape(value)});
+  }
+  runtime->values_ = builder.TakeValues();
+  if (device.fuse_epilogues) {
+    // Elementwise consumers fold into their convolution's store
+    // (delegate/passes/fusion.h); write-back sources must stay in memory.
+    std::vector<ValueId> keep;
+    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+    runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
+                                    device.fuse_elementwise_chains);
+    runtime->fused_ += FuseDepthwiseIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
+    SplitDepthwiseGemmsAcrossWorkgroups(device, &runtime->values_, &kernel_dispatches);
+    runtime->fused_ += FuseMeanIntoGemm(device, runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseSoftmaxIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
+  }
+  if (device.fuse_upload_into_conv) {
+    runtime->fused_ += FuseUploadConversions(runtime->values_, &pre, &kernel_dispatches, post);
+  }
+  // Buffers the CPU writes or reads: each its own buffer, outside the arena.
+  runtime->host_.assign(runtime->values_.size(), HostSide());
+  for (const Transfer& t : runtime->uploads_) {
+    runtime->host_[t.buffer] = {HostSide::kUpload, !t.direct, t.half};
+  }
+  for (const Transfer& t : runtime->downloads_) {
+    runtime->host_[t.buffer] = {HostSide::kDownload, !t.direct, t.half};
+  }
+
+  // Independent dispatches next to each other, so that no barrier
+  // separates them (delegate/passes/schedule.h); before memory planning, which
+  // then sees the lifetimes of this order.
+  OrderByLevel(runtime->values_, &kernel_dispatches);
+  for (Dispatch& d : pre) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
+  for (Dispatch& d : kernel_dispatches) {
+    TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
+  }
+  for (Dispatch& d : post) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
+  return runtime;
+}
+
+Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
+  const egl::GpuInfo& gpu = *device_.gpu;
+  Step step;
+  for (int axis = 0; axis < 3; ++axis) {
+    const uint32_t local = dispatch.local[axis] == 0 ? 1 : dispatch.local[axis];
+    step.groups[axis] = (dispatch.grid[axis] + local - 1) / local;
+    if (step.groups[axis] == 0) step.groups[axis] = 1;
+  }
+  // A long 1-D grid is folded over y; shaders index it with global_index().
+  const uint32_t max_x = static_cast<uint32_t>(gpu.max_workgroup_count[0]);
+  if (step.groups[0] > max_x) {
+    if (step.groups[1] != 1 || step.groups[2] != 1) {
+      return Status::Error(dispatch.label + ": grid of " +
+                           std::to_string(step.groups[0]) +
+                           " workgroups exceeds the device limit " +
+                           std::to_string(max_x));
+    }
+    step.groups[1] = (step.groups[0] + max_x - 1) / max_x;
+    step.groups[0] = max_x;
+  }
+  for (int axis = 1; axis < 3; ++axis) {
+    if (step.groups[axis] > static_cast<uint32_t>(gpu.max_workgroup_count[axis])) {
+      return Status::Error(dispatch.label + ": workgroup count exceeds the device limit");
+    }
+  }
+  dispatch.defines["LOCAL_X"] = std::to_string(dispatch.local[0]);
+  dispatch.defines["LOCAL_Y"] = std::to_string(dispatch.local[1]);
+  dispatch.defines["LOCAL_Z"] = std::to_string(dispatch.local[2]);
+  // Read-write buffers follow the outputs and inputs (BindAndDispatch).
+  for (size_t k = 0; k < dispatch.read_write.size(); ++k) {
+    dispatch.defines["READ_WRITE_BINDING_" + std::to_string(k)] =
+        std::to_string(dispatch.outputs.size() + dispatch.inputs.size() + k);
+  }
+  TFG_ASSIGN_OR_RETURN(std::string body, gl::EmbeddedShader(dispatch.shader));
+  const bool specialize = dispatch.specialize || device_.specialize_shapes ||
+                          SpecializeGemm(dispatch, device_.specialize_gemm_below_rows);
+  gl::StorageChoice storage;
+  storage.fp16 = device_.fp16;
+  storage.texture_buffer_reads = device_.texture_buffer_reads;
+  storage.staging_texture_reads = device_.staging_texture_reads;
+  storage.texture_buffer_extension = gpu.texture_buffer_extension;
+  TFG_ASSIGN_OR_RETURN(std::string source,
+                       gl::AssembleShader(dispatch.shader, body, storage,
+                                          dispatch.defines, specialize));
+  auto program = programs.Get(source);
+  if (!program.ok()) {
+    return program.status().WithContext(dispatch.label + " (shader " +
+                                        dispatch.shader + ")");
+  }
+  // The values of the shader's @uniform names (egl/shader_source.h). Every
+  // step's block goes into one buffer, written at Allocate; each dispatch
+  // binds its own range.
+  auto uniforms = gl::ShaderUniformValues(dispatch.shader, body,
+                                          dispatch.defines, specialize);
+  if (!uniforms.ok()) return uniforms.status().WithContext(dispatch.label);
+  const std::vector<int32_t>& block = *uniforms;
+  if (!block.empty()) {
+    // Ranges start at the device's binding alignment; std140 rounds a
+    // block of ints up to 16 bytes.
+    const size_t alignment = static_cast<size_t>(
+        std::max(16, gpu.uniform_buffer_offset_alignment));
+    step.uniform_offset = (uniform_data_.size() + alignment - 1) / alignment * alignment;
+    step.uniform_bytes = (block.size() * sizeof(int32_t) + 15) / 16 * 16;
+    uniform_data_.resize(step.uniform_offset + step.uniform_bytes, 0);
+    std::memcpy(uniform_data_.data() + step.uniform_offset, block.data(),
+                block.size() * sizeof(int32_t));
+  }
+  step.program = *program;
+  step.dispatch = std::move(dispatch);
+  steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+}  // namespace tflite_gles

@@ -1,0 +1,163 @@
+// Runs the GPU program of one partition: allocates its buffers, compiles its
+// shaders (through a per-context program cache), uploads inputs, dispatches,
+// reads outputs back.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "delegate/graph/graph.h"
+#include "delegate/runtime/invoke_timeline.h"
+#include "delegate/passes/memory_planner.h"
+#include "delegate/runtime/program_cache.h"
+#include "delegate/abi/tflite_abi.h"
+#include "egl/gl_objects.h"
+#include "egl/gpu_timer.h"
+#include "egl/shader_source.h"
+
+namespace tflite_gles {
+
+// Per-dispatch GPU times of the last profiled run.
+struct DispatchTiming {
+  std::string label;
+  std::string shader;
+  double milliseconds = 0;
+  long long flops = 0;
+  // true: measured by a GPU timer query; false: CPU wall time between
+  // glFinish calls (the only way on drivers without timer queries).
+  bool gpu_timer = false;
+};
+
+// GPU memory of a partition, for stats and the benchmark.
+struct MemoryStats {
+  long long arena_tensors = 0;      // intermediates placed in the arena
+  long long sum_bytes = 0;          // their bytes if each had a buffer
+  long long arena_bytes = 0;        // the arena actually allocated
+  long long lower_bound_bytes = 0;  // most bytes live at one dispatch
+  long long other_bytes = 0;        // constants, staging, unplanned tensors
+};
+
+class PartitionRuntime {
+ public:
+  // Adds the layout conversions for partition inputs and outputs and
+  // compiles every shader. `inputs`/`outputs` are TFLite tensor indices.
+  static StatusOr<std::unique_ptr<PartitionRuntime>> Create(
+      GraphBuilder& builder, const std::vector<int>& inputs,
+      const std::vector<int>& outputs, const DeviceProfile& device,
+      ProgramCache& programs);
+
+  // Allocates GPU buffers and uploads constants (once).
+  Status Allocate();
+  // Uploads inputs from `context`'s tensors, runs, writes outputs back.
+  Status Run(abi::Context* context, bool profile);
+
+  long long gpu_bytes() const { return gpu_bytes_; }
+  const MemoryStats& memory() const { return memory_; }
+  int dispatch_count() const { return static_cast<int>(steps_.size()); }
+  // Elementwise dispatches folded into a convolution (delegate/passes/fusion.h).
+  int fused_count() const { return fused_; }
+  int barrier_count() const { return barriers_; }
+  const std::vector<DispatchTiming>& timings() const { return timings_; }
+
+ private:
+  struct Step {
+    const gl::Program* program = nullptr;
+    Dispatch dispatch;
+    uint32_t groups[3] = {1, 1, 1};
+    // The shader's @uniform values (egl/shader_source.h): this range of
+    // uniforms_, bound before the dispatch; 0 bytes for shaders without.
+    size_t uniform_offset = 0;
+    size_t uniform_bytes = 0;
+    // A glMemoryBarrier before this dispatch (delegate/passes/schedule.h; set at
+    // Allocate, when the arena offsets are known).
+    bool barrier_before = true;
+  };
+  // One partition input or output crossing between the CPU and the GPU.
+  // Staging buffers hold BHWC floats (or halves, `half`) that a conversion
+  // dispatch moves to or from PHWC4; a direct transfer reads or writes the
+  // tensor's own PHWC4 buffer (DeviceProfile::direct_transfers). bool and int32 TFLite tensors are converted on the CPU on
+  // the way (bool as 0.0/1.0, int32 exact up to 2^24, 2^11 in halves),
+  // float32 ones copied as they are.
+  struct Transfer {
+    int tflite_index;
+    ValueId buffer;  // the staging Value, or the tensor's root (direct)
+    size_t elements;
+    abi::Type type;
+    bool half;      // the buffer holds halves
+    bool direct;    // no conversion dispatch: the tensor's own buffer
+    bool relayout;  // a direct upload where PHWC4 != BHWC: CPU relayout
+    Shape4 shape;
+  };
+  // Per Value: whether the CPU writes or reads its buffer (then it has its
+  // own buffer, outside the arena) and in what form.
+  struct HostSide {
+    enum Role : uint8_t { kNone, kUpload, kDownload };
+    Role role = kNone;
+    bool bhwc = false;  // a BHWC staging buffer (else the PHWC4 tensor)
+    bool half = false;  // elements stored as halves
+  };
+  // A partition output that is a folded constant (a DEQUANTIZE of a
+  // constant whose result a CPU op also reads): written from the CPU.
+  struct ConstantOutput {
+    int tflite_index;
+    std::vector<float> values;  // BHWC
+  };
+
+  PartitionRuntime() = default;
+  Status AddStep(Dispatch dispatch, ProgramCache& programs);
+  // `barrier`: a glMemoryBarrier first (Step::barrier_before, or always
+  // when profiling each dispatch on its own).
+  Status BindAndDispatch(const Step& step, bool barrier);
+  // Step::barrier_before from the bytes each step reads and writes.
+  void PlaceBarriers();
+  // Plans and allocates the shared arena of intermediate tensors.
+  Status AllocateArena();
+  // The buffer range holding `id` (its root's for a view), bound for writing
+  // (SSBO) or reading (texture view or SSBO).
+  Status BindForWrite(ValueId id, GLuint binding) const;
+  Status BindForRead(ValueId id, GLuint binding) const;
+  // Runs every step and records timings_ (GPU timer queries if the driver
+  // has them, else glFinish around each dispatch).
+  Status DispatchProfiled();
+  Status UploadInput(const Transfer& upload, const abi::Tensor& tensor);
+  Status DownloadOutput(const Transfer& download, abi::Tensor& tensor);
+
+  DeviceProfile device_;
+  std::vector<Value> values_;
+  std::vector<HostSide> host_;  // per value
+  std::vector<Step> steps_;
+  std::vector<Transfer> uploads_;
+  std::vector<Transfer> downloads_;
+  std::vector<ConstantOutput> constant_outputs_;
+  std::vector<float> conversion_scratch_;  // bool/int32 <-> float staging
+  std::vector<uint16_t> half_scratch_;     // halves, where not mapped
+  std::vector<float> phwc4_floats_;        // CPU relayouts (direct uploads)
+  std::vector<uint16_t> phwc4_halves_;
+  std::vector<gl::Buffer> buffers_;                 // per value
+  std::vector<gl::TextureBufferView> views_;        // per value (if used)
+  // Every step's uniform block, written once at Allocate (an invoke uploads
+  // no uniforms; it binds each step's range).
+  std::vector<uint8_t> uniform_data_;
+  gl::Buffer uniforms_;
+  gl::Buffer arena_;                   // intermediates, shared by lifetime
+  std::vector<size_t> arena_offset_;   // per value; kOwnBuffer if not in it
+  std::vector<size_t> arena_bytes_;    // per value: its range in the arena
+  static constexpr size_t kOwnBuffer = static_cast<size_t>(-1);
+  MemoryStats memory_;
+  bool allocated_ = false;
+  int fused_ = 0;
+  int barriers_ = 0;  // steps with a barrier before them (PlaceBarriers)
+  long long gpu_bytes_ = 0;
+  std::vector<DispatchTiming> timings_;
+  // DeviceProfile::report_phases / report_timeline (off: no clock reads).
+  InvokeTimeline timeline_;
+  // Signalled when the GPU has read this invoke's mapped upload staging
+  // (and finished it: the fenced readbacks wait for the same fence).
+  gl::Fence staging_reads_done_;
+  gl::GpuTimer timer_;        // empty where timer queries are unavailable
+  bool timer_tried_ = false;  // created lazily on the first profiled run
+};
+
+}  // namespace tflite_gles

@@ -1,0 +1,180 @@
+// PartitionRuntime, invoke: binding, barriers and dispatches of a built
+// partition, with the uploads before and the readback after them (Run).
+#include "delegate/runtime/runtime.h"
+
+#include <GLES2/gl2ext.h>
+#include <GLES3/gl32.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "egl/gl_call.h"
+
+namespace tflite_gles {
+
+Status PartitionRuntime::BindForWrite(ValueId view, GLuint binding) const {
+  // Views (Value::storage_of) use their root's storage.
+  const size_t id = static_cast<size_t>(StorageRoot(values_, view));
+  if (arena_offset_[id] != kOwnBuffer) {
+    return arena_.BindAsStorage(binding, arena_offset_[id], arena_bytes_[id]);
+  }
+  return buffers_[id].BindAsStorage(binding, 0, buffers_[id].bytes());
+}
+
+Status PartitionRuntime::BindForRead(ValueId view, GLuint binding) const {
+  const size_t id = static_cast<size_t>(StorageRoot(values_, view));
+  // Texture-buffer reads, or an upload staging buffer read as one
+  // (DeviceProfile::staging_texture_reads): only those have a view.
+  if (views_[id].id() != 0) return views_[id].Bind(binding);
+  return BindForWrite(static_cast<ValueId>(id), binding);
+}
+
+Status PartitionRuntime::BindAndDispatch(const Step& step, bool barrier) {
+  // What earlier dispatches wrote becomes visible to this one, through SSBO
+  // or texture; the texture-fetch bit only where reads go through texture
+  // buffers (it costs a texture cache invalidation on some drivers).
+  if (barrier) {
+    TFG_GL(glMemoryBarrier(device_.texture_buffer_reads
+                               ? GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT
+                               : GL_SHADER_STORAGE_BARRIER_BIT));
+  }
+  const Dispatch& d = step.dispatch;
+  GLuint binding = 0;
+  for (ValueId id : d.outputs) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
+  for (ValueId id : d.inputs) TFG_RETURN_IF_ERROR(BindForRead(id, binding++));
+  for (ValueId id : d.read_write) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
+  if (step.uniform_bytes > 0) {
+    TFG_RETURN_IF_ERROR(uniforms_.BindAsUniforms(
+        gl::kShaderUniformBinding, step.uniform_offset, step.uniform_bytes));
+  }
+  TFG_RETURN_IF_ERROR(step.program->Dispatch(step.groups[0], step.groups[1],
+                                             step.groups[2]));
+  return Status::Ok();
+}
+
+Status PartitionRuntime::DispatchProfiled() {
+  if (!timer_tried_) {
+    timer_tried_ = true;
+    // Mesa llvmpipe offers GL_EXT_disjoint_timer_query but answers 1 ns
+    // for every compute dispatch (it runs them inside glDispatchCompute, on
+    // the CPU, outside what its queries measure), so it keeps the
+    // synchronous mode, which is exact there.
+    if (device_.gpu->has_timer_query && !device_.gpu->IsLlvmpipe()) {
+      auto timer = gl::GpuTimer::Create(static_cast<int>(steps_.size()));
+      if (timer.ok()) {
+        timer_ = std::move(*timer);
+      } else {
+        std::fprintf(stderr,
+                     "WARNING: tflite-gles: profiling with glFinish instead of "
+                     "GPU timer queries: %s\n",
+                     timer.status().message().c_str());
+      }
+    }
+  }
+  if (timer_.size() > 0) {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      TFG_RETURN_IF_ERROR(timer_.Begin(static_cast<int>(i)));
+      TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i], /*barrier=*/true));
+      TFG_RETURN_IF_ERROR(timer_.End());
+    }
+    auto milliseconds = timer_.ReadMilliseconds(static_cast<int>(steps_.size()));
+    if (!milliseconds.ok()) {
+      // The outputs are fine; only this invoke's times are lost.
+      std::fprintf(stderr, "WARNING: tflite-gles: %s\n",
+                   milliseconds.status().message().c_str());
+      return Status::Ok();
+    }
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Dispatch& d = steps_[i].dispatch;
+      timings_.push_back({d.label, d.shader, (*milliseconds)[i], d.flops, true});
+    }
+    return Status::Ok();
+  }
+  // Synchronous profiling: finish before and after each dispatch (on
+  // llvmpipe a dispatch runs inside the call anyway).
+  for (const Step& step : steps_) {
+    TFG_GL(glFinish());
+    auto start = std::chrono::steady_clock::now();
+    TFG_RETURN_IF_ERROR(BindAndDispatch(step, /*barrier=*/true));
+    TFG_GL(glFinish());
+    std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
+    timings_.push_back({step.dispatch.label, step.dispatch.shader,
+                        elapsed.count(), step.dispatch.flops, false});
+  }
+  return Status::Ok();
+}
+
+Status PartitionRuntime::Run(abi::Context* context, bool profile) {
+  TFG_RETURN_IF_ERROR(Allocate());
+  timings_.clear();
+  TFG_RETURN_IF_ERROR(timeline_.Start());
+  // Mapped staging (DeviceProfile::mapped_upload_staging) is written while
+  // the GPU runs nothing: the last invoke's readback waited for it, and this
+  // fence makes sure of it even if that invoke failed half way.
+  TFG_RETURN_IF_ERROR(staging_reads_done_.Wait());
+  for (const Transfer& upload : uploads_) {
+    TFG_RETURN_IF_ERROR(
+        UploadInput(upload, context->tensors[upload.tflite_index]));
+  }
+  TFG_RETURN_IF_ERROR(timeline_.Uploaded());
+  if (profile) {
+    TFG_RETURN_IF_ERROR(DispatchProfiled());
+  } else {
+    auto flush_point = [this](size_t issued) {
+      const auto& points = device_.early_flush_points;
+      return std::find(points.begin(), points.end(), static_cast<int>(issued)) != points.end();
+    };
+    if (flush_point(0)) TFG_GL(glFlush());
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i], steps_[i].barrier_before));
+      // The time line's stamp before the flush, so that it travels in the
+      // same batch as its dispatch.
+      TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
+      if (flush_point(i + 1)) TFG_GL(glFlush());
+    }
+  }
+  // Readback through a map (GL_BUFFER_UPDATE), or through persistent
+  // mappings, whose shader writes need the client-mapped barrier before the
+  // fence the CPU then waits for.
+  const DeviceProfile::Readback readback = device_.readback;
+  TFG_GL(glMemoryBarrier(device_.mapped_readback()
+                             ? GL_BUFFER_UPDATE_BARRIER_BIT |
+                                   GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT_EXT
+                             : GL_BUFFER_UPDATE_BARRIER_BIT));
+  const bool fenced_readback =
+      readback != DeviceProfile::Readback::kMap && !downloads_.empty();
+  // One fence serves both: the readback waits for it, and (if the readback
+  // did not) the next invoke does before writing mapped upload staging.
+  if ((device_.mapped_upload_staging && !uploads_.empty()) || fenced_readback) {
+    TFG_ASSIGN_OR_RETURN(staging_reads_done_, gl::Fence::Create());
+  }
+  TFG_RETURN_IF_ERROR(timeline_.Submitted());
+  if (fenced_readback) {
+    TFG_RETURN_IF_ERROR(
+        staging_reads_done_.Wait(/*spin=*/readback == DeviceProfile::Readback::kFenceSpin ||
+                                 readback == DeviceProfile::Readback::kMappedSpin));
+  }
+  for (const Transfer& download : downloads_) {
+    TFG_RETURN_IF_ERROR(
+        DownloadOutput(download, context->tensors[download.tflite_index]));
+  }
+  TFG_RETURN_IF_ERROR(timeline_.Done());
+  for (const ConstantOutput& output : constant_outputs_) {
+    abi::Tensor& tensor = context->tensors[output.tflite_index];
+    const size_t bytes = output.values.size() * sizeof(float);
+    if (tensor.type != abi::kFloat32 || tensor.data == nullptr ||
+        tensor.bytes < bytes) {
+      return Status::Error("constant output tensor " +
+                           std::to_string(output.tflite_index) +
+                           " is not a float32 tensor of " +
+                           std::to_string(output.values.size()) + " elements");
+    }
+    std::memcpy(tensor.data, output.values.data(), bytes);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tflite_gles

@@ -1,0 +1,250 @@
+// PartitionRuntime, allocation (the plan made real): GL buffers, the arena
+// of planned tensors, texture-buffer views, staging buffers, the uniform
+// buffer and the barriers between dispatches. The partition's build is in
+// runtime.cc, invoke in runtime_invoke.cc, the CPU side of transfers in
+// runtime_transfer.cc.
+#include "delegate/runtime/runtime.h"
+
+#include <GLES2/gl2ext.h>
+#include <GLES3/gl32.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+
+#include "delegate/abi/half.h"
+#include "delegate/passes/memory_planner.h"
+#include "delegate/passes/schedule.h"
+#include "egl/gl_call.h"
+
+namespace tflite_gles {
+
+namespace {
+
+// Mesa llvmpipe (22.3) keys the machine code it JIT-compiles for a compute
+// program on facts about each bound texture view: whether its buffer's size
+// is a power of two, and a "level zero only" flag that for a buffer view it
+// reads, through a union, from bits 8-15 of the view's byte size. A program
+// dispatched on buffers that differ in either is compiled once more
+// (MobileNet v1: 3 of its 10 programs twice, ≈ 80 ms each; docs/perf/log.md,
+// "Cold init (coldinit)"). Buffers and views a few 256-byte steps longer,
+// never a power of two and never zero in those bits, keep one variant per
+// program; shaders never read the extra texels. Other drivers get the exact
+// size.
+size_t ViewBytes(size_t bytes, bool llvmpipe) {
+  if (!llvmpipe) return bytes;
+  auto power_of_two = [](size_t n) { return n != 0 && (n & (n - 1)) == 0; };
+  while (power_of_two(bytes) || ((bytes >> 8) & 0xff) == 0) bytes += 256;
+  return bytes;
+}
+
+}  // namespace
+
+Status PartitionRuntime::AllocateArena() {
+  const size_t vec4_bytes = device_.fp16 ? 8 : 16;
+  arena_offset_.assign(values_.size(), kOwnBuffer);
+  arena_bytes_.assign(values_.size(), 0);
+  if (!device_.plan_memory) return Status::Ok();
+  std::vector<const Dispatch*> dispatches;
+  for (const Step& step : steps_) dispatches.push_back(&step.dispatch);
+  // The CPU reads and writes these outside the dispatches.
+  std::vector<bool> excluded(values_.size(), false);
+  for (size_t i = 0; i < values_.size(); ++i) {
+    excluded[i] = host_[i].role != HostSide::kNone;
+  }
+  const std::vector<TensorLifetime> lifetimes =
+      TensorLifetimes(values_, dispatches, excluded, vec4_bytes);
+  // Every range is bound as an SSBO and viewed as a texture buffer, so
+  // offsets satisfy both alignments (and whole texels).
+  const egl::GpuInfo& gpu = *device_.gpu;
+  size_t alignment = std::lcm<size_t>(vec4_bytes, 16);
+  alignment = std::lcm<size_t>(alignment, static_cast<size_t>(std::max(1, gpu.ssbo_offset_alignment)));
+  alignment = std::lcm<size_t>(
+      alignment, static_cast<size_t>(std::max(1, gpu.texture_buffer_offset_alignment)));
+  const MemoryPlan plan = PlanMemory(lifetimes, alignment);
+  if (plan.arena_bytes == 0) return Status::Ok();
+  const bool llvmpipe = gpu.IsLlvmpipe();
+  size_t arena_bytes = plan.arena_bytes;
+  for (size_t i = 0; i < values_.size(); ++i) {
+    if (lifetimes[i].bytes == 0 || !device_.texture_buffer_reads) continue;
+    arena_bytes = std::max(arena_bytes,
+                           plan.offsets[i] + ViewBytes(lifetimes[i].bytes, llvmpipe));
+  }
+  arena_bytes = ViewBytes(arena_bytes, llvmpipe);
+  auto arena = gl::Buffer::Create(arena_bytes, nullptr, GL_STATIC_DRAW);
+  if (!arena.ok()) {
+    return arena.status().WithContext("allocating the arena of intermediate tensors");
+  }
+  arena_ = std::move(*arena);
+  for (size_t i = 0; i < values_.size(); ++i) {
+    if (lifetimes[i].bytes == 0) continue;
+    arena_offset_[i] = plan.offsets[i];
+    arena_bytes_[i] = lifetimes[i].bytes;
+    ++memory_.arena_tensors;
+    if (device_.texture_buffer_reads) {
+      const size_t texels = lifetimes[i].bytes / vec4_bytes;
+      if (texels > static_cast<size_t>(gpu.max_texture_buffer_texels)) {
+        return Status::Error("a tensor of " + std::to_string(texels) +
+                             " texels exceeds GL_MAX_TEXTURE_BUFFER_SIZE " +
+                             std::to_string(gpu.max_texture_buffer_texels));
+      }
+      TFG_ASSIGN_OR_RETURN(
+          views_[i], gl::TextureBufferView::Create(
+                         arena_, device_.fp16 ? GL_RGBA16F : GL_RGBA32F,
+                         plan.offsets[i], ViewBytes(lifetimes[i].bytes, llvmpipe)));
+    }
+  }
+  memory_.sum_bytes = static_cast<long long>(plan.sum_bytes);
+  memory_.arena_bytes = static_cast<long long>(arena_.bytes());
+  memory_.lower_bound_bytes = static_cast<long long>(plan.lower_bound_bytes);
+  gpu_bytes_ += memory_.arena_bytes;
+  return Status::Ok();
+}
+
+Status PartitionRuntime::Allocate() {
+  if (allocated_) return Status::Ok();
+  const size_t vec4_bytes = device_.fp16 ? 8 : 16;
+  buffers_.resize(values_.size());
+  views_.resize(values_.size());
+  gpu_bytes_ = 0;
+  memory_ = MemoryStats();
+  TFG_RETURN_IF_ERROR(AllocateArena());
+  if (!uniform_data_.empty()) {
+    auto uniforms = gl::Buffer::Create(uniform_data_.size(), uniform_data_.data(),
+                                       GL_STATIC_DRAW);
+    if (!uniforms.ok()) {
+      return uniforms.status().WithContext("allocating the dispatch uniforms");
+    }
+    uniforms_ = std::move(*uniforms);
+    gpu_bytes_ += static_cast<long long>(uniforms_.bytes());
+    memory_.other_bytes += static_cast<long long>(uniforms_.bytes());
+  }
+  // Values no dispatch binds (e.g. a convolution output that fusion folded
+  // into its consumer, delegate/passes/fusion.h) get no buffer.
+  std::vector<bool> bound(values_.size(), false);
+  for (const Step& step : steps_) {
+    for (const auto* ids : {&step.dispatch.outputs, &step.dispatch.inputs,
+                            &step.dispatch.read_write}) {
+      for (ValueId id : *ids) {
+        bound[StorageRoot(values_, id)] = true;
+      }
+    }
+  }
+  for (size_t i = 0; i < values_.size(); ++i) {
+    const Value& value = values_[i];
+    if (value.storage_of >= 0) continue;  // a view: bound through its root
+    if (arena_offset_[i] != kOwnBuffer) continue;  // lives in the arena
+    // Nor does an input no dispatch reads (its conversion was fused into
+    // the kernel that reads the staging buffer, delegate/passes/upload_fusion.h).
+    const HostSide& host = host_[i];
+    if (!bound[i] && host.role == HostSide::kNone &&
+        (value.kind == Value::Kind::kIntermediate || value.kind == Value::Kind::kInput)) {
+      continue;
+    }
+    size_t bytes;
+    std::vector<uint16_t> halves;
+    const void* initial = nullptr;
+    const size_t staged_element_bytes = host.half ? sizeof(uint16_t) : sizeof(float);
+    if (host.bhwc) {
+      bytes = static_cast<size_t>(value.shape.elements()) * staged_element_bytes;
+    } else {
+      bytes = static_cast<size_t>(value.vec4_count()) * vec4_bytes;
+    }
+    if (value.kind == Value::Kind::kConstant) {
+      if (device_.fp16) {
+        halves.resize(value.constant_data.size());
+        for (size_t k = 0; k < halves.size(); ++k) {
+          halves[k] = FloatToHalf(value.constant_data[k]);
+        }
+        initial = halves.data();
+      } else {
+        initial = value.constant_data.data();
+      }
+    }
+    const bool upload = host.role == HostSide::kUpload;
+    const bool download = host.role == HostSide::kDownload;
+    GLenum usage = GL_STATIC_DRAW;
+    if (upload) usage = device_.upload_usage;
+    if (download) usage = GL_STREAM_READ;  // docs/perf/log.md, "Retired switches"
+    const bool viewed = device_.texture_buffer_reads ||
+                        (device_.staging_texture_reads && host.bhwc && upload);
+    const size_t buffer_bytes =
+        viewed ? ViewBytes(bytes, device_.gpu->IsLlvmpipe()) : bytes;
+    // A direct upload writes only the elements: PHWC4's padded lanes must
+    // read as zero (a NaN there would reach a GEMM's sums).
+    std::vector<uint8_t> zeros;
+    if (upload && !host.bhwc && !device_.mapped_upload_staging) {
+      zeros.assign(buffer_bytes, 0);
+      initial = zeros.data();
+    }
+    StatusOr<gl::Buffer> buffer =
+        upload && device_.mapped_upload_staging
+            ? gl::Buffer::CreateMappedForWrite(buffer_bytes)
+        : download && device_.mapped_readback()
+            ? gl::Buffer::CreateMappedForRead(buffer_bytes)
+            : gl::Buffer::Create(buffer_bytes,
+                                 buffer_bytes == bytes || !zeros.empty() ? initial : nullptr,
+                                 usage);
+    if (!buffer.ok()) return buffer.status();
+    if (buffer_bytes != bytes && initial != nullptr && zeros.empty()) {
+      TFG_RETURN_IF_ERROR(buffer->Upload(0, bytes, initial));
+    }
+    gpu_bytes_ += static_cast<long long>(buffer->bytes());
+    memory_.other_bytes += static_cast<long long>(buffer->bytes());
+    if (viewed) {
+      const GLenum format = host.bhwc ? (host.half ? GL_R16F : GL_R32F)
+                            : device_.fp16 ? GL_RGBA16F : GL_RGBA32F;
+      const size_t texel = host.bhwc ? staged_element_bytes : vec4_bytes;
+      if (bytes / texel > static_cast<size_t>(device_.gpu->max_texture_buffer_texels)) {
+        return Status::Error("a tensor of " + std::to_string(bytes / texel) +
+                             " texels exceeds GL_MAX_TEXTURE_BUFFER_SIZE " +
+                             std::to_string(device_.gpu->max_texture_buffer_texels));
+      }
+      TFG_ASSIGN_OR_RETURN(views_[i], gl::TextureBufferView::Create(
+                                          *buffer, format, 0, buffer->bytes()));
+    }
+    buffers_[i] = std::move(*buffer);
+  }
+  PlaceBarriers();
+  std::vector<std::string> labels;
+  for (const Step& step : steps_) {
+    labels.push_back(step.dispatch.shader + " " + step.dispatch.label);
+  }
+  timeline_.Configure(device_.report_phases, device_.report_timeline,
+                      !device_.gpu->IsLlvmpipe() && device_.gpu->has_timer_query,
+                      std::move(labels));
+  allocated_ = true;
+  return Status::Ok();
+}
+
+void PartitionRuntime::PlaceBarriers() {
+  std::vector<StepMemory> memory(steps_.size());
+  auto range_of = [this](ValueId view) {
+    const size_t id = static_cast<size_t>(StorageRoot(values_, view));
+    if (arena_offset_[id] != kOwnBuffer) {
+      return MemoryRange{arena_.id(), arena_offset_[id], arena_offset_[id] + arena_bytes_[id]};
+    }
+    return MemoryRange{buffers_[id].id(), 0, buffers_[id].bytes()};
+  };
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    for (ValueId id : steps_[i].dispatch.inputs) memory[i].reads.push_back(range_of(id));
+    for (ValueId id : steps_[i].dispatch.outputs) memory[i].writes.push_back(range_of(id));
+    for (ValueId id : steps_[i].dispatch.read_write) {
+      memory[i].reads.push_back(range_of(id));
+      memory[i].writes.push_back(range_of(id));
+    }
+  }
+  const std::vector<bool> barriers = BarriersBefore(memory);
+  barriers_ = 0;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    steps_[i].barrier_before = barriers[i];
+    barriers_ += barriers[i] ? 1 : 0;
+  }
+  if (device_.report_phases) {
+    std::fprintf(stderr, "INFO: tflite-gles: %zu dispatches, %d memory barriers\n",
+                 steps_.size(), barriers_);
+  }
+}
+
+}  // namespace tflite_gles

@@ -1,0 +1,129 @@
+// PartitionRuntime, transfers: the CPU side of moving a partition's inputs
+// into their staging buffers (or straight into the GPU's own layout) and
+// its outputs back into TFLite tensors.
+#include "delegate/runtime/runtime.h"
+
+#include <GLES2/gl2ext.h>
+#include <GLES3/gl32.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "delegate/abi/half.h"
+#include "delegate/runtime/half_convert.h"
+#include "delegate/runtime/host_copy.h"
+#include "delegate/runtime/transfer_layout.h"
+#include "egl/gl_call.h"
+
+namespace tflite_gles {
+
+namespace {
+Status CheckTransferTensor(const abi::Tensor& tensor, size_t elements,
+                           int index, const char* role) {
+  const size_t element_bytes = ElementBytes(tensor.type);
+  if (element_bytes == 0) {
+    return Status::Error(std::string(role) + " tensor " + std::to_string(index) +
+                         " is " + TypeName(tensor.type) +
+                         "; only float32, int32 and bool cross to the GPU");
+  }
+  if (tensor.data == nullptr || tensor.bytes < elements * element_bytes) {
+    return Status::Error(std::string(role) + " tensor " + std::to_string(index) +
+                         " has no data or fewer bytes than its shape needs");
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status PartitionRuntime::UploadInput(const Transfer& upload,
+                                     const abi::Tensor& tensor) {
+  TFG_RETURN_IF_ERROR(CheckTransferTensor(tensor, upload.elements,
+                                          upload.tflite_index, "input"));
+  const gl::Buffer& buffer = buffers_[upload.buffer];
+  const float* floats = static_cast<const float*>(tensor.data);
+  if (tensor.type != abi::kFloat32) {
+    conversion_scratch_.resize(upload.elements);
+    for (size_t i = 0; i < upload.elements; ++i) {
+      conversion_scratch_[i] =
+          tensor.type == abi::kBool
+              ? (static_cast<const uint8_t*>(tensor.data)[i] ? 1.0f : 0.0f)
+              : static_cast<float>(static_cast<const int32_t*>(tensor.data)[i]);
+    }
+    floats = conversion_scratch_.data();
+  }
+  // Stored elements: BHWC, or PHWC4 with padded lanes where relaid out.
+  const size_t stored = upload.relayout
+                            ? static_cast<size_t>(upload.shape.vec4_count()) * 4
+                            : upload.elements;
+  const size_t bytes = stored * (upload.half ? sizeof(uint16_t) : sizeof(float));
+  if (bytes > buffer.bytes()) {
+    return Status::Error("input tensor " + std::to_string(upload.tflite_index) +
+                         " exceeds its GPU buffer");
+  }
+  // Written straight into a persistent mapping where there is one.
+  void* mapped = buffer.mapped_for_write() ? buffer.mapped() : nullptr;
+  const bool stream = mapped != nullptr && device_.streaming_upload;
+  if (!upload.half) {
+    if (!upload.relayout && stream) {
+      StreamingCopy(mapped, floats, bytes);
+      return Status::Ok();
+    }
+    if (!upload.relayout) return buffer.Upload(0, bytes, floats);
+    float* out = mapped != nullptr ? static_cast<float*>(mapped)
+                                   : (phwc4_floats_.resize(stored), phwc4_floats_.data());
+    BhwcToPhwc4(floats, upload.shape, out);
+    return mapped != nullptr ? Status::Ok() : buffer.Upload(0, bytes, out);
+  }
+  if (!upload.relayout) {
+    uint16_t* out = mapped != nullptr ? static_cast<uint16_t*>(mapped)
+                                      : (half_scratch_.resize(stored), half_scratch_.data());
+    if (stream) {
+      FloatsToHalvesStreaming(floats, out, upload.elements);
+    } else {
+      FloatsToHalves(floats, out, upload.elements);
+    }
+    return mapped != nullptr ? Status::Ok() : buffer.Upload(0, bytes, out);
+  }
+  half_scratch_.resize(upload.elements);
+  FloatsToHalves(floats, half_scratch_.data(), upload.elements);
+  uint16_t* out = mapped != nullptr ? static_cast<uint16_t*>(mapped)
+                                    : (phwc4_halves_.resize(stored), phwc4_halves_.data());
+  BhwcToPhwc4(half_scratch_.data(), upload.shape, out);
+  return mapped != nullptr ? Status::Ok() : buffer.Upload(0, bytes, out);
+}
+
+Status PartitionRuntime::DownloadOutput(const Transfer& download,
+                                        abi::Tensor& tensor) {
+  TFG_RETURN_IF_ERROR(CheckTransferTensor(tensor, download.elements,
+                                          download.tflite_index, "output"));
+  const gl::Buffer& buffer = buffers_[download.buffer];
+  float* floats = static_cast<float*>(tensor.data);
+  if (tensor.type != abi::kFloat32) {
+    conversion_scratch_.resize(download.elements);
+    floats = conversion_scratch_.data();
+  }
+  // Direct readbacks exist only where PHWC4 is BHWC: a plain copy.
+  if (download.half) {
+    half_scratch_.resize(download.elements);
+    TFG_RETURN_IF_ERROR(
+        buffer.Download(0, download.elements * sizeof(uint16_t), half_scratch_.data()));
+    HalvesToFloats(half_scratch_.data(), floats, download.elements);
+  } else {
+    TFG_RETURN_IF_ERROR(buffer.Download(0, download.elements * sizeof(float), floats));
+  }
+  if (tensor.type == abi::kFloat32) return Status::Ok();
+  for (size_t i = 0; i < download.elements; ++i) {
+    const float v = conversion_scratch_[i];
+    if (tensor.type == abi::kBool) {
+      static_cast<uint8_t*>(tensor.data)[i] = v != 0.0f ? 1 : 0;
+    } else {
+      // Saturating: a NaN or out-of-range float must not reach lrint (UB).
+      const float bounded =
+          std::isnan(v) ? 0.0f : std::min(std::max(v, -2147483648.0f), 2147483520.0f);
+      static_cast<int32_t*>(tensor.data)[i] = static_cast<int32_t>(std::lrint(bounded));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tflite_gles
