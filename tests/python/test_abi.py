@@ -10,9 +10,8 @@ import json
 
 import numpy as np
 import pytest
-from ai_edge_litert import schema_py_generated as schema
-
 from gles_testing import interpreter, make_delegate, single_op_model
+from tflite_runtimes import schema
 
 TYPE_CODES = {np.dtype(np.float32): 1, np.dtype(np.int32): 2, np.dtype(np.uint8): 3,
               np.dtype(np.int64): 4, np.dtype(np.bool_): 6, np.dtype(np.int16): 7,
