@@ -1,7 +1,7 @@
 """tflite-gles as others install it, used from outside the repository.
 
 Python: `pip wheel` builds the wheel from pyproject.toml (scikit-build-core
-runs CMake into build/wheel, reused between runs), pip installs it into a
+runs CMake into build-wheel/, reused between runs), pip installs it into a
 fresh virtual environment in a temporary directory, and a script there (cwd
 the temporary directory, `python -I`, the repository nowhere on sys.path)
 loads the delegate through `tflite_gles.load_delegate()` and runs a real
@@ -32,8 +32,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = REPO / "build"
-# scikit-build-core's build directory: a second run only relinks what changed.
-WHEEL_BUILD = BUILD / "wheel"
+# scikit-build-core's build directory: a second run only rebuilds what changed.
+WHEEL_BUILD = REPO / "build-wheel"
 RUNTIME_VENVS = {
     "ai_edge_litert": Path(os.environ.get("TFLITE_GLES_VENV", REPO / ".venv")),
     "tflite_runtime": Path(os.environ.get("TFLITE_GLES_VENV_TFLITE_RUNTIME",
@@ -117,9 +117,7 @@ OUTSIDE_SCRIPT = textwrap.dedent("""
 
     repo, model, runtime, runtime_site = sys.argv[1:5]
 
-    def inside(path):
-        """In the repository, other than the runtime's own environment
-        (.venv may live in the checkout)."""
+    def inside(path):  # in the repository, but not the runtime's .venv there
         path = os.path.realpath(path or ".")
         return (path.startswith(repo + os.sep)
                 and not path.startswith(os.path.realpath(runtime_site) + os.sep)
