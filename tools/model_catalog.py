@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from ai_edge_litert import schema_py_generated as schema
+from tflite_runtimes import schema
 
 import build_standins
 from sample_images import model_input

@@ -27,8 +27,7 @@ from typing import Mapping, Sequence
 
 import flatbuffers
 import numpy as np
-from ai_edge_litert import schema_py_generated as schema
-from ai_edge_litert.interpreter import Interpreter, OpResolverType
+from tflite_runtimes import Interpreter, OpResolverType, schema
 
 SCHEMA_VERSION = 3
 FILE_IDENTIFIER = b"TFL3"

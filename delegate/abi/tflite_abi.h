@@ -8,6 +8,16 @@
 // checked by static_asserts below (for LP64) and, against the real runtime, by
 // tests/python/test_abi.py, which compares what the delegate sees through these
 // structs with what the interpreter reports.
+//
+// Two runtimes are tested: ai-edge-litert 2.3.0 and tflite-runtime 2.14.0
+// (TensorFlow 2.14, what Raspberry Pi users run; test_abi.py and
+// test_models.py run against it with TFLITE_GLES_TEST_RUNTIME=tflite_runtime).
+// Upstream only appends fields, so an older runtime has a prefix of these
+// structs; every field the delegate reads is in TF 2.14's prefix.
+// Registration goes by value to ReplaceNodeSubsetsWithDelegateKernels: a
+// runtime whose struct is shorter reads the prefix it knows (on LP64 SysV
+// and AAPCS64 a struct this large is passed in memory, so the extra tail
+// shifts no other argument).
 #pragma once
 
 #include <cstddef>

@@ -17,7 +17,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 
-from ai_edge_litert.interpreter import Interpreter, OpResolverType, load_delegate  # noqa: E402
+from tflite_runtimes import Interpreter, OpResolverType, load_delegate  # noqa: E402
 from tflite_builder import ModelBuilder, run_tflite, single_op_model  # noqa: E402,F401
 
 LIB = os.environ.get("TFLITE_GLES_LIB", str(REPO / "build" / "libtflite_gles.so"))

@@ -10,9 +10,8 @@ import json
 
 import numpy as np
 import pytest
-from ai_edge_litert import schema_py_generated as schema
-
 from gles_testing import interpreter, make_delegate, single_op_model
+from tflite_runtimes import schema
 
 TYPE_CODES = {np.dtype(np.float32): 1, np.dtype(np.int32): 2, np.dtype(np.uint8): 3,
               np.dtype(np.int64): 4, np.dtype(np.bool_): 6, np.dtype(np.int16): 7,
@@ -158,3 +157,29 @@ def test_quantized_tensor_params_are_read_at_the_right_offsets(tmp_path, monkeyp
     tensor = dump["tensors"][x]
     assert tensor["type"] == 9 and tensor["scale"] == pytest.approx(0.125)
     assert tensor["zero_point"] == -3 and tensor["quantization_type"] == 1
+
+
+@pytest.mark.parametrize("axis", [0, 3])
+def test_per_channel_scales_and_zero_points_are_read_through_the_arrays(axis):
+    """TfLiteAffineQuantization's scale (TfLiteFloatArray) and zero_point
+    (TfLiteIntArray) arrays: the delegate folds a per-channel int8 constant
+    into floats at init from them, so a wrong array layout in either runtime
+    gives wrong numbers (or a refused model) here."""
+    from tflite_builder import ModelBuilder, QuantParams
+    from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_cpu_and_gpu
+    shape = [3, 2, 4, 5]
+    rng = np.random.default_rng(axis)
+    channels = shape[axis]
+    quant = QuantParams(scale=list(rng.uniform(0.01, 0.1, channels)),
+                        zero_point=list(rng.integers(-5, 6, channels)),
+                        quantized_dimension=axis)
+    b = ModelBuilder()
+    x = b.add_input(shape)
+    w = b.add_const(rng.integers(-127, 128, shape).astype(np.int8), quant=quant)
+    wf = b.add_tensor(shape)
+    b.add_op("DEQUANTIZE", [w], [wf])
+    y = b.add_tensor(shape)
+    b.add_op("ADD", [x, wf], [y], {"fused_activation_function": "NONE"})
+    cpu, gpu, stats = run_cpu_and_gpu(b.build(), random_inputs([shape], seed=axis))
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu)

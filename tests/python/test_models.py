@@ -157,7 +157,7 @@ def test_real_inputs_give_sensible_cpu_answers():
 
 
 def _op_counts_and_outputs(model: bytes):
-    from ai_edge_litert import schema_py_generated as schema
+    from tflite_runtimes import schema
     names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
     m = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(model, 0))
     graph = m.subgraphs[0]

@@ -12,12 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ai_edge_litert import schema_py_generated as schema
-from ai_edge_litert.interpreter import Interpreter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 
 import reference_ops  # noqa: E402
+from tflite_runtimes import Interpreter, schema  # noqa: E402
 from tflite_builder import (  # noqa: E402
     ModelBuilder, QuantParams, make_options, options_table_for, run_tflite,
     single_op_model)
