@@ -32,6 +32,7 @@ APT_PACKAGES=(
   glslang-dev glslang-tools
   libflatbuffers-dev flatbuffers-compiler
   libgtest-dev googletest
+  ninja-build
 )
 # Pinned: the reference runtime and everything the tests, tools and benches import.
 PIP_PACKAGES=(
@@ -41,6 +42,7 @@ PIP_PACKAGES=(
   pytest==9.2.0
   pillow==13.0.0
   matplotlib==3.11.2
+  scikit-build-core==1.1.2
 )
 # tflite-runtime 2.14 is built against NumPy 1.x.
 PIP_PACKAGES_TFLITE_RUNTIME=(
