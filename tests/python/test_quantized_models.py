@@ -196,3 +196,39 @@ def test_quantized_models_can_be_declined(capfd):
     assert stats["nodes_delegated"] == 0
     assert "quantized_models_allowed=false" in capfd.readouterr().err
     np.testing.assert_array_equal(outputs[0], cpu_outputs("uint8")["chelsea"])
+
+
+def test_c_api_v2_options_keep_the_old_struct_and_grow_by_size(capfd):
+    """TfLiteGlesDelegateOptions has no size field, so the quantization
+    options live in TfLiteGlesDelegateOptionsV2 (base struct + size): the
+    defaults turn both on, a caller built against a shorter V2 gets defaults
+    for the fields it lacks, and a size below the base struct is refused."""
+    import ctypes
+    from test_reliability import CDelegateOptions
+
+    class CDelegateOptionsV2(ctypes.Structure):
+        _fields_ = [("size", ctypes.c_size_t), ("base", CDelegateOptions),
+                    ("quantized_models_allowed", ctypes.c_int32),
+                    ("quantization_simulator", ctypes.c_int32)]
+
+    lib = ctypes.CDLL(str(gt.LIB))
+    lib.TfLiteGlesDelegateOptionsV2Default.restype = CDelegateOptionsV2
+    lib.TfLiteGlesDelegateCreateV2.argtypes = [ctypes.POINTER(CDelegateOptionsV2)]
+    lib.TfLiteGlesDelegateCreateV2.restype = ctypes.c_void_p
+    lib.TfLiteGlesDelegateDelete.argtypes = [ctypes.c_void_p]
+    options = lib.TfLiteGlesDelegateOptionsV2Default()
+    assert options.size == ctypes.sizeof(CDelegateOptionsV2)
+    assert options.quantized_models_allowed == 1 and options.quantization_simulator == 1
+    assert options.base.max_delegated_partitions >= 1  # the V1 defaults inside
+    for size in (ctypes.sizeof(CDelegateOptionsV2),
+                 CDelegateOptionsV2.quantization_simulator.offset):  # an older V2
+        options.size = size
+        created = lib.TfLiteGlesDelegateCreateV2(ctypes.byref(options))
+        assert created, f"size {size} refused: {capfd.readouterr().err}"
+        lib.TfLiteGlesDelegateDelete(created)
+    options.size = CDelegateOptionsV2.base.offset + 8
+    assert not lib.TfLiteGlesDelegateCreateV2(ctypes.byref(options))
+    assert "TfLiteGlesDelegateOptionsV2.size" in capfd.readouterr().err
+    created = lib.TfLiteGlesDelegateCreateV2(None)  # NULL: the defaults
+    assert created
+    lib.TfLiteGlesDelegateDelete(created)
