@@ -146,11 +146,11 @@ struct DelegateCallbacks {
       TFG_RETURN_IF_ERROR((*kernel)->build(view, builder).WithContext(
           view.Describe() + " (" + (*kernel)->name + ")"));
       TFG_RETURN_IF_ERROR(CountQuantized(self, view));
-      if (self->graph_->quantization().simulator) {
-        auto steps = SimulateQuantizedOutputs(view, builder);
-        if (!steps.ok()) return steps.status().WithContext(view.Describe());
-        self->quantized_.simulated += *steps;
-      }
+      // Every quantized output: rounded to its grid (or, with the
+      // simulator off, only clamped to its range).
+      auto steps = SimulateQuantizedOutputs(view, builder);
+      if (!steps.ok()) return steps.status().WithContext(view.Describe());
+      self->quantized_.simulated += *steps;
     }
     for (int index : ToVector(params->output_tensors)) {
       if (index >= 0 && IsQuantizedType(context->tensors[index].type)) {
@@ -466,11 +466,13 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
       std::fprintf(stderr,
                    "INFO: tflite-gles: quantized model in its float view: %d "
                    "quantized constant%s dequantized at init, %d activation%s "
-                   "rounded to their grid on the GPU (quantization_simulator=%s), "
+                   "%s on the GPU (quantization_simulator=%s), "
                    "%d quantized partition input%s/output%s converted per invoke\n",
                    static_cast<int>(quantized_.constants.size()),
                    quantized_.constants.size() == 1 ? "" : "s", quantized_.simulated,
                    quantized_.simulated == 1 ? "" : "s",
+                   options_.quantization_simulator ? "rounded to their grid"
+                                                   : "clamped to their range",
                    options_.quantization_simulator ? "true" : "false",
                    quantized_.transfers, quantized_.transfers == 1 ? "" : "s",
                    quantized_.transfers == 1 ? "" : "s");

@@ -19,9 +19,14 @@
 // tensor (half away from zero, as TFLite's QUANTIZE) and clamped to its
 // range, in real values: clamp(round(x / s), qmin - z, qmax - z) * s, with
 // Q_INV_SCALE = 1 / s, Q_SCALE = s, Q_LO = qmin - z, Q_HI = qmax - z.
+// OP_QUANT_CLAMP is the same step without the rounding (the option
+// quantization_simulator=false): x clamped to the real range of the tensor,
+// [Q_LO * s, Q_HI * s] given as CLAMP_LO and CLAMP_HI, which TFLite's integer
+// kernels always saturate to (a TF1 model's NONE activations are ReLU6 by
+// their output range alone).
 //
 // @axis - OP_ADD OP_SUB OP_MUL OP_DIV OP_MAXIMUM OP_MINIMUM OP_POW OP_PRELU OP_LOGICAL_AND
-// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID OP_RELU_0_TO_1 OP_EXP OP_SQRT OP_RSQRT OP_ABS OP_NEG OP_SQUARE OP_LEAKY_RELU OP_ELU OP_HARD_SWISH OP_FAKE_QUANT
+// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID OP_RELU_0_TO_1 OP_EXP OP_SQRT OP_RSQRT OP_ABS OP_NEG OP_SQUARE OP_LEAKY_RELU OP_ELU OP_HARD_SWISH OP_FAKE_QUANT OP_QUANT_CLAMP
 // @axis - A_SPLAT B_SPLAT B_LITERAL
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
@@ -29,6 +34,7 @@
 // @const OUT_B=1 OUT_H=4 OUT_W=4 OUT_S=1 OUT_C=4
 // @const A_B=1 A_H=4 A_W=4 A_S=1 B_B=1 B_H=4 B_W=4 B_S=1 B_VALUE=1.0 ALPHA=0.2
 // @const Q_INV_SCALE=128.0 Q_SCALE=0.0078125 Q_LO=-128.0 Q_HI=127.0
+// @const CLAMP_LO=-1.0 CLAMP_HI=0.9921875
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -130,6 +136,8 @@ vec4 unary_op(vec4 x) {
   // to the implementation). Kept in step with fusion.cc's epilogue text.
   return clamp(trunc(x * Q_INV_SCALE + sign(x) * 0.5), vec4(Q_LO), vec4(Q_HI)) *
          Q_SCALE;
+#elif defined(OP_QUANT_CLAMP)
+  return clamp(x, vec4(CLAMP_LO), vec4(CLAMP_HI));
 #else
   return activate(x);  // ACT_* if one is defined, else the identity
 #endif

@@ -216,7 +216,8 @@ struct QuantizationOptions {
   // false: quantized tensors and quantized constants are declined, except
   // DEQUANTIZE-folded constants (as before quantized models were supported).
   bool allowed = true;
-  // Activations rounded to their grid after every op (the simulator).
+  // Activations rounded to their grid after every op (the simulator);
+  // false: only clamped to their range (kernels/quantize.h).
   bool simulator = true;
 };
 

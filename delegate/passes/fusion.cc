@@ -79,6 +79,11 @@ std::optional<std::string> UnaryExpression(const Dispatch& consumer,
            ") * 0.5), vec4(" + lo->second + "), vec4(" + hi->second + ")) * " +
            scale->second + ")";
   }
+  if (d.count("OP_QUANT_CLAMP")) {
+    auto lo = d.find("CLAMP_LO"), hi = d.find("CLAMP_HI");
+    if (lo == d.end() || hi == d.end()) return std::nullopt;
+    return "clamp(" + e + ", vec4(" + lo->second + "), vec4(" + hi->second + "))";
+  }
   if (d.count("OP_ABS")) return "abs(" + e + ")";
   if (d.count("OP_NEG")) return "(-" + e + ")";
   if (d.count("OP_SQUARE")) return "(" + e + " * " + e + ")";
