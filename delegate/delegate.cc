@@ -296,7 +296,7 @@ void GlesDelegate::Report(abi::Context* context, const std::string& message) {
   }
 }
 
-Status GlesDelegate::AcquireEnvironment() {
+Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
   if (env_) return env_->EnsureCurrent();
   egl::DisplayPlatform platform = egl::DisplayPlatform::kAuto;
   switch (options_.egl_platform) {
@@ -333,7 +333,7 @@ Status GlesDelegate::AcquireEnvironment() {
       (options_.experimental_flags & TFLITE_GLES_EXPERIMENTAL_NO_MEMORY_PLAN) == 0;
   // llvmpipe vectorizes x in groups of 8 lanes; 64 suits it and real GPUs.
   device_.preferred_local_x = 64;
-  TuneForDevice(&device_);
+  TuneForDevice(&device_, overrides);
   return Status::Ok();
 }
 
@@ -342,7 +342,9 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   // leaves the graph on the CPU, and the stats must say so.
   nodes_delegated_ = 0;
   partitions_ = 0;
-  Status status = AcquireEnvironment();
+  // The environment's developer overrides, read once for this Prepare.
+  const DeveloperOverrides overrides = ReadDeveloperOverrides();
+  Status status = AcquireEnvironment(overrides);
   const ProgramCacheCounts programs_before =
       programs_ ? programs_->counts() : ProgramCacheCounts();
   if (!status.ok()) {
@@ -353,8 +355,8 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   graph_ = std::make_unique<GraphContext>(
       context, QuantizationOptions{options_.quantized_models_allowed,
                                    options_.quantization_simulator});
-  if (const char* dump_path = std::getenv("TFLITE_GLES_DUMP_GRAPH")) {
-    Status dumped = WriteGraphDump(context, dump_path);
+  if (!overrides.dump_graph.empty()) {
+    Status dumped = WriteGraphDump(context, overrides.dump_graph);
     if (!dumped.ok()) {
       std::fprintf(stderr, "WARNING: tflite-gles: %s\n", dumped.message().c_str());
     }

@@ -102,7 +102,6 @@ void AddQuantizationSimulatorDefines(const QuantParams& q, bool round,
     return;
   }
   defines["OP_FAKE_QUANT"] = "";
-  defines["Q_INV_SCALE"] = kernels::FloatLiteral(static_cast<float>(1.0 / q.scale));
   defines["Q_SCALE"] = kernels::FloatLiteral(q.scale);
   defines["Q_LO"] = kernels::FloatLiteral(static_cast<float>(q.qmin - q.zero_point));
   defines["Q_HI"] = kernels::FloatLiteral(static_cast<float>(q.qmax - q.zero_point));
