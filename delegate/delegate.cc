@@ -11,6 +11,7 @@
 
 #include "delegate/device/device_tuning.h"
 #include "delegate/graph/graph_dump.h"
+#include "delegate/kernels/quantize.h"
 #include "delegate/kernels/registry.h"
 #include "delegate/passes/norm_fusion.h"
 #include "delegate/abi/tflite_builtin.h"
@@ -144,10 +145,22 @@ struct DelegateCallbacks {
       if (!kernel.ok()) return kernel.status().WithContext(view.Describe());
       TFG_RETURN_IF_ERROR((*kernel)->build(view, builder).WithContext(
           view.Describe() + " (" + (*kernel)->name + ")"));
+      TFG_RETURN_IF_ERROR(CountQuantized(self, view));
+      if (self->graph_->quantization().simulator) {
+        auto steps = SimulateQuantizedOutputs(view, builder);
+        if (!steps.ok()) return steps.status().WithContext(view.Describe());
+        self->quantized_.simulated += *steps;
+      }
+    }
+    for (int index : ToVector(params->output_tensors)) {
+      if (index >= 0 && IsQuantizedType(context->tensors[index].type)) {
+        ++self->quantized_.transfers;
+      }
     }
     std::vector<int> inputs;
     for (int index : ToVector(params->input_tensors)) {
       if (index >= 0 && !self->graph_->IsConstant(index)) {
+        if (IsQuantizedType(context->tensors[index].type)) ++self->quantized_.transfers;
         inputs.push_back(index);
         partition->input_dims.emplace_back(index,
                                            DimsVector(context->tensors[index].dims));
@@ -166,6 +179,22 @@ struct DelegateCallbacks {
         "allocating the GPU partition"));
     self->gpu_bytes_ += partition->runtime->gpu_bytes();
     self->memory_[partition->id] = partition->runtime->memory();
+    return Status::Ok();
+  }
+
+  // Quantized constants a node reads (dequantized once, at init) and its
+  // quantized partition boundaries, for the INFO line.
+  static Status CountQuantized(GlesDelegate* self, const NodeView& view) {
+    for (int i = 0; i < view.num_inputs(); ++i) {
+      if (!view.has_input(i)) continue;
+      const int index = view.input_index(i);
+      if (self->graph_->IsQuantizedConstant(index)) self->quantized_.constants.insert(index);
+    }
+    if (view.op() == abi::kTfLiteBuiltinDequantize && view.has_input(0) &&
+        IsConstantTensor(view.input(0)) && view.input(0).type != abi::kFloat16 &&
+        view.input(0).type != abi::kFloat32) {
+      self->quantized_.constants.insert(view.input_index(0));
+    }
     return Status::Ok();
   }
 
@@ -320,7 +349,10 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     Report(context, "tflite-gles: cannot run on the GPU: " + status.message());
     return abi::kDelegateError;
   }
-  graph_ = std::make_unique<GraphContext>(context);
+  quantized_ = QuantizedCounts();
+  graph_ = std::make_unique<GraphContext>(
+      context, QuantizationOptions{options_.quantized_models_allowed,
+                                   options_.quantization_simulator});
   if (const char* dump_path = std::getenv("TFLITE_GLES_DUMP_GRAPH")) {
     Status dumped = WriteGraphDump(context, dump_path);
     if (!dumped.ok()) {
@@ -429,6 +461,20 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
                  nodes_delegated_, nodes_total_, partitions_,
                  partitions_ == 1 ? "" : "s", env_->info().renderer.c_str(),
                  device_.fp16 ? "fp16" : "fp32");
+    if (!quantized_.constants.empty() || quantized_.simulated > 0 ||
+        quantized_.transfers > 0) {
+      std::fprintf(stderr,
+                   "INFO: tflite-gles: quantized model in its float view: %d "
+                   "quantized constant%s dequantized at init, %d activation%s "
+                   "rounded to their grid on the GPU (quantization_simulator=%s), "
+                   "%d quantized partition input%s/output%s converted per invoke\n",
+                   static_cast<int>(quantized_.constants.size()),
+                   quantized_.constants.size() == 1 ? "" : "s", quantized_.simulated,
+                   quantized_.simulated == 1 ? "" : "s",
+                   options_.quantization_simulator ? "true" : "false",
+                   quantized_.transfers, quantized_.transfers == 1 ? "" : "s",
+                   quantized_.transfers == 1 ? "" : "s");
+    }
     if (programs_->serialization_enabled()) {
       const ProgramCacheCounts& now = programs_->counts();
       std::fprintf(stderr,

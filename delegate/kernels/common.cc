@@ -1,11 +1,29 @@
 #include "delegate/kernels/common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 namespace tflite_gles::kernels {
 
+namespace {
+// Whether the node has uint8/int8 tensors (activations, or the int8 weights
+// of a hybrid op): then the versions its quantized forms use are allowed.
+bool HasQuantizedTensors(const NodeView& node) {
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (node.has_input(i) && IsQuantizedType(node.input(i).type)) return true;
+  }
+  for (int i = 0; i < node.num_outputs(); ++i) {
+    if (IsQuantizedType(node.output(i).type)) return true;
+  }
+  return false;
+}
+}  // namespace
+
 Status CheckVersion(const NodeView& node, int max_version) {
+  if (HasQuantizedTensors(node)) {
+    max_version = std::max(max_version, QuantizedMaxVersion(node.op()));
+  }
   if (node.version() > max_version) {
     return Status::Error("version " + std::to_string(node.version()) +
                          " is newer than this kernel knows (<= " +
@@ -31,11 +49,34 @@ Status CheckArity(const NodeView& node, int min_inputs, int max_inputs,
 }
 
 namespace {
-Status CheckGpuTensor(const abi::Tensor& tensor, const char* role, int i) {
-  if (tensor.type != abi::kFloat32) {
-    return Status::Error(std::string(role) + " " + std::to_string(i) +
-                         " is " + TypeName(tensor.type) +
-                         ", only float32 tensors run on the GPU");
+// uint8/int8 tensors run in the float view (delegate/graph/quantization.h) where
+// the options allow it, the op has a quantized form here and the params are
+// sound; everything else but float32 stays on the CPU.
+Status CheckQuantizedTensor(const NodeView& node, const GraphContext& graph,
+                            const abi::Tensor& tensor, const std::string& what) {
+  if (!graph.quantization().allowed) {
+    return Status::Error(what + " is " + TypeName(tensor.type) +
+                         " (quantized tensors are declined: "
+                         "quantized_models_allowed=false)");
+  }
+  if (QuantizedMaxVersion(node.op()) == 0) {
+    return Status::Error(what + " is " + TypeName(tensor.type) +
+                         ": this op has no quantized form on the GPU");
+  }
+  return ActivationQuantization(tensor).status().WithContext(what);
+}
+
+Status CheckGpuTensor(const NodeView& node, const GraphContext& graph,
+                      const abi::Tensor& tensor, const char* role, int i) {
+  const std::string what = std::string(role) + " " + std::to_string(i);
+  if (IsQuantizedType(tensor.type)) {
+    TFG_RETURN_IF_ERROR(CheckQuantizedTensor(node, graph, tensor, what));
+  } else if (tensor.type != abi::kFloat32) {
+    return Status::Error(what + " is " + TypeName(tensor.type) +
+                         (tensor.type == abi::kInt16
+                              ? " (int16 activations are not run on the GPU)"
+                              : ", only float32, uint8 and int8 tensors run on "
+                                "the GPU"));
   }
   auto shape = ShapeFromDims(tensor.dims);
   if (!shape.ok()) {
@@ -57,11 +98,22 @@ Status CheckGpuTensor(const abi::Tensor& tensor, const char* role, int i) {
 Status CheckFloatTensors(const NodeView& node, const GraphContext& graph) {
   for (int i = 0; i < node.num_inputs(); ++i) {
     if (!node.has_input(i)) continue;
+    if (graph.IsQuantizedConstant(node.input_index(i))) {
+      if (!graph.quantization().allowed) {
+        return Status::Error("input " + std::to_string(i) + " is a quantized " +
+                             TypeName(node.input(i).type) +
+                             " constant (quantized tensors are declined: "
+                             "quantized_models_allowed=false)");
+      }
+      TFG_RETURN_IF_ERROR(CheckConstantQuantization(node.input(i))
+                              .WithContext("input " + std::to_string(i)));
+      continue;
+    }
     if (graph.IsConstant(node.input_index(i))) continue;
-    TFG_RETURN_IF_ERROR(CheckGpuTensor(node.input(i), "input", i));
+    TFG_RETURN_IF_ERROR(CheckGpuTensor(node, graph, node.input(i), "input", i));
   }
   for (int i = 0; i < node.num_outputs(); ++i) {
-    TFG_RETURN_IF_ERROR(CheckGpuTensor(node.output(i), "output", i));
+    TFG_RETURN_IF_ERROR(CheckGpuTensor(node, graph, node.output(i), "output", i));
   }
   return Status::Ok();
 }

@@ -55,9 +55,10 @@ Status CheckFullyConnected(const NodeView& node, const GraphContext& graph,
   if (node.input(1).dims == nullptr || node.input(1).dims->size != 2) {
     return Status::Error("weights must be 2-D [outputs, depth]");
   }
-  if (node.input(1).type != abi::kFloat32 && node.input(1).type != abi::kFloat16) {
+  if (node.input(1).type != abi::kFloat32 && node.input(1).type != abi::kFloat16 &&
+      !graph.IsQuantizedConstant(node.input_index(1))) {
     return Status::Error(std::string("weights are ") + TypeName(node.input(1).type) +
-                         " (quantized weights are not supported)");
+                         " (float32, float16 or quantized uint8/int8 constants)");
   }
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   const std::vector<int> weights = DimsVector(node.input(1).dims);

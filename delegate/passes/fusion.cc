@@ -67,6 +67,18 @@ std::optional<std::string> UnaryExpression(const Dispatch& consumer,
     return "mix(" + e + " * " + alpha->second + ", " + e + ", greaterThanEqual(" +
            e + ", vec4(0.0)))";
   }
+  if (d.count("OP_FAKE_QUANT")) {
+    // The quantization simulator (delegate/graph/quantization.h), as
+    // elementwise.comp's unary_op computes it.
+    auto inv = d.find("Q_INV_SCALE"), scale = d.find("Q_SCALE");
+    auto lo = d.find("Q_LO"), hi = d.find("Q_HI");
+    if (inv == d.end() || scale == d.end() || lo == d.end() || hi == d.end()) {
+      return std::nullopt;
+    }
+    return "(clamp(trunc(" + e + " * " + inv->second + " + sign(" + e +
+           ") * 0.5), vec4(" + lo->second + "), vec4(" + hi->second + ")) * " +
+           scale->second + ")";
+  }
   if (d.count("OP_ABS")) return "abs(" + e + ")";
   if (d.count("OP_NEG")) return "(-" + e + ")";
   if (d.count("OP_SQUARE")) return "(" + e + " * " + e + ")";

@@ -44,7 +44,7 @@ Status CheckStagedType(const GraphBuilder& builder, int index, const char* role)
   if (ElementBytes(tensor.type) == 0) {
     return Status::Error(std::string("partition ") + role + " tensor " +
                          std::to_string(index) + " is " + TypeName(tensor.type) +
-                         "; only float32, int32 and bool cross to the GPU");
+                         "; only float32, int32, bool, uint8 and int8 cross to the GPU");
   }
   return Status::Ok();
 }
