@@ -58,11 +58,14 @@ vec4 ew_hard_swish(vec4 x) {
 // rounds: x / s divided in float (not multiplied by 1 / s: an input of
 // [-1, 1] at scale 1/127.5 lands exactly on ties), then half away from zero
 // from the fraction (x / s + 0.5 would round up values just below a tie).
-vec4 ew_fake_quant(vec4 x, float s, float lo, float hi) {
-  vec4 v = x / s;
+// z is 0 where TFLite's integer kernel rounds q - zero_point (the
+// requantization of convolutions, ADD, MEAN ...) and the zero point where it
+// rounds q itself (AVERAGE_POOL_2D averages the stored integers).
+vec4 ew_fake_quant(vec4 x, float s, float z, float lo, float hi) {
+  vec4 v = x / s + z;
   vec4 a = abs(v);
   vec4 f = floor(a);
-  vec4 rounded = sign(v) * (f + step(vec4(0.5), a - f));
+  vec4 rounded = sign(v) * (f + step(vec4(0.5), a - f)) - z;
   return clamp(rounded, vec4(lo), vec4(hi)) * s;
 }
 // The same without the rounding (quantization_simulator=false): the range

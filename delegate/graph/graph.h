@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "delegate/abi/node_view.h"
+#include "delegate/graph/quantization.h"
 #include "egl/egl_environment.h"
 #include "egl/status.h"
 
@@ -285,6 +286,18 @@ class GraphBuilder {
     return write_backs_;
   }
 
+  // A float partition input that only QUANTIZE nodes read is rounded to
+  // their grid on the CPU at upload (TFLite's exact rounding: an image
+  // scaled to [-1, 1] at scale 1/127.5 lies on ties, which the GPU's
+  // division may round the other way); the simulator step after the
+  // QUANTIZE then finds the values on its grid.
+  void QuantizeOnUpload(int tflite_index, const QuantParams& q) {
+    quantized_uploads_[tflite_index] = q;
+  }
+  const std::map<int, QuantParams>& quantized_uploads() const {
+    return quantized_uploads_;
+  }
+
   void AddDispatch(Dispatch dispatch) {
     dispatches_.push_back(std::move(dispatch));
   }
@@ -309,6 +322,7 @@ class GraphBuilder {
   std::vector<Dispatch> dispatches_;
   std::map<int, ValueId> tensor_values_;
   std::vector<std::pair<ValueId, int>> write_backs_;
+  std::map<int, QuantParams> quantized_uploads_;
 };
 
 // Packs BHWC floats into PHWC4 order ([b][slice][h][w][4]), zero-padding the

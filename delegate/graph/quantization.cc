@@ -177,12 +177,12 @@ Status QuantizeTensor(const float* values, size_t elements, abi::Tensor& tensor)
   if (tensor.type == abi::kUInt8) {
     auto* data = static_cast<uint8_t*>(tensor.data);
     for (size_t i = 0; i < elements; ++i) {
-      data[i] = static_cast<uint8_t>(QuantizeValue(values[i], q));
+      data[i] = static_cast<uint8_t>(QuantizeElementLikeTflite(values[i], i, elements, q));
     }
   } else {
     auto* data = static_cast<int8_t*>(tensor.data);
     for (size_t i = 0; i < elements; ++i) {
-      data[i] = static_cast<int8_t>(QuantizeValue(values[i], q));
+      data[i] = static_cast<int8_t>(QuantizeElementLikeTflite(values[i], i, elements, q));
     }
   }
   return Status::Ok();

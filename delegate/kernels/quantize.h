@@ -14,7 +14,10 @@ namespace tflite_gles {
 // (OP_FAKE_QUANT: round to the grid and clamp to the range; with `round`
 // false OP_QUANT_CLAMP, the clamp alone); delegate/passes/fusion.cc folds
 // either into the producer's store.
+// `round_stored_integers`: round q itself, not q - zero_point (ops whose
+// integer kernel averages the stored integers: AVERAGE_POOL_2D).
 void AddQuantizationSimulatorDefines(const QuantParams& q, bool round,
+                                     bool round_stored_integers,
                                      std::map<std::string, std::string>& defines);
 
 // After `node` was built: every uint8/int8 output is rounded to its grid and

@@ -145,6 +145,13 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->uploads_.push_back(
         {index, staging, elements, type, half_staging, false, false, shape});
   }
+  for (Transfer& upload : runtime->uploads_) {
+    auto grid = builder.quantized_uploads().find(upload.tflite_index);
+    if (grid != builder.quantized_uploads().end() && upload.type == abi::kFloat32) {
+      upload.quantize = true;
+      upload.quantization = grid->second;
+    }
+  }
   for (int index : outputs) {
     TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
     if (builder.value(value).kind == Value::Kind::kConstant) {

@@ -91,6 +91,10 @@ class PartitionRuntime {
     bool direct;    // no conversion dispatch: the tensor's own buffer
     bool relayout;  // a direct upload where PHWC4 != BHWC: CPU relayout
     Shape4 shape;
+    // A float input rounded to this grid on the CPU first
+    // (GraphBuilder::QuantizeOnUpload).
+    bool quantize = false;
+    QuantParams quantization;
   };
   // Per Value: whether the CPU writes or reads its buffer (then it has its
   // own buffer, outside the arena) and in what form.

@@ -49,6 +49,15 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
     TFG_RETURN_IF_ERROR(
         DequantizeTensor(tensor, upload.elements, conversion_scratch_.data()));
     floats = conversion_scratch_.data();
+  } else if (upload.quantize && tensor.type == abi::kFloat32) {
+    // Only QUANTIZE reads it: TFLite's rounding, exactly as its kernel does.
+    conversion_scratch_.resize(upload.elements);
+    for (size_t i = 0; i < upload.elements; ++i) {
+      conversion_scratch_[i] = DequantizeValue(
+          QuantizeElementLikeTflite(floats[i], i, upload.elements, upload.quantization),
+          upload.quantization);
+    }
+    floats = conversion_scratch_.data();
   } else if (tensor.type != abi::kFloat32) {
     conversion_scratch_.resize(upload.elements);
     for (size_t i = 0; i < upload.elements; ++i) {

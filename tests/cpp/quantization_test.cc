@@ -88,6 +88,23 @@ TEST(Quantization, QuantizeValueRoundsHalfAwayFromZeroAndClamps) {
   }
 }
 
+// What ai-edge-litert 2.3.0's QUANTIZE was measured to do with exact ties
+// (tests/python/test_quantized_models.py checks it against the runtime):
+// ties to even in whole groups of 8 elements, away from zero in the tail.
+TEST(Quantization, TensorsQuantizeTiesAsTfliteKernelDoes) {
+  const QuantParams q{0.5f, 0, -128, 127};
+  const size_t count = 11;  // one group of 8, a tail of 3
+  const float ties[] = {0.25f, 0.75f, -0.25f, -0.75f, 1.25f, 1.75f, -1.25f, -1.75f,
+                        0.25f, 0.75f, -0.25f};  // x / s = +-0.5, +-1.5, +-2.5, +-3.5
+  const int expected[] = {0, 2, 0, -2, 2, 4, -2, -4, 1, 2, -1};
+  for (size_t i = 0; i < count; ++i) {
+    EXPECT_EQ(QuantizeElementLikeTflite(ties[i], i, count, q), expected[i]) << i;
+  }
+  // Away from ties every rule agrees.
+  EXPECT_EQ(QuantizeElementLikeTflite(0.3f, 0, count, q), 1);
+  EXPECT_EQ(QuantizeElementLikeTflite(-0.3f, 9, count, q), -1);
+}
+
 TEST(Quantization, ActivationParamsAreReadAndChecked) {
   QuantizedTensor good(abi::kUInt8, {1, 4}, {0.02f}, {128});
   auto q = ActivationQuantization(good.get());

@@ -252,3 +252,30 @@ def test_info_line_counts_what_was_dequantized(capfd):
                 f"rounded to their grid on the GPU (quantization_simulator=true), 2 quantized "
                 f"partition inputs/outputs converted per invoke")
     assert expected in err, err
+
+
+@pytest.mark.parametrize("dtype,zero_point", [(np.int8, -3), (np.uint8, 128)])
+def test_quantize_of_a_float_input_equals_tflite_on_exact_ties(dtype, zero_point):
+    """An image scaled to [-1, 1] at scale 1/127.5 lies on exact ties of
+    QUANTIZE. TFLite's kernel rounds them to even in whole groups of 8
+    elements and away from zero in the tail (checked here against the
+    runtime, as the delegate's QuantizeElementLikeTflite assumes); the
+    delegate rounds a float input that only QUANTIZE reads on the CPU at
+    upload that way, so its output equals the CPU's element for element."""
+    from tflite_builder import ModelBuilder, QuantParams
+    count = 8 * 5 + 3
+    b = ModelBuilder()
+    x = b.add_input([1, count])
+    y = b.add_tensor([1, count], dtype=dtype, quant=QuantParams(0.5, zero_point))
+    b.add_op("QUANTIZE", [x], [y])
+    model = b.build()
+    ties = ((np.arange(count) % 13) - 6).astype(np.float32) * 0.5 + 0.25  # x / s = k + 0.5
+    cpu = gt.invoke(gt.interpreter(model), [ties[np.newaxis]])[0][0].astype(int) - zero_point
+    k = np.floor(ties / 0.5)  # the tie is k + 0.5
+    to_even = np.where(k % 2 == 0, k, k + 1)
+    away = np.where(k >= 0, k + 1, k)
+    expected = np.where(np.arange(count) < count // 8 * 8, to_even, away)
+    np.testing.assert_array_equal(cpu, expected)  # the runtime's rule
+    gpu, stats = gt.run_gpu(model, [ties[np.newaxis]])
+    assert stats["nodes_delegated"] == 1
+    np.testing.assert_array_equal(gpu[0][0].astype(int) - zero_point, cpu)
