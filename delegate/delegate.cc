@@ -146,11 +146,11 @@ struct DelegateCallbacks {
       TFG_RETURN_IF_ERROR((*kernel)->build(view, builder).WithContext(
           view.Describe() + " (" + (*kernel)->name + ")"));
       TFG_RETURN_IF_ERROR(CountQuantized(self, view));
-      if (self->graph_->quantization().simulator) {
-        auto steps = SimulateQuantizedOutputs(view, builder);
-        if (!steps.ok()) return steps.status().WithContext(view.Describe());
-        self->quantized_.simulated += *steps;
-      }
+      // Every quantized output: rounded to its grid (or, with the
+      // simulator off, only clamped to its range).
+      auto steps = SimulateQuantizedOutputs(view, builder);
+      if (!steps.ok()) return steps.status().WithContext(view.Describe());
+      self->quantized_.simulated += *steps;
     }
     for (int index : ToVector(params->output_tensors)) {
       if (index >= 0 && IsQuantizedType(context->tensors[index].type)) {
@@ -296,7 +296,7 @@ void GlesDelegate::Report(abi::Context* context, const std::string& message) {
   }
 }
 
-Status GlesDelegate::AcquireEnvironment() {
+Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
   if (env_) return env_->EnsureCurrent();
   egl::DisplayPlatform platform = egl::DisplayPlatform::kAuto;
   switch (options_.egl_platform) {
@@ -333,7 +333,7 @@ Status GlesDelegate::AcquireEnvironment() {
       (options_.experimental_flags & TFLITE_GLES_EXPERIMENTAL_NO_MEMORY_PLAN) == 0;
   // llvmpipe vectorizes x in groups of 8 lanes; 64 suits it and real GPUs.
   device_.preferred_local_x = 64;
-  TuneForDevice(&device_);
+  TuneForDevice(&device_, overrides);
   return Status::Ok();
 }
 
@@ -342,7 +342,9 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   // leaves the graph on the CPU, and the stats must say so.
   nodes_delegated_ = 0;
   partitions_ = 0;
-  Status status = AcquireEnvironment();
+  // The environment's developer overrides, read once for this Prepare.
+  const DeveloperOverrides overrides = ReadDeveloperOverrides();
+  Status status = AcquireEnvironment(overrides);
   const ProgramCacheCounts programs_before =
       programs_ ? programs_->counts() : ProgramCacheCounts();
   if (!status.ok()) {
@@ -353,8 +355,8 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   graph_ = std::make_unique<GraphContext>(
       context, QuantizationOptions{options_.quantized_models_allowed,
                                    options_.quantization_simulator});
-  if (const char* dump_path = std::getenv("TFLITE_GLES_DUMP_GRAPH")) {
-    Status dumped = WriteGraphDump(context, dump_path);
+  if (!overrides.dump_graph.empty()) {
+    Status dumped = WriteGraphDump(context, overrides.dump_graph);
     if (!dumped.ok()) {
       std::fprintf(stderr, "WARNING: tflite-gles: %s\n", dumped.message().c_str());
     }
@@ -466,11 +468,13 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
       std::fprintf(stderr,
                    "INFO: tflite-gles: quantized model in its float view: %d "
                    "quantized constant%s dequantized at init, %d activation%s "
-                   "rounded to their grid on the GPU (quantization_simulator=%s), "
+                   "%s on the GPU (quantization_simulator=%s), "
                    "%d quantized partition input%s/output%s converted per invoke\n",
                    static_cast<int>(quantized_.constants.size()),
                    quantized_.constants.size() == 1 ? "" : "s", quantized_.simulated,
                    quantized_.simulated == 1 ? "" : "s",
+                   options_.quantization_simulator ? "rounded to their grid"
+                                                   : "clamped to their range",
                    options_.quantization_simulator ? "true" : "false",
                    quantized_.transfers, quantized_.transfers == 1 ? "" : "s",
                    quantized_.transfers == 1 ? "" : "s");

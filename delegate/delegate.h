@@ -8,6 +8,7 @@
 #include <vector>
 #include <string>
 
+#include "delegate/device/developer_overrides.h"
 #include "delegate/graph/graph.h"
 #include "delegate/options.h"
 #include "delegate/runtime/runtime.h"
@@ -41,7 +42,7 @@ class GlesDelegate {
 
   // Delegate::Prepare: acquire the GL context, check nodes, partition.
   abi::Status Prepare(abi::Context* context);
-  Status AcquireEnvironment();
+  Status AcquireEnvironment(const DeveloperOverrides& overrides);
   // Reports an error through TFLite and remembers it for LastError().
   void Report(abi::Context* context, const std::string& message);
 

@@ -36,7 +36,8 @@ struct Options {
   // (delegate/graph/quantization.h); false: quantized tensors stay on the CPU.
   bool quantized_models_allowed = true;
   // Activations rounded to their quantization grid after every op, so that
-  // the float view follows the integer model; false: plain float math.
+  // the float view follows the integer model; false: only clamped to their
+  // range (which TFLite's integer kernels always saturate to).
   bool quantization_simulator = true;
 
   // fp16 storage is allowed when precision loss is allowed and no priority

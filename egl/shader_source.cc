@@ -9,6 +9,9 @@
 #include <vector>
 #include <sstream>
 
+// kElementwiseOps: shaders/elementwise_ops.glsl, embedded by CMake.
+#include "elementwise_ops_glsl.h"
+
 namespace tflite_gles::gl {
 namespace {
 
@@ -85,24 +88,6 @@ ivec2 div_mod(int n, int d) {
 vec4 zero_padded(vec4 v, int slice, int channels) {
   return mix(vec4(0.0), v,
              lessThan(ivec4(slice * 4) + ivec4(0, 1, 2, 3), ivec4(channels)));
-}
-// The fused activation selected by the kernel's ACT_* define, if any.
-vec4 activate(vec4 v) {
-#if defined(ACT_RELU)
-  return max(v, vec4(0.0));
-#elif defined(ACT_RELU6)
-  return clamp(v, vec4(0.0), vec4(6.0));
-#elif defined(ACT_RELU_N1_TO_1)
-  return clamp(v, vec4(-1.0), vec4(1.0));
-#elif defined(ACT_TANH)
-  // tanh saturates long before 20; clamping keeps exp() in range on drivers
-  // that expand tanh as a ratio of exponentials (inf/inf = NaN).
-  return tanh(clamp(v, vec4(-20.0), vec4(20.0)));
-#elif defined(ACT_SIGMOID)
-  return vec4(1.0) / (vec4(1.0) + exp(-v));
-#else
-  return v;
-#endif
 }
 )GLSL";
 
@@ -217,7 +202,8 @@ StatusOr<std::string> AssembleShader(
       << "\n";
   out << "#define SPECIALIZED " << (specialize ? 1 : 0) << "\n";
   // The kernel's defines come before the shared helpers, which read them
-  // (activate() picks its fused activation from ACT_*).
+  // (activate(), in elementwise_ops.glsl, picks its fused activation from
+  // ACT_*).
   std::set<std::string> uniforms;
   if (!specialize) {
     uniforms.insert(declaration.uniforms.begin(), declaration.uniforms.end());
@@ -235,6 +221,8 @@ StatusOr<std::string> AssembleShader(
     out << "};\n";
   }
   out << kStorageMacros;
+  // The elementwise ops and activate(), written once for every shader.
+  out << kElementwiseOps;
   out << "#line 2\n";
   out << source.substr(source.find('\n') + 1);
   return out.str();

@@ -18,17 +18,23 @@
 // (delegate/graph/quantization.h): x rounded to the grid of a uint8/int8
 // tensor (half away from zero, as TFLite's QUANTIZE) and clamped to its
 // range, in real values: clamp(round(x / s), qmin - z, qmax - z) * s, with
-// Q_INV_SCALE = 1 / s, Q_SCALE = s, Q_LO = qmin - z, Q_HI = qmax - z.
+// Q_SCALE = s, Q_LO = qmin - z, Q_HI = qmax - z (ew_fake_quant).
+// OP_QUANT_CLAMP is the same step without the rounding (the option
+// quantization_simulator=false): x clamped to the real range of the tensor,
+// [Q_LO * s, Q_HI * s] given as CLAMP_LO and CLAMP_HI (ew_quant_clamp), which
+// TFLite's integer kernels always saturate to (a TF1 model's NONE
+// activations are ReLU6 by their output range alone).
 //
 // @axis - OP_ADD OP_SUB OP_MUL OP_DIV OP_MAXIMUM OP_MINIMUM OP_POW OP_PRELU OP_LOGICAL_AND
-// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID OP_RELU_0_TO_1 OP_EXP OP_SQRT OP_RSQRT OP_ABS OP_NEG OP_SQUARE OP_LEAKY_RELU OP_ELU OP_HARD_SWISH OP_FAKE_QUANT
+// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID OP_RELU_0_TO_1 OP_EXP OP_SQRT OP_RSQRT OP_ABS OP_NEG OP_SQUARE OP_LEAKY_RELU OP_ELU OP_HARD_SWISH OP_FAKE_QUANT OP_QUANT_CLAMP
 // @axis - A_SPLAT B_SPLAT B_LITERAL
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64
 // @const OUT_B=1 OUT_H=4 OUT_W=4 OUT_S=1 OUT_C=4
 // @const A_B=1 A_H=4 A_W=4 A_S=1 B_B=1 B_H=4 B_W=4 B_S=1 B_VALUE=1.0 ALPHA=0.2
-// @const Q_INV_SCALE=128.0 Q_SCALE=0.0078125 Q_LO=-128.0 Q_HI=127.0
+// @const Q_SCALE=0.0078125 Q_LO=-128.0 Q_HI=127.0
+// @const CLAMP_LO=-1.0 CLAMP_HI=0.9921875
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -62,42 +68,28 @@ int broadcast_index(int b, int s, int h, int w, ivec4 dims) {
           (dims.z == 1 ? 0 : h)) * dims.w + (dims.w == 1 ? 0 : w);
 }
 
-#if defined(OP_POW)
-// pow() in GLSL is undefined for x < 0; TFLite's CPU (std::pow) defines it
-// for integral exponents and gives NaN otherwise, and so does this.
-vec4 power(vec4 x, vec4 y) {
-  vec4 magnitude = pow(abs(x), y);
-  bvec4 integral = equal(y, floor(y));
-  bvec4 odd = notEqual(mod(y, 2.0), vec4(0.0));
-  vec4 signed_magnitude =
-      mix(magnitude, -magnitude, bvec4(uvec4(odd) & uvec4(integral)));
-  vec4 nan = vec4(uintBitsToFloat(0x7fc00000u));
-  bvec4 negative = lessThan(x, vec4(0.0));
-  vec4 result = mix(magnitude, signed_magnitude, negative);
-  return mix(result, nan, bvec4(uvec4(negative) & uvec4(not(integral))));
-}
-#endif
-
+// One binary step and one unary step, each a function of
+// elementwise_ops.glsl (part of the preamble), the same functions the fused
+// epilogues of delegate/passes/fusion.cc call.
 vec4 binary_op(vec4 a, vec4 b) {
 #if defined(OP_ADD)
-  return a + b;
+  return ew_add(a, b);
 #elif defined(OP_SUB)
-  return a - b;
+  return ew_sub(a, b);
 #elif defined(OP_MUL)
-  return a * b;
+  return ew_mul(a, b);
 #elif defined(OP_DIV)
-  return a / b;
+  return ew_div(a, b);
 #elif defined(OP_MAXIMUM)
-  return max(a, b);
+  return ew_maximum(a, b);
 #elif defined(OP_MINIMUM)
-  return min(a, b);
+  return ew_minimum(a, b);
 #elif defined(OP_POW)
-  return power(a, b);
+  return ew_pow(a, b);
 #elif defined(OP_PRELU)
-  // b is alpha.
-  return mix(a * b, a, greaterThanEqual(a, vec4(0.0)));
+  return ew_prelu(a, b);
 #elif defined(OP_LOGICAL_AND)
-  return vec4(uvec4(notEqual(a, vec4(0.0))) & uvec4(notEqual(b, vec4(0.0))));
+  return ew_logical_and(a, b);
 #else
   return a;
 #endif
@@ -105,31 +97,29 @@ vec4 binary_op(vec4 a, vec4 b) {
 
 vec4 unary_op(vec4 x) {
 #if defined(OP_RELU_0_TO_1)
-  return clamp(x, vec4(0.0), vec4(1.0));
+  return ew_relu_0_to_1(x);
 #elif defined(OP_EXP)
-  return exp(x);
+  return ew_exp(x);
 #elif defined(OP_SQRT)
-  return sqrt(x);
+  return ew_sqrt(x);
 #elif defined(OP_RSQRT)
-  return inversesqrt(x);
+  return ew_rsqrt(x);
 #elif defined(OP_ABS)
-  return abs(x);
+  return ew_abs(x);
 #elif defined(OP_NEG)
-  return -x;
+  return ew_neg(x);
 #elif defined(OP_SQUARE)
-  return x * x;
+  return ew_square(x);
 #elif defined(OP_LEAKY_RELU)
-  return mix(x * ALPHA, x, greaterThanEqual(x, vec4(0.0)));
+  return ew_leaky_relu(x, ALPHA);
 #elif defined(OP_ELU)
-  // exp() of a large positive x would overflow in the unused branch.
-  return mix(exp(min(x, vec4(0.0))) - vec4(1.0), x, greaterThan(x, vec4(0.0)));
+  return ew_elu(x);
 #elif defined(OP_HARD_SWISH)
-  return x * clamp(x + vec4(3.0), vec4(0.0), vec4(6.0)) * (1.0 / 6.0);
+  return ew_hard_swish(x);
 #elif defined(OP_FAKE_QUANT)
-  // trunc(v + 0.5 sign(v)): half away from zero (GLSL's round() leaves ties
-  // to the implementation). Kept in step with fusion.cc's epilogue text.
-  return clamp(trunc(x * Q_INV_SCALE + sign(x) * 0.5), vec4(Q_LO), vec4(Q_HI)) *
-         Q_SCALE;
+  return ew_fake_quant(x, Q_SCALE, Q_LO, Q_HI);
+#elif defined(OP_QUANT_CLAMP)
+  return ew_quant_clamp(x, CLAMP_LO, CLAMP_HI);
 #else
   return activate(x);  // ACT_* if one is defined, else the identity
 #endif
@@ -168,14 +158,8 @@ void main() {
   other = other.xxxx;
 #endif
 #endif
+  // ADD/SUB/MUL/DIV keep TFLite's float range (ew_float_range).
   vec4 result = binary_op(a, other);
-#if defined(OP_ADD) || defined(OP_SUB) || defined(OP_MUL) || defined(OP_DIV)
-  // TFLite's CPU kernels clamp these to their activation range, which is
-  // [-FLT_MAX, FLT_MAX] without an activation: an overflow or x/0 gives
-  // +-3.4028235e38 there, not +-Inf. NaN (0/0) passes through.
-  result = mix(clamp(result, vec4(-3.40282347e38), vec4(3.40282347e38)), result,
-               isnan(result));
-#endif
   result = unary_op(result);
   result = EPILOGUE(result, i, s);
 #if STORAGE_FP16

@@ -78,11 +78,11 @@ layout(std430, binding = READ_WRITE_BINDING_1) coherent buffer Arrivals { uint a
 #endif
 vec4 dw_act(vec4 v) {
 #if defined(DW_PROLOGUE_RELU)
-  return max(v, vec4(0.0));
+  return ew_relu(v);
 #elif defined(DW_PROLOGUE_RELU6)
-  return clamp(v, vec4(0.0), vec4(6.0));
+  return ew_relu6(v);
 #elif defined(DW_PROLOGUE_RELU_N1_TO_1)
-  return clamp(v, vec4(-1.0), vec4(1.0));
+  return ew_relu_n1_to_1(v);
 #else
   return v;
 #endif

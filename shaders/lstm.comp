@@ -49,9 +49,9 @@ float temp_at(int b, int channel) {
   return LOAD(activation_temp, b * TEMP_S + channel / 4)[channel % 4];
 }
 
-vec4 sigmoid(vec4 v) { return vec4(1.0) / (vec4(1.0) + exp(-v)); }
-// Clamped like activate(): tanh as a ratio of exponentials overflows.
-vec4 safe_tanh(vec4 v) { return tanh(clamp(v, vec4(-20.0), vec4(20.0))); }
+// elementwise_ops.glsl's (the preamble's), as activate() uses them.
+vec4 sigmoid(vec4 v) { return ew_sigmoid(v); }
+vec4 safe_tanh(vec4 v) { return ew_tanh(v); }
 
 void main() {
   int i = int(global_index());

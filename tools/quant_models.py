@@ -7,7 +7,9 @@ so that whole-model tests judge classes on real photographs:
 
   int8_full_integer(uint8 model): the TF2 full-integer form. Activations
     int8 (same scale, zero point - 128), weights re-quantized per output
-    channel, symmetric (zero point 0, scale max|w|/127), int32 biases with
+    channel, symmetric (zero point 0; the uint8 step where a channel's
+    weights fit in +-127 steps of it, so they stay exact, else max|w|/127:
+    the closest int8 twin of the uint8 model), int32 biases with
     scale input_scale * weight_scale[c], a float input QUANTIZEd to int8 and
     the int8 softmax DEQUANTIZEd to a float output. Op versions as TFLite's
     op_version.cc gives them for int8 (CONV_2D 3, DEPTHWISE_CONV_2D 3,
@@ -82,11 +84,18 @@ def _quant(scale, zero_point, dim=0):
                                           quantizedDimension=dim)
 
 
-def _per_channel_int8(weights: np.ndarray, axis: int):
-    """Symmetric int8 per channel along `axis`: (q, scales)."""
+def _per_channel_int8(weights: np.ndarray, axis: int, step: float | None = None):
+    """Symmetric int8 per channel along `axis`: (q, scales). The scale of a
+    channel is max|w| / 127, or, given the `step` of weights that are
+    already quantized (a uint8 model's), that step wherever the channel's
+    values fit in [-127, 127] steps (then the int8 weights are exactly the
+    uint8 ones), else max|w| / 127."""
     moved = np.moveaxis(weights.astype(np.float64), axis, 0)
     peak = np.abs(moved.reshape(moved.shape[0], -1)).max(axis=1)
-    scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    scales = np.where(peak > 0, peak / 127.0, 1.0)
+    if step is not None:
+        scales = np.where(peak <= 127 * step * (1 + 1e-6), step, scales)
+    scales = scales.astype(np.float32)
     shape = [1] * weights.ndim
     shape[axis] = -1
     q = np.clip(np.round(weights / scales.reshape(shape)), -127, 127).astype(np.int8)
@@ -118,7 +127,8 @@ def int8_full_integer(uint8_model: bytes) -> bytes:
     new_scales = {}
     for index, (name, _, _) in weight_of.items():
         tensor = graph.tensors[index]
-        q, scales = _per_channel_int8(_dequantized(model, tensor), _CONV_AXES[name])
+        q, scales = _per_channel_int8(_dequantized(model, tensor), _CONV_AXES[name],
+                                      step=float(tensor.quantization.scale[0]))
         _set_buffer(model, tensor, q)
         tensor.type = _T.INT8
         tensor.quantization = _quant(scales, 0, _CONV_AXES[name])

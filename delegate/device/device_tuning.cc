@@ -1,84 +1,15 @@
 #include "delegate/device/device_tuning.h"
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
-
-#include <GLES3/gl31.h>
 
 namespace tflite_gles {
 namespace {
 
-// TFLITE_GLES_X_UPLOAD_USAGE / _DOWNLOAD_USAGE (experiment knobs for A/B
-// runs on the device machine): stream_draw, stream_read, stream_copy,
-// dynamic_draw, dynamic_read.
-void UsageFromEnv(const char* name, unsigned* usage) {
-  const char* text = std::getenv(name);
-  if (text == nullptr) return;
-  static const struct { const char* name; unsigned usage; } kUsages[] = {
-      {"stream_draw", GL_STREAM_DRAW},   {"stream_read", GL_STREAM_READ},
-      {"stream_copy", GL_STREAM_COPY},   {"dynamic_draw", GL_DYNAMIC_DRAW},
-      {"dynamic_read", GL_DYNAMIC_READ}, {"static_draw", GL_STATIC_DRAW}};
-  for (const auto& entry : kUsages) {
-    if (std::strcmp(entry.name, text) == 0) {
-      *usage = entry.usage;
-      return;
-    }
-  }
-  std::fprintf(stderr, "WARNING: tflite-gles: %s='%s' is not a buffer usage; ignored\n",
-               name, text);
-}
-
-// An integer >= 0 from the environment (sweeps and A/B runs); other values
-// are ignored with a warning.
-void NonNegativeFromEnv(const char* name, long long* value) {
-  const char* text = std::getenv(name);
-  if (text == nullptr) return;
-  char* end = nullptr;
-  const long long parsed = std::strtoll(text, &end, 10);
-  if (end != text && *end == '\0' && parsed >= 0) {
-    *value = parsed;
-  } else {
-    std::fprintf(stderr,
-                 "WARNING: tflite-gles: %s='%s' is not an integer >= 0; ignored\n",
-                 name, text);
-  }
-}
-
-// A 0/1 switch from the environment (sweeps and A/B runs); other values
-// are ignored with a warning.
-void SwitchFromEnv(const char* name, bool* value) {
-  const char* text = std::getenv(name);
-  if (text == nullptr) return;
-  if (std::strcmp(text, "0") == 0 || std::strcmp(text, "1") == 0) {
-    *value = text[0] == '1';
-  } else {
-    std::fprintf(stderr, "WARNING: tflite-gles: %s='%s' is not 0 or 1; ignored\n", name,
-                 text);
-  }
-}
-
-// TFLITE_GLES_X_READBACK=map|fence|spin|mapped|mapped_spin
-// (DeviceProfile::Readback).
-void ReadbackFromEnv(DeviceProfile::Readback* readback) {
-  const char* text = std::getenv("TFLITE_GLES_X_READBACK");
-  if (text == nullptr) return;
-  static const struct { const char* name; DeviceProfile::Readback mode; } kModes[] = {
-      {"map", DeviceProfile::Readback::kMap},
-      {"fence", DeviceProfile::Readback::kFence},
-      {"spin", DeviceProfile::Readback::kFenceSpin},
-      {"mapped", DeviceProfile::Readback::kMapped},
-      {"mapped_spin", DeviceProfile::Readback::kMappedSpin}};
-  for (const auto& entry : kModes) {
-    if (std::strcmp(entry.name, text) == 0) {
-      *readback = entry.mode;
-      return;
-    }
-  }
-  std::fprintf(stderr,
-               "WARNING: tflite-gles: TFLITE_GLES_X_READBACK='%s' is not map, "
-               "fence, spin, mapped or mapped_spin; ignored\n", text);
+// An override, where its variable is set, replaces the device's choice.
+template <typename T, typename U>
+void Apply(const std::optional<T>& value, U* field) {
+  if (value) *field = *value;
 }
 
 }  // namespace
@@ -104,6 +35,10 @@ bool Fp16StoragePays(const egl::GpuInfo& gpu) {
 }
 
 void TuneForDevice(DeviceProfile* device) {
+  TuneForDevice(device, ReadDeveloperOverrides());
+}
+
+void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // llvmpipe runs one invocation per SIMD lane on 2-16 CPU threads: few
   // invocations with big register tiles win (docs/perf/log.md, convolution
   // kernels). A real GPU needs tens of thousands of invocations in flight:
@@ -183,39 +118,16 @@ void TuneForDevice(DeviceProfile* device) {
   // MobileNet's conv layers) and each program saved is one driver compile.
   // docs/perf/log.md, "Cold init (coldinit)".
   device->specialize_shapes = false;
-  SwitchFromEnv("TFLITE_GLES_SPECIALIZE_SHAPES", &device->specialize_shapes);
-  NonNegativeFromEnv("TFLITE_GLES_MIN_INVOCATIONS", &device->min_invocations);
-  SwitchFromEnv("TFLITE_GLES_X_PHASES", &device->report_phases);
-  SwitchFromEnv("TFLITE_GLES_X_TIMELINE", &device->report_timeline);
-  SwitchFromEnv("TFLITE_GLES_X_ORDER_BY_LEVEL", &device->order_by_level);
-  SwitchFromEnv("TFLITE_GLES_FUSE_NORM_STATS", &device->fuse_norm_stats);
-  SwitchFromEnv("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS", &device->fuse_elementwise_chains);
-  SwitchFromEnv("TFLITE_GLES_X_BARRIER_EVERY_DISPATCH", &device->barrier_every_dispatch);
-  UsageFromEnv("TFLITE_GLES_X_UPLOAD_USAGE", &device->upload_usage);
-  SwitchFromEnv("TFLITE_GLES_X_MAPPED_UPLOAD", &device->mapped_upload_staging);
-  // Upload staging read through a samplerBuffer view (default where the
-  // other reads are SSBOs and texture buffers exist) or as an SSBO (0).
-  if (device->gpu->has_texture_buffer && !device->texture_buffer_reads) {
-    SwitchFromEnv("TFLITE_GLES_X_STAGING_TEXTURE", &device->staging_texture_reads);
-  }
-  SwitchFromEnv("TFLITE_GLES_FUSE_UPLOAD", &device->fuse_upload_into_conv);
-  if (const char* text = std::getenv("TFLITE_GLES_X_EARLY_FLUSH")) {
-    device->early_flush_points.clear();
-    for (const char* p = text; *p != '\0';) {
-      char* end = nullptr;
-      const long point = std::strtol(p, &end, 10);
-      if (end == p) {
-        std::fprintf(stderr,
-                     "WARNING: tflite-gles: TFLITE_GLES_X_EARLY_FLUSH='%s' is not a list "
-                     "of dispatch counts; ignored from '%s'\n", text, p);
-        break;
-      }
-      // A negative count (-1: "none") is never reached.
-      device->early_flush_points.push_back(static_cast<int>(point));
-      // ',' or '/' between counts ('/' passes through bench/options_ab.py).
-      p = (*end == ',' || *end == '/') ? end + 1 : end;
-    }
-  }
+  Apply(o.specialize_shapes, &device->specialize_shapes);
+  Apply(o.min_invocations, &device->min_invocations);
+  Apply(o.report_phases, &device->report_phases);
+  Apply(o.report_timeline, &device->report_timeline);
+  Apply(o.fuse_norm_stats, &device->fuse_norm_stats);
+  Apply(o.fuse_elementwise_chains, &device->fuse_elementwise_chains);
+  Apply(o.upload_usage, &device->upload_usage);
+  Apply(o.mapped_upload, &device->mapped_upload_staging);
+  Apply(o.fuse_upload, &device->fuse_upload_into_conv);
+  Apply(o.early_flush, &device->early_flush_points);
   if (device->mapped_upload_staging &&
       !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
     std::fprintf(stderr,
@@ -223,49 +135,36 @@ void TuneForDevice(DeviceProfile* device) {
                  "GL_EXT_buffer_storage, which this driver lacks; ignored\n");
     device->mapped_upload_staging = false;
   }
-  UsageFromEnv("TFLITE_GLES_X_DOWNLOAD_USAGE", &device->download_usage);
-  SwitchFromEnv("TFLITE_GLES_X_DIRECT_TRANSFERS", &device->direct_transfers);
-  SwitchFromEnv("TFLITE_GLES_X_HALF_UPLOAD", &device->half_upload_staging);
-  SwitchFromEnv("TFLITE_GLES_X_STREAMING_UPLOAD", &device->streaming_upload);
-  ReadbackFromEnv(&device->readback);
-  if (const char* text = std::getenv("TFLITE_GLES_X_DIRECT_MAX_KB")) {
-    char* end = nullptr;
-    const long long kb = std::strtoll(text, &end, 10);
-    if (end != text && *end == '\0' && kb >= 0 && kb < (1LL << 30)) {
-      device->direct_max_bytes = static_cast<size_t>(kb) * 1024;
-    } else {
-      std::fprintf(stderr,
-                   "WARNING: tflite-gles: TFLITE_GLES_X_DIRECT_MAX_KB='%s' is not an "
-                   "integer >= 0; ignored\n", text);
-    }
-  }
+  Apply(o.direct_transfers, &device->direct_transfers);
+  Apply(o.half_upload, &device->half_upload_staging);
+  Apply(o.streaming_upload, &device->streaming_upload);
+  Apply(o.readback, &device->readback);
+  Apply(o.direct_max_bytes, &device->direct_max_bytes);
   if (device->mapped_readback() && !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
     std::fprintf(stderr,
                  "WARNING: tflite-gles: TFLITE_GLES_X_READBACK=mapped* needs "
                  "GL_EXT_buffer_storage, which this driver lacks; ignored\n");
     device->readback = DeviceProfile::Readback::kMap;
   }
-  SwitchFromEnv("TFLITE_GLES_SHARED_MEMORY_GEMM", &device->shared_memory_gemm);
+  Apply(o.shared_memory_gemm, &device->shared_memory_gemm);
   // Each 3x3 depthwise layer feeding a GEMM computed in the GEMM's
   // workgroups (delegate/passes/dw_fusion.h): one dependent dispatch less per pair
   // on the GPUs that run gemm.comp (docs/perf/log.md, "Depthwise into GEMM
   // (dwpw)"). TFLITE_GLES_FUSE_DEPTHWISE=0/1 overrides it (A/B runs, and
   // tests on llvmpipe together with TFLITE_GLES_SHARED_MEMORY_GEMM=1).
   device->fuse_depthwise_into_gemm = device->shared_memory_gemm;
-  SwitchFromEnv("TFLITE_GLES_FUSE_DEPTHWISE", &device->fuse_depthwise_into_gemm);
+  Apply(o.fuse_depthwise, &device->fuse_depthwise_into_gemm);
   // Two rows per invocation in them on small maps (kernels/gemm.cc,
   // RegisterTiledDepthwiseGemm; docs/perf/log.md, "Register tiles in the
   // fused GEMMs").
   device->dw_gemm_register_tiles = device->fuse_depthwise_into_gemm;
-  SwitchFromEnv("TFLITE_GLES_X_DW_REGISTER_TILES", &device->dw_gemm_register_tiles);
+  Apply(o.dw_register_tiles, &device->dw_gemm_register_tiles);
   // Their depth split across workgroups on 14x14 and 7x7 maps
   // (delegate/passes/dw_splitk.h; docs/perf/log.md, "Split-K across workgroups
   // (skw)"): off until measured faster.
   device->split_depthwise_gemm_k = false;
-  SwitchFromEnv("TFLITE_GLES_X_DW_SPLITK", &device->split_depthwise_gemm_k);
-  if (const char* tile = std::getenv("TFLITE_GLES_X_DW_SPLITK_TILE")) {
-    device->dw_splitk_tile_override = tile;
-  }
+  Apply(o.dw_splitk, &device->split_depthwise_gemm_k);
+  if (!o.dw_splitk_tile.empty()) device->dw_splitk_tile_override = o.dw_splitk_tile;
   // GEMMs on maps below ~55x55 pixels compiled with their shapes as
   // constants (constant divisors and loop bounds): H200, same process,
   // against uniforms: palm detection -7 %, face detection -4 %, selfie -2 %,
@@ -275,20 +174,18 @@ void TuneForDevice(DeviceProfile* device) {
   // GEMM shape instead of per tile (MobileNet 7 -> 10, compiled once and
   // cached by the driver and the serialization cache).
   device->specialize_gemm_below_rows = device->shared_memory_gemm ? 3072 : 0;
-  NonNegativeFromEnv("TFLITE_GLES_SPECIALIZE_GEMM_ROWS", &device->specialize_gemm_below_rows);
+  Apply(o.specialize_gemm_rows, &device->specialize_gemm_below_rows);
   // Likewise a classifier's global average pool into its logits GEMM
   // (MobileNet: the 8 us mean dispatch; docs/perf/log.md, "Lead, session 3").
   device->fuse_mean_into_gemm = device->shared_memory_gemm;
-  SwitchFromEnv("TFLITE_GLES_FUSE_MEAN", &device->fuse_mean_into_gemm);
+  Apply(o.fuse_mean, &device->fuse_mean_into_gemm);
   // And the softmax after the logits GEMM, into that GEMM's last workgroup
   // (docs/perf/log.md, "Softmax into the logits GEMM (smx)").
   device->fuse_softmax_into_gemm = device->shared_memory_gemm;
-  SwitchFromEnv("TFLITE_GLES_FUSE_SOFTMAX", &device->fuse_softmax_into_gemm);
+  Apply(o.fuse_softmax, &device->fuse_softmax_into_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the
   // GEMM kernels decline with the parse error, so the sweep notices.
-  if (const char* text = std::getenv("TFLITE_GLES_GEMM_TILE")) {
-    device->gemm_tile_override = text;
-  }
+  if (!o.gemm_tile.empty()) device->gemm_tile_override = o.gemm_tile;
 }
 
 }  // namespace tflite_gles

@@ -101,8 +101,8 @@ struct DeviceProfile {
   // Usage hint of the staging buffers that inputs are uploaded into and
   // outputs read back from (GL_STREAM_DRAW, GL_STREAM_READ, ...): it decides
   // where a driver places them (device or host memory). Set by TuneForDevice.
+  // Downloads always use GL_STREAM_READ.
   unsigned upload_usage = 0x88E1;    // GL_STREAM_READ
-  unsigned download_usage = 0x88E1;  // GL_STREAM_READ
   // Upload staging buffers are persistently mapped (GL_EXT_buffer_storage)
   // and written with memcpy, not glBufferSubData. Set by TuneForDevice.
   bool mapped_upload_staging = false;
@@ -143,16 +143,9 @@ struct DeviceProfile {
   // idles for the first ~90 us of an invoke. Set by TuneForDevice;
   // TFLITE_GLES_X_EARLY_FLUSH=N[,M...] ("-1" for none).
   std::vector<int> early_flush_points;
-  // Dispatches sorted by dependency level, so that independent ones are
-  // not separated by barriers (delegate/passes/schedule.h); a glMemoryBarrier only
-  // before a dispatch that touches bytes an earlier one since the last
-  // barrier wrote (or writes bytes it read). TFLITE_GLES_X_ORDER_BY_LEVEL,
-  // TFLITE_GLES_X_BARRIER_EVERY_DISPATCH (the behaviour before both).
-  bool order_by_level = true;
   // Instance-norm statistics (MEAN, SQUARED_DIFFERENCE, MEAN, ADD, RSQRT)
   // as one dispatch (delegate/passes/norm_fusion.h). TFLITE_GLES_FUSE_NORM_STATS.
   bool fuse_norm_stats = true;
-  bool barrier_every_dispatch = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;
@@ -216,7 +209,8 @@ struct QuantizationOptions {
   // false: quantized tensors and quantized constants are declined, except
   // DEQUANTIZE-folded constants (as before quantized models were supported).
   bool allowed = true;
-  // Activations rounded to their grid after every op (the simulator).
+  // Activations rounded to their grid after every op (the simulator);
+  // false: only clamped to their range (kernels/quantize.h).
   bool simulator = true;
 };
 

@@ -5,8 +5,10 @@
 // its input, no dispatch) and QUANTIZE (float -> uint8/int8, or a requantize
 // int8 -> int8) is the identity followed by the simulator step that the
 // partition builder appends to every quantized output: rounding to the
-// output's grid and clamping to its range. With the simulator off, QUANTIZE
-// is the identity too.
+// output's grid and clamping to its range. With the simulator off the step
+// only clamps to the output's range: TFLite's integer kernels always
+// saturate there, and models rely on it (a TF1 MobileNet's convolutions have
+// no fused activation; their output range [0, 6] is their ReLU6).
 #include "delegate/kernels/quantize.h"
 
 #include <string>
@@ -91,16 +93,22 @@ bool OutputStaysOnGrid(const NodeView& node, const QuantParams& out) {
 
 }  // namespace
 
-void AddQuantizationSimulatorDefines(const QuantParams& q,
+void AddQuantizationSimulatorDefines(const QuantParams& q, bool round,
                                      std::map<std::string, std::string>& defines) {
+  if (!round) {
+    defines["OP_QUANT_CLAMP"] = "";
+    defines["CLAMP_LO"] = kernels::FloatLiteral(DequantizeValue(q.qmin, q));
+    defines["CLAMP_HI"] = kernels::FloatLiteral(DequantizeValue(q.qmax, q));
+    return;
+  }
   defines["OP_FAKE_QUANT"] = "";
-  defines["Q_INV_SCALE"] = kernels::FloatLiteral(static_cast<float>(1.0 / q.scale));
   defines["Q_SCALE"] = kernels::FloatLiteral(q.scale);
   defines["Q_LO"] = kernels::FloatLiteral(static_cast<float>(q.qmin - q.zero_point));
   defines["Q_HI"] = kernels::FloatLiteral(static_cast<float>(q.qmax - q.zero_point));
 }
 
 StatusOr<int> SimulateQuantizedOutputs(const NodeView& node, GraphBuilder& builder) {
+  const bool round = builder.graph().quantization().simulator;
   int steps = 0;
   for (int i = 0; i < node.num_outputs(); ++i) {
     const abi::Tensor& output = node.output(i);
@@ -113,8 +121,9 @@ StatusOr<int> SimulateQuantizedOutputs(const NodeView& node, GraphBuilder& build
     const ValueId simulated = builder.NewTemporary(shape);
     TFG_RETURN_IF_ERROR(builder.Rebind(index, simulated));
     Dispatch dispatch = kernels::ElementwiseDispatch("elementwise", shape, builder.device());
-    dispatch.label = node.Describe() + " quantization simulator";
-    AddQuantizationSimulatorDefines(q, dispatch.defines);
+    dispatch.label = node.Describe() + (round ? " quantization simulator"
+                                              : " quantized range clamp");
+    AddQuantizationSimulatorDefines(q, round, dispatch.defines);
     dispatch.defines["TOTAL"] = std::to_string(shape.vec4_count());
     kernels::AddShapeDefines("OUT", shape, dispatch.defines);
     kernels::AddShapeDefines("A", shape, dispatch.defines);

@@ -9,25 +9,21 @@
 namespace tflite_gles {
 namespace {
 
-// The elementwise binary steps that fuse, as GLSL over operands A and B.
-// Each must compute exactly what shaders/elementwise.comp's binary_op does.
+// The elementwise steps that fuse name their function in
+// shaders/elementwise_ops.glsl, the one place their formulas are written
+// (shaders/elementwise.comp calls the same functions). Binary steps:
+// the function of the consumer's OP_* over operands A and B.
 std::optional<std::string> BinaryExpression(const Dispatch& consumer,
                                             const std::string& a,
                                             const std::string& b) {
-  const auto& d = consumer.defines;
-  // ADD/SUB/MUL/DIV clamp to [-FLT_MAX, FLT_MAX] keeping NaN, as
-  // elementwise.comp's main() does after binary_op (TFLite's CPU kernels
-  // clamp to the activation range, so overflow and x/0 are not Inf there).
-  auto float_range = [](const std::string& e) {
-    return "mix(clamp(" + e + ", vec4(-3.40282347e38), vec4(3.40282347e38)), " +
-           e + ", isnan(" + e + "))";
-  };
-  if (d.count("OP_ADD")) return float_range("(" + a + " + " + b + ")");
-  if (d.count("OP_SUB")) return float_range("(" + a + " - " + b + ")");
-  if (d.count("OP_MUL")) return float_range("(" + a + " * " + b + ")");
-  if (d.count("OP_DIV")) return float_range("(" + a + " / " + b + ")");
-  if (d.count("OP_MAXIMUM")) return "max(" + a + ", " + b + ")";
-  if (d.count("OP_MINIMUM")) return "min(" + a + ", " + b + ")";
+  static const struct { const char* define; const char* function; } kBinary[] = {
+      {"OP_ADD", "ew_add"}, {"OP_SUB", "ew_sub"}, {"OP_MUL", "ew_mul"},
+      {"OP_DIV", "ew_div"}, {"OP_MAXIMUM", "ew_maximum"}, {"OP_MINIMUM", "ew_minimum"}};
+  for (const auto& op : kBinary) {
+    if (consumer.defines.count(op.define)) {
+      return std::string(op.function) + "(" + a + ", " + b + ")";
+    }
+  }
   return std::nullopt;
 }
 
@@ -38,54 +34,39 @@ bool HasUnfusableBinary(const Dispatch& consumer) {
   return false;
 }
 
-// The unary step (fused activation or unary op) applied to `e`, matching
-// elementwise.comp's unary_op and the preamble's activate(); `e` is
-// "unchanged" when the consumer has none, nullopt when it has one that does
-// not fuse (SQRT and RSQRT stay: rare after a convolution).
+// The unary step (fused activation or unary op) applied to `e`, as
+// elementwise.comp's unary_op applies it; `e` is "unchanged" when the
+// consumer has none, nullopt when it has one that does not fuse (SQRT and
+// RSQRT stay: rare after a convolution).
 std::optional<std::string> UnaryExpression(const Dispatch& consumer,
                                            const std::string& e) {
   const auto& d = consumer.defines;
-  if (d.count("ACT_RELU")) return "max(" + e + ", vec4(0.0))";
-  if (d.count("ACT_RELU6")) return "clamp(" + e + ", vec4(0.0), vec4(6.0))";
-  if (d.count("ACT_RELU_N1_TO_1")) {
-    return "clamp(" + e + ", vec4(-1.0), vec4(1.0))";
-  }
-  if (d.count("OP_RELU_0_TO_1")) return "clamp(" + e + ", vec4(0.0), vec4(1.0))";
-  if (d.count("ACT_TANH")) {
-    return "tanh(clamp(" + e + ", vec4(-20.0), vec4(20.0)))";
-  }
-  if (d.count("ACT_SIGMOID")) {
-    return "(vec4(1.0) / (vec4(1.0) + exp(-" + e + ")))";
-  }
-  if (d.count("OP_HARD_SWISH")) {
-    return "(" + e + " * clamp(" + e +
-           " + vec4(3.0), vec4(0.0), vec4(6.0)) * (1.0 / 6.0))";
+  static const struct { const char* define; const char* function; } kUnary[] = {
+      {"ACT_RELU", "ew_relu"},          {"ACT_RELU6", "ew_relu6"},
+      {"ACT_RELU_N1_TO_1", "ew_relu_n1_to_1"}, {"OP_RELU_0_TO_1", "ew_relu_0_to_1"},
+      {"ACT_TANH", "ew_tanh"},          {"ACT_SIGMOID", "ew_sigmoid"},
+      {"OP_HARD_SWISH", "ew_hard_swish"}, {"OP_ABS", "ew_abs"},
+      {"OP_NEG", "ew_neg"},             {"OP_SQUARE", "ew_square"},
+      {"OP_EXP", "ew_exp"},             {"OP_ELU", "ew_elu"}};
+  for (const auto& op : kUnary) {
+    if (d.count(op.define)) return std::string(op.function) + "(" + e + ")";
   }
   if (d.count("OP_LEAKY_RELU")) {
     auto alpha = d.find("ALPHA");
     if (alpha == d.end()) return std::nullopt;
-    return "mix(" + e + " * " + alpha->second + ", " + e + ", greaterThanEqual(" +
-           e + ", vec4(0.0)))";
+    return "ew_leaky_relu(" + e + ", " + alpha->second + ")";
   }
   if (d.count("OP_FAKE_QUANT")) {
-    // The quantization simulator (delegate/graph/quantization.h), as
-    // elementwise.comp's unary_op computes it.
-    auto inv = d.find("Q_INV_SCALE"), scale = d.find("Q_SCALE");
-    auto lo = d.find("Q_LO"), hi = d.find("Q_HI");
-    if (inv == d.end() || scale == d.end() || lo == d.end() || hi == d.end()) {
-      return std::nullopt;
-    }
-    return "(clamp(trunc(" + e + " * " + inv->second + " + sign(" + e +
-           ") * 0.5), vec4(" + lo->second + "), vec4(" + hi->second + ")) * " +
-           scale->second + ")";
+    // The quantization simulator (delegate/graph/quantization.h).
+    auto scale = d.find("Q_SCALE"), lo = d.find("Q_LO"), hi = d.find("Q_HI");
+    if (scale == d.end() || lo == d.end() || hi == d.end()) return std::nullopt;
+    return "ew_fake_quant(" + e + ", " + scale->second + ", " + lo->second + ", " +
+           hi->second + ")";
   }
-  if (d.count("OP_ABS")) return "abs(" + e + ")";
-  if (d.count("OP_NEG")) return "(-" + e + ")";
-  if (d.count("OP_SQUARE")) return "(" + e + " * " + e + ")";
-  if (d.count("OP_EXP")) return "exp(" + e + ")";
-  if (d.count("OP_ELU")) {
-    return "mix(exp(min(" + e + ", vec4(0.0))) - vec4(1.0), " + e +
-           ", greaterThan(" + e + ", vec4(0.0)))";
+  if (d.count("OP_QUANT_CLAMP")) {
+    auto lo = d.find("CLAMP_LO"), hi = d.find("CLAMP_HI");
+    if (lo == d.end() || hi == d.end()) return std::nullopt;
+    return "ew_quant_clamp(" + e + ", " + lo->second + ", " + hi->second + ")";
   }
   for (const char* other : {"OP_SQRT", "OP_RSQRT"}) {
     if (d.count(other)) return std::nullopt;

@@ -21,7 +21,7 @@
 //    per-channel vector (1x1x1xC) or a scalar literal, and/or its unary step
 //    (RELU RELU6 RELU_N1_TO_1 RELU_0_TO_1 TANH LOGISTIC HARD_SWISH
 //    LEAKY_RELU ABS NEG SQUARE EXP ELU, and the quantization simulator's
-//    OP_FAKE_QUANT);
+//    OP_FAKE_QUANT and OP_QUANT_CLAMP);
 //  - the producer's output is read by no other dispatch, is no partition
 //    output, no write-back and has no view;
 //  - at most one extra tensor operand per producer (one more binding), and at

@@ -218,7 +218,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   // Independent dispatches next to each other, so that no barrier
   // separates them (delegate/passes/schedule.h); before memory planning, which
   // then sees the lifetimes of this order.
-  if (device.order_by_level) OrderByLevel(runtime->values_, &kernel_dispatches);
+  OrderByLevel(runtime->values_, &kernel_dispatches);
   for (Dispatch& d : pre) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
   for (Dispatch& d : kernel_dispatches) {
     TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));

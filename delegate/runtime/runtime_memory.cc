@@ -166,7 +166,7 @@ Status PartitionRuntime::Allocate() {
     const bool download = host.role == HostSide::kDownload;
     GLenum usage = GL_STATIC_DRAW;
     if (upload) usage = device_.upload_usage;
-    if (download) usage = device_.download_usage;
+    if (download) usage = GL_STREAM_READ;  // docs/perf/log.md, "Retired switches"
     const bool viewed = device_.texture_buffer_reads ||
                         (device_.staging_texture_reads && host.bhwc && upload);
     const size_t buffer_bytes =
@@ -235,9 +235,7 @@ void PartitionRuntime::PlaceBarriers() {
       memory[i].writes.push_back(range_of(id));
     }
   }
-  const std::vector<bool> barriers = device_.barrier_every_dispatch
-                                         ? std::vector<bool>(steps_.size(), true)
-                                         : BarriersBefore(memory);
+  const std::vector<bool> barriers = BarriersBefore(memory);
   barriers_ = 0;
   for (size_t i = 0; i < steps_.size(); ++i) {
     steps_[i].barrier_before = barriers[i];

@@ -37,15 +37,21 @@ struct QuantizedTensor {
     }
     zero_storage.push_back(static_cast<int>(zero_points.size()));
     zero_storage.insert(zero_storage.end(), zero_points.begin(), zero_points.end());
-    affine.scale = reinterpret_cast<abi::FloatArray*>(scale_storage.data());
-    affine.zero_point = reinterpret_cast<abi::IntArray*>(zero_storage.data());
     affine.quantized_dimension = axis;
     tensor.type = type;
-    tensor.dims = reinterpret_cast<abi::IntArray*>(dims_storage.data());
     tensor.quantization.type = abi::kAffineQuantization;
-    tensor.quantization.params = &affine;
     tensor.params.scale = scales.empty() ? 0.0f : scales[0];
     tensor.params.zero_point = zero_points.empty() ? 0 : zero_points[0];
+  }
+
+  // The tensor with its pointers into this object (set here, not in the
+  // constructor: the object may have moved since).
+  const abi::Tensor& get() {
+    affine.scale = reinterpret_cast<abi::FloatArray*>(scale_storage.data());
+    affine.zero_point = reinterpret_cast<abi::IntArray*>(zero_storage.data());
+    tensor.dims = reinterpret_cast<abi::IntArray*>(dims_storage.data());
+    tensor.quantization.params = &affine;
+    return tensor;
   }
 };
 
@@ -84,15 +90,15 @@ TEST(Quantization, QuantizeValueRoundsHalfAwayFromZeroAndClamps) {
 
 TEST(Quantization, ActivationParamsAreReadAndChecked) {
   QuantizedTensor good(abi::kUInt8, {1, 4}, {0.02f}, {128});
-  auto q = ActivationQuantization(good.tensor);
+  auto q = ActivationQuantization(good.get());
   ASSERT_TRUE(q.ok()) << q.status().message();
   EXPECT_EQ(q->scale, 0.02f);
   EXPECT_EQ(q->zero_point, 128);
   EXPECT_EQ(q->qmin, 0);
   EXPECT_EQ(q->qmax, 255);
   QuantizedTensor int8(abi::kInt8, {1, 4}, {0.1f}, {-3});
-  ASSERT_TRUE(ActivationQuantization(int8.tensor).ok());
-  EXPECT_EQ(ActivationQuantization(int8.tensor)->qmin, -128);
+  ASSERT_TRUE(ActivationQuantization(int8.get()).ok());
+  EXPECT_EQ(ActivationQuantization(int8.get())->qmin, -128);
 }
 
 TEST(Quantization, BadActivationParamsAreDeclinedWithAReason) {
@@ -111,38 +117,40 @@ TEST(Quantization, BadActivationParamsAreDeclinedWithAReason) {
                    QuantizedTensor(abi::kInt8, {1, 2}, {1.0f, 2.0f}, {0, 0}, 1)});
   cases.push_back({"int16 activation", QuantizedTensor(abi::kInt16, {4}, {1.0f}, {0})});
   for (Case& c : cases) {
-    auto q = ActivationQuantization(c.tensor.tensor);
+    auto q = ActivationQuantization(c.tensor.get());
     EXPECT_FALSE(q.ok()) << c.what;
-    if (!q.ok()) EXPECT_FALSE(q.status().message().empty()) << c.what;
+    if (!q.ok()) {
+      EXPECT_FALSE(q.status().message().empty()) << c.what;
+    }
   }
   QuantizedTensor none(abi::kUInt8, {4}, {1.0f}, {0});
   none.tensor.quantization.type = abi::kNoQuantization;
-  EXPECT_FALSE(ActivationQuantization(none.tensor).ok());
+  EXPECT_FALSE(ActivationQuantization(none.get()).ok());
   QuantizedTensor blockwise(abi::kInt8, {4}, {1.0f}, {0});
   blockwise.tensor.quantization.type = abi::kBlockwiseQuantization;
-  EXPECT_FALSE(ActivationQuantization(blockwise.tensor).ok());
+  EXPECT_FALSE(ActivationQuantization(blockwise.get()).ok());
   QuantizedTensor disagree(abi::kUInt8, {4}, {1.0f}, {3});
   disagree.tensor.params.zero_point = 4;
-  EXPECT_FALSE(ActivationQuantization(disagree.tensor).ok());
+  EXPECT_FALSE(ActivationQuantization(disagree.get()).ok());
 }
 
 TEST(Quantization, ConstantParamsAreChecked) {
   QuantizedTensor per_channel(abi::kInt8, {3, 1, 1, 2}, {0.1f, 0.2f, 0.3f}, {0, 0, 0}, 0);
-  EXPECT_TRUE(CheckConstantQuantization(per_channel.tensor).ok());
+  EXPECT_TRUE(CheckConstantQuantization(per_channel.get()).ok());
   QuantizedTensor bias(abi::kInt32, {3}, {0.01f, 0.02f, 0.03f}, {0, 0, 0}, 0);
-  EXPECT_TRUE(CheckConstantQuantization(bias.tensor).ok());
+  EXPECT_TRUE(CheckConstantQuantization(bias.get()).ok());
   QuantizedTensor wrong_length(abi::kInt8, {3, 2}, {0.1f, 0.2f}, {0, 0}, 0);
-  EXPECT_FALSE(CheckConstantQuantization(wrong_length.tensor).ok());
+  EXPECT_FALSE(CheckConstantQuantization(wrong_length.get()).ok());
   QuantizedTensor axis_out_of_range(abi::kInt8, {3, 2}, {0.1f, 0.2f}, {0, 0}, 2);
-  EXPECT_FALSE(CheckConstantQuantization(axis_out_of_range.tensor).ok());
+  EXPECT_FALSE(CheckConstantQuantization(axis_out_of_range.get()).ok());
   QuantizedTensor negative_axis(abi::kInt8, {3, 2}, {0.1f, 0.2f}, {0, 0}, -1);
-  EXPECT_FALSE(CheckConstantQuantization(negative_axis.tensor).ok());
+  EXPECT_FALSE(CheckConstantQuantization(negative_axis.get()).ok());
   QuantizedTensor zero_scale(abi::kInt8, {3}, {0.1f, 0.0f, 0.1f}, {0, 0, 0}, 0);
-  EXPECT_FALSE(CheckConstantQuantization(zero_scale.tensor).ok());
+  EXPECT_FALSE(CheckConstantQuantization(zero_scale.get()).ok());
   QuantizedTensor zero_points_mismatch(abi::kInt8, {3}, {0.1f, 0.1f, 0.1f}, {0, 0}, 0);
-  EXPECT_FALSE(CheckConstantQuantization(zero_points_mismatch.tensor).ok());
+  EXPECT_FALSE(CheckConstantQuantization(zero_points_mismatch.get()).ok());
   QuantizedTensor bias_zero_point(abi::kInt32, {1}, {0.1f}, {5});
-  EXPECT_FALSE(CheckConstantQuantization(bias_zero_point.tensor).ok());
+  EXPECT_FALSE(CheckConstantQuantization(bias_zero_point.get()).ok());
 }
 
 TEST(Quantization, QuantizedVersionsFollowTfliteOpVersioning) {

@@ -232,3 +232,23 @@ def test_c_api_v2_options_keep_the_old_struct_and_grow_by_size(capfd):
     created = lib.TfLiteGlesDelegateCreateV2(None)  # NULL: the defaults
     assert created
     lib.TfLiteGlesDelegateDelete(created)
+
+
+def test_info_line_counts_what_was_dequantized(capfd):
+    """The INFO line at init: quantized constants dequantized (every weight
+    and bias of the uint8 MobileNet, counted here from the flatbuffer),
+    activations given a simulator step (every op output but the RESHAPE's,
+    which keeps its input's grid) and the partition's uint8 input and output."""
+    from ai_edge_litert import schema_py_generated as schema
+    model = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(model_bytes("uint8"), 0))
+    graph = model.subgraphs[0]
+    constants = sum(1 for t in graph.tensors
+                    if model.buffers[t.buffer].data is not None and t.quantization is not None
+                    and t.quantization.scale is not None and len(t.quantization.scale) > 0)
+    outputs = sum(len(op.outputs) for op in graph.operators) - 1  # RESHAPE
+    _, stats = gpu_outputs("uint8", {})
+    err = capfd.readouterr().err
+    expected = (f"{constants} quantized constants dequantized at init, {outputs} activations "
+                f"rounded to their grid on the GPU (quantization_simulator=true), 2 quantized "
+                f"partition inputs/outputs converted per invoke")
+    assert expected in err, err

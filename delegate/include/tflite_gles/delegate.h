@@ -110,7 +110,8 @@ typedef struct TfLiteGlesDelegateOptionsV2 {
   int32_t quantized_models_allowed;
   /* Non-zero (default): every quantized activation is rounded to its grid
    * and clamped to its range after the op that writes it, so results follow
-   * the integer model. 0: plain float math between the boundaries. */
+   * the integer model. 0: only clamped to their range (the saturation of
+   * TFLite's integer kernels, which models rely on). */
   int32_t quantization_simulator;
 } TfLiteGlesDelegateOptionsV2;
 

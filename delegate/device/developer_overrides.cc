@@ -1,0 +1,158 @@
+#include "delegate/device/developer_overrides.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <GLES3/gl31.h>
+
+namespace tflite_gles {
+namespace {
+
+// A 0/1 switch; other values are ignored with a warning.
+std::optional<bool> Switch(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  if (std::strcmp(text, "0") == 0 || std::strcmp(text, "1") == 0) return text[0] == '1';
+  std::fprintf(stderr, "WARNING: tflite-gles: %s='%s' is not 0 or 1; ignored\n", name,
+               text);
+  return std::nullopt;
+}
+
+// An integer >= 0 (sweeps and A/B runs); other values are ignored with a
+// warning.
+std::optional<long long> NonNegative(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  char* end = nullptr;
+  const long long parsed = std::strtoll(text, &end, 10);
+  if (end != text && *end == '\0' && parsed >= 0) return parsed;
+  std::fprintf(stderr, "WARNING: tflite-gles: %s='%s' is not an integer >= 0; ignored\n",
+               name, text);
+  return std::nullopt;
+}
+
+// Text passed on as is (checked where it is used, e.g. kernels/gemm.h).
+std::string Text(const char* name) {
+  const char* text = std::getenv(name);
+  return text == nullptr ? std::string() : std::string(text);
+}
+
+// A GL buffer usage: stream_draw, stream_read, stream_copy, dynamic_draw,
+// dynamic_read, static_draw.
+std::optional<unsigned> Usage(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  static const struct { const char* name; unsigned usage; } kUsages[] = {
+      {"stream_draw", GL_STREAM_DRAW},   {"stream_read", GL_STREAM_READ},
+      {"stream_copy", GL_STREAM_COPY},   {"dynamic_draw", GL_DYNAMIC_DRAW},
+      {"dynamic_read", GL_DYNAMIC_READ}, {"static_draw", GL_STATIC_DRAW}};
+  for (const auto& entry : kUsages) {
+    if (std::strcmp(entry.name, text) == 0) return entry.usage;
+  }
+  std::fprintf(stderr, "WARNING: tflite-gles: %s='%s' is not a buffer usage; ignored\n",
+               name, text);
+  return std::nullopt;
+}
+
+// map|fence|spin|mapped|mapped_spin (DeviceProfile::Readback).
+std::optional<DeviceProfile::Readback> Readback(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  static const struct { const char* name; DeviceProfile::Readback mode; } kModes[] = {
+      {"map", DeviceProfile::Readback::kMap},
+      {"fence", DeviceProfile::Readback::kFence},
+      {"spin", DeviceProfile::Readback::kFenceSpin},
+      {"mapped", DeviceProfile::Readback::kMapped},
+      {"mapped_spin", DeviceProfile::Readback::kMappedSpin}};
+  for (const auto& entry : kModes) {
+    if (std::strcmp(entry.name, text) == 0) return entry.mode;
+  }
+  std::fprintf(stderr,
+               "WARNING: tflite-gles: %s='%s' is not map, fence, spin, mapped or "
+               "mapped_spin; ignored\n", name, text);
+  return std::nullopt;
+}
+
+// Dispatch counts separated by ',' or '/' ('/' passes through
+// bench/options_ab.py); "-1" (never reached) for none. A bad entry ends the
+// list with a warning, keeping the counts before it.
+std::optional<std::vector<int>> CountList(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  std::vector<int> counts;
+  for (const char* p = text; *p != '\0';) {
+    char* end = nullptr;
+    const long point = std::strtol(p, &end, 10);
+    if (end == p) {
+      std::fprintf(stderr,
+                   "WARNING: tflite-gles: %s='%s' is not a list of dispatch counts; "
+                   "ignored from '%s'\n", name, text, p);
+      break;
+    }
+    counts.push_back(static_cast<int>(point));
+    p = (*end == ',' || *end == '/') ? end + 1 : end;
+  }
+  return counts;
+}
+
+// Kilobytes >= 0 and below 2^30, as bytes.
+std::optional<size_t> Kilobytes(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  char* end = nullptr;
+  const long long kb = std::strtoll(text, &end, 10);
+  if (end != text && *end == '\0' && kb >= 0 && kb < (1LL << 30)) {
+    return static_cast<size_t>(kb) * 1024;
+  }
+  std::fprintf(stderr, "WARNING: tflite-gles: %s='%s' is not an integer >= 0; ignored\n",
+               name, text);
+  return std::nullopt;
+}
+
+}  // namespace
+
+// The table. Every switch is documented in docs/developer_overrides.md; the
+// comment here says what it is for.
+DeveloperOverrides ReadDeveloperOverrides() {
+  DeveloperOverrides o;
+  // A/B runs of each fusion, and tests that check a fused graph against the
+  // unfused one (or force a fusion on llvmpipe).
+  o.fuse_norm_stats = Switch("TFLITE_GLES_FUSE_NORM_STATS");
+  o.fuse_elementwise_chains = Switch("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS");
+  o.fuse_upload = Switch("TFLITE_GLES_FUSE_UPLOAD");
+  o.fuse_depthwise = Switch("TFLITE_GLES_FUSE_DEPTHWISE");
+  o.fuse_mean = Switch("TFLITE_GLES_FUSE_MEAN");
+  o.fuse_softmax = Switch("TFLITE_GLES_FUSE_SOFTMAX");
+  // gemm.comp on or off (tests run it on llvmpipe), its tile forced (sweeps).
+  o.shared_memory_gemm = Switch("TFLITE_GLES_SHARED_MEMORY_GEMM");
+  o.gemm_tile = Text("TFLITE_GLES_GEMM_TILE");
+  // conv2d.comp's tiling target (sweeps: bench/nvidia_sweep.sh).
+  o.min_invocations = NonNegative("TFLITE_GLES_MIN_INVOCATIONS");
+  // Shapes compiled in vs uniforms (A/B runs, tests of both paths).
+  o.specialize_shapes = Switch("TFLITE_GLES_SPECIALIZE_SHAPES");
+  o.specialize_gemm_rows = NonNegative("TFLITE_GLES_SPECIALIZE_GEMM_ROWS");
+  // Depthwise-fused GEMM variants (tests on llvmpipe, sweeps).
+  o.dw_register_tiles = Switch("TFLITE_GLES_X_DW_REGISTER_TILES");
+  o.dw_splitk = Switch("TFLITE_GLES_X_DW_SPLITK");
+  o.dw_splitk_tile = Text("TFLITE_GLES_X_DW_SPLITK_TILE");
+  // Transfer paths: each one's alternative stays testable on llvmpipe and
+  // measurable on the device machine (bench/options_ab.py).
+  o.upload_usage = Usage("TFLITE_GLES_X_UPLOAD_USAGE");
+  o.mapped_upload = Switch("TFLITE_GLES_X_MAPPED_UPLOAD");
+  o.streaming_upload = Switch("TFLITE_GLES_X_STREAMING_UPLOAD");
+  o.half_upload = Switch("TFLITE_GLES_X_HALF_UPLOAD");
+  o.direct_transfers = Switch("TFLITE_GLES_X_DIRECT_TRANSFERS");
+  o.direct_max_bytes = Kilobytes("TFLITE_GLES_X_DIRECT_MAX_KB");
+  o.readback = Readback("TFLITE_GLES_X_READBACK");
+  // When an invoke flushes early (NVIDIA's command batching).
+  o.early_flush = CountList("TFLITE_GLES_X_EARLY_FLUSH");
+  // Per-invoke timing reports for bench runs (invoke_timeline.h).
+  o.report_phases = Switch("TFLITE_GLES_X_PHASES");
+  o.report_timeline = Switch("TFLITE_GLES_X_TIMELINE");
+  // A text dump of the TFLite graph at Prepare (graph_dump.h), for debugging.
+  o.dump_graph = Text("TFLITE_GLES_DUMP_GRAPH");
+  return o;
+}
+
+}  // namespace tflite_gles

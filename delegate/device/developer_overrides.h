@@ -1,0 +1,60 @@
+// Developer overrides: every environment variable the delegate reads, in one
+// table (ReadDeveloperOverrides, developer_overrides.cc; the list with values
+// and purposes is docs/developer_overrides.md). They exist for A/B runs,
+// sweeps on the device machine and tests that force a path llvmpipe would not
+// take; none is needed to use the delegate. A variable that is unset leaves
+// the device's choice (TuneForDevice) alone; a bad value is ignored with a
+// warning naming it. Outside this table only egl/ reads the environment: the
+// user switch TFLITE_GLES_EGL_PLATFORM (egl_environment.cc) and the test hook
+// TFLITE_GLES_TEST_MAX_BUFFER_BYTES (gl_objects.cc), since egl/ knows nothing
+// of the delegate.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "delegate/graph/graph.h"
+
+namespace tflite_gles {
+
+// Each field: the variable that sets it; unset = std::nullopt (or empty).
+// The DeviceProfile field it overrides says what the switch does.
+struct DeveloperOverrides {
+  // Fusions, 0/1 (DeviceProfile::fuse_*).
+  std::optional<bool> fuse_norm_stats;           // TFLITE_GLES_FUSE_NORM_STATS
+  std::optional<bool> fuse_elementwise_chains;   // TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS
+  std::optional<bool> fuse_upload;               // TFLITE_GLES_FUSE_UPLOAD
+  std::optional<bool> fuse_depthwise;            // TFLITE_GLES_FUSE_DEPTHWISE
+  std::optional<bool> fuse_mean;                 // TFLITE_GLES_FUSE_MEAN
+  std::optional<bool> fuse_softmax;              // TFLITE_GLES_FUSE_SOFTMAX
+  // Kernel choice and tiling.
+  std::optional<bool> shared_memory_gemm;        // TFLITE_GLES_SHARED_MEMORY_GEMM
+  std::string gemm_tile;                         // TFLITE_GLES_GEMM_TILE
+  std::optional<long long> min_invocations;      // TFLITE_GLES_MIN_INVOCATIONS
+  std::optional<bool> specialize_shapes;         // TFLITE_GLES_SPECIALIZE_SHAPES
+  std::optional<long long> specialize_gemm_rows; // TFLITE_GLES_SPECIALIZE_GEMM_ROWS
+  std::optional<bool> dw_register_tiles;         // TFLITE_GLES_X_DW_REGISTER_TILES
+  std::optional<bool> dw_splitk;                 // TFLITE_GLES_X_DW_SPLITK
+  std::string dw_splitk_tile;                    // TFLITE_GLES_X_DW_SPLITK_TILE
+  // Transfers and submission.
+  std::optional<unsigned> upload_usage;          // TFLITE_GLES_X_UPLOAD_USAGE
+  std::optional<bool> mapped_upload;             // TFLITE_GLES_X_MAPPED_UPLOAD
+  std::optional<bool> streaming_upload;          // TFLITE_GLES_X_STREAMING_UPLOAD
+  std::optional<bool> half_upload;               // TFLITE_GLES_X_HALF_UPLOAD
+  std::optional<bool> direct_transfers;          // TFLITE_GLES_X_DIRECT_TRANSFERS
+  std::optional<size_t> direct_max_bytes;        // TFLITE_GLES_X_DIRECT_MAX_KB (x 1024)
+  std::optional<DeviceProfile::Readback> readback;  // TFLITE_GLES_X_READBACK
+  std::optional<std::vector<int>> early_flush;   // TFLITE_GLES_X_EARLY_FLUSH
+  // Reports and dumps.
+  std::optional<bool> report_phases;             // TFLITE_GLES_X_PHASES
+  std::optional<bool> report_timeline;           // TFLITE_GLES_X_TIMELINE
+  std::string dump_graph;                        // TFLITE_GLES_DUMP_GRAPH (a path)
+};
+
+// Reads the whole table from the environment. The delegate reads it once per
+// Prepare (TFLite re-prepares after a resize); tests that build a
+// DeviceProfile themselves read it through TuneForDevice(DeviceProfile*).
+DeveloperOverrides ReadDeveloperOverrides();
+
+}  // namespace tflite_gles
