@@ -168,9 +168,13 @@ ABORT_TFLITE = {
 
 # ------------------------------------------------------------- the fuzzer
 
+# "valid": one set of plausible parameters on every activation (what ops that
+# move raw integers require); "params_differ": plausible parameters of their
+# own on each (TFLite's MAX_POOL_2D, RESHAPE, RESIZE_*... then copy raw
+# integers and ignore the output's).
 QUANT_KINDS = ("zero_scale", "negative_scale", "zero_point_out_of_range",
                "per_channel_wrong_length", "dimension_out_of_range", "int16_activations",
-               "missing_params", "valid")
+               "missing_params", "params_differ", "valid")
 
 
 def _repack(model: schema.ModelT) -> bytes:
@@ -181,8 +185,9 @@ def _repack(model: schema.ModelT) -> bytes:
 
 def quantize_model(model_bytes: bytes, kind: str, rng) -> bytes:
     """The model with its float activations made uint8/int8 (int16 for
-    "int16_activations") with plausible parameters, then one tensor's
-    parameters broken as `kind` says (float constants stay float)."""
+    "int16_activations") with one set of plausible parameters (each its own
+    for "params_differ"), then one tensor's parameters broken as `kind`
+    says (float constants stay float)."""
     model = schema.ModelT.InitFromPackedBuf(model_bytes, 0)
     graph = model.subgraphs[0]
     dtype = schema.TensorType.INT16 if kind == "int16_activations" else \
@@ -191,11 +196,16 @@ def quantize_model(model_bytes: bytes, kind: str, rng) -> bytes:
            schema.TensorType.INT16: 0}[dtype]
     activations = [i for i, t in enumerate(graph.tensors)
                    if t.type == schema.TensorType.FLOAT32 and not model.buffers[t.buffer].data]
+    shared = None
     for i in activations:
         graph.tensors[i].type = dtype
         zero_point = 0 if dtype == schema.TensorType.INT16 else int(low + rng.integers(20, 230))
-        graph.tensors[i].quantization = _raw([float(rng.uniform(0.002, 0.05))], [zero_point])
-    if activations and kind not in ("valid", "int16_activations"):
+        params = ([float(rng.uniform(0.002, 0.05))], [zero_point])
+        if kind != "params_differ":
+            shared = shared or params
+            params = shared
+        graph.tensors[i].quantization = _raw(*params)
+    if activations and kind not in ("valid", "int16_activations", "params_differ"):
         t = graph.tensors[activations[int(rng.integers(len(activations)))]]
         q = t.quantization
         if kind == "zero_scale":

@@ -67,6 +67,10 @@ class QuantSpec:
     output_dtype: type | None = None
     # Float range of the graph inputs of a QUANTIZE (its input is float).
     float_input_range: tuple = (-3.0, 3.0)
+    # QUANTIZE: every other float input half-way between two grid points
+    # (as photographs scaled to [-1, 1] with scale 2/255 are), where the
+    # rounding of x / scale decides.
+    half_way_inputs: bool = False
 
     def activation_dtypes(self) -> list:
         return [o.dtype or self.dtype for o in self.operands if o.const is None]
@@ -127,7 +131,13 @@ class QuantSpec:
         for o, dtype in zip([o for o in self.operands if o.const is None],
                             self.activation_dtypes()):
             if np.dtype(dtype).kind == "f":
-                arrays.append(rng.uniform(*self.float_input_range, o.shape).astype(dtype))
+                x = rng.uniform(*self.float_input_range, o.shape).astype(dtype)
+                if self.half_way_inputs:
+                    q, info = self.output_quant, np.iinfo(self.output_dtype or self.dtype)
+                    steps = rng.integers(info.min, info.max, o.shape) - q.zero_point + 0.5
+                    flat = x.reshape(-1)
+                    flat[::2] = (steps * q.scale).astype(dtype).reshape(-1)[::2]
+                arrays.append(x)
             else:
                 info = np.iinfo(dtype)
                 arrays.append(rng.integers(info.min, info.max + 1, o.shape).astype(dtype))
@@ -368,7 +378,7 @@ def quantize(dtype) -> QuantSpec:
     # Slightly beyond the representable range at both ends: clamping too.
     low, high = q.dequantize(info.min - 3), q.dequantize(info.max + 3)
     return QuantSpec("QUANTIZE", "QUANTIZE", dtype, [Operand(SHAPE, None, dtype=np.float32)],
-                     q, float_input_range=(float(low), float(high)))
+                     q, float_input_range=(float(low), float(high)), half_way_inputs=True)
 
 
 def dequantize(dtype) -> QuantSpec:

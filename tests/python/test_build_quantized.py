@@ -95,14 +95,30 @@ def test_dynamic_range_model_is_hybrid_and_close_to_its_float_twin_on_the_cpu(hy
 
 @pytest.mark.parametrize("precision", list(PRECISIONS))
 def test_int8_model_through_the_delegate(int8_model, precision):
-    for x in bq.photo_inputs()[:4]:
-        cpu, gpu, stats = gt.run_cpu_and_gpu(str(int8_model), [x], PRECISIONS[precision])
-        assert stats["nodes_delegated"] == stats["nodes_total"], stats
-        assert stats["partitions"] == 1, stats
-        diff = float(np.abs(gpu[0] - cpu[0]).max())
-        assert np.argmax(gpu[0]) == np.argmax(cpu[0]), (gpu[0], cpu[0])
-        # A few steps of the softmax's 1/256 output scale.
-        assert diff <= 4 / 256, f"{precision}: probabilities differ by {diff:.4f}"
+    """Top-1 as the CPU on every photograph, and probabilities within the
+    model's own quantization noise: at most twice (plus 4 output steps) the
+    largest distance between the int8 model and its float twin on the CPU.
+    (A one-step rounding difference at the input, e.g. at the half-way
+    points that photographs scaled to [-1, 1] hit, grows through 16 layers
+    to about as much as quantizing the float model does.)"""
+    twin = bq.int8_mobilenet_float_twin()
+    photos = bq.photo_inputs()
+    cpu_interp = gt.interpreter(str(int8_model))
+    cpu = [gt.invoke(cpu_interp, [x])[0] for x in photos]
+    noise = max(float(np.abs(c - gt.invoke(gt.interpreter(twin), [x])[0]).max())
+                for c, x in zip(cpu, photos))
+    delegate = gt.make_delegate(PRECISIONS[precision])
+    interp = gt.interpreter(str(int8_model), delegate)
+    gpu = [gt.invoke(interp, [x])[0] for x in photos]
+    stats = gt.stats(delegate)
+    assert stats["nodes_delegated"] == stats["nodes_total"], stats
+    assert stats["partitions"] == 1, stats
+    bound = 2 * noise + 4 / 256
+    for i, (g, c) in enumerate(zip(gpu, cpu)):
+        assert np.argmax(g) == np.argmax(c), (i, g, c)
+        diff = float(np.abs(g - c).max())
+        assert diff <= bound, (f"{precision} photo {i}: probabilities differ by "
+                               f"{diff * 256:.0f}/256, bound {bound * 256:.1f}/256")
 
 
 @pytest.mark.parametrize("precision", list(PRECISIONS))

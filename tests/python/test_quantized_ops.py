@@ -24,7 +24,6 @@ import json
 import sys
 import traceback
 
-import numpy as np
 import pytest
 
 from isolation import run_isolated
