@@ -113,6 +113,11 @@ Status CheckConstantQuantization(const abi::Tensor& tensor) {
   }
   if (tensor.type == abi::kInt16) range = {-32768, 32767};
   const int channels = affine->scale->size;
+  if (channels > 1 && tensor.type == abi::kUInt8) {
+    // TFLite's kernels refuse them too (per-channel weights are int8).
+    return Status::Error("a per-channel uint8 constant (per-channel "
+                         "quantization is for int8 weights)");
+  }
   for (int c = 0; c < channels; ++c) {
     TFG_RETURN_IF_ERROR(CheckScale(affine->scale->data[c], "a quantized constant"));
   }

@@ -95,6 +95,70 @@ Status CheckGpuTensor(const NodeView& node, const GraphContext& graph,
 }
 }  // namespace
 
+namespace {
+// The quantized-model rules TFLite's integer kernels impose beyond each
+// tensor's own params, where the float view would otherwise answer
+// differently (tests/python/hostile_quant.py):
+//  * ops that copy or select the stored integers (MAX_POOL_2D, RESHAPE,
+//    slices, TRANSPOSE ...) never rescale: their output params must equal
+//    their input's;
+//  * SOFTMAX and LOGISTIC outputs have the fixed scale 1/256 (zero point 0
+//    for uint8, -128 for int8);
+//  * a convolution's int32 bias is read at input scale x weight scale,
+//    whatever scale its tensor claims: a different one is declined.
+Status CheckQuantizedNode(const NodeView& node, const GraphContext& graph) {
+  if (node.num_outputs() < 1 || !IsQuantizedType(node.output(0).type)) {
+    return Status::Ok();
+  }
+  auto out = ActivationQuantization(node.output(0));
+  if (!out.ok()) return Status::Ok();  // CheckGpuTensor says why
+  const int op = node.op();
+  if (KeepsInputGrid(op) && op != abi::kTfLiteBuiltinConcatenation &&
+      op != abi::kTfLiteBuiltinRelu) {
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      if (!node.has_input(i) || !IsQuantizedType(node.input(i).type)) continue;
+      auto in = ActivationQuantization(node.input(i));
+      if (in.ok() && *in != *out) {
+        return Status::Error("output quantization params differ from input " +
+                             std::to_string(i) + "'s; TFLite's integer kernel copies "
+                             "the stored integers without rescaling");
+      }
+    }
+  }
+  if (op == abi::kTfLiteBuiltinSoftmax || op == abi::kTfLiteBuiltinLogistic) {
+    const int zero = node.output(0).type == abi::kUInt8 ? 0 : -128;
+    if (out->scale != 1.0f / 256.0f || out->zero_point != zero) {
+      return Status::Error("a quantized output must have scale 1/256 and zero point " +
+                           std::to_string(zero) + " (TFLite's kernels refuse others)");
+    }
+  }
+  int data = -1, weights = -1, bias = -1;
+  if (op == abi::kTfLiteBuiltinConv2d || op == abi::kTfLiteBuiltinDepthwiseConv2d ||
+      op == abi::kTfLiteBuiltinFullyConnected) {
+    data = 0, weights = 1, bias = 2;
+  } else if (op == abi::kTfLiteBuiltinTransposeConv) {
+    data = 2, weights = 1, bias = 3;
+  }
+  if (bias >= 0 && node.num_inputs() > bias && node.has_input(bias) &&
+      node.input(bias).type == abi::kInt32 && HasAffineQuantization(node.input(bias)) &&
+      HasAffineQuantization(node.input(weights)) && IsQuantizedType(node.input(data).type)) {
+    const auto* b = static_cast<const abi::AffineQuantization*>(
+        node.input(bias).quantization.params);
+    const auto* w = static_cast<const abi::AffineQuantization*>(
+        node.input(weights).quantization.params);
+    const double in_scale = node.input(data).params.scale;
+    for (int c = 0; c < b->scale->size; ++c) {
+      const double expected = in_scale * w->scale->data[w->scale->size > 1 ? c % w->scale->size : 0];
+      if (std::abs(b->scale->data[c] - expected) > 1e-4 * expected) {
+        return Status::Error("the bias scale is not input scale x weight scale "
+                             "(TFLite's integer kernels use the product)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+}  // namespace
+
 Status CheckFloatTensors(const NodeView& node, const GraphContext& graph) {
   for (int i = 0; i < node.num_inputs(); ++i) {
     if (!node.has_input(i)) continue;
@@ -115,6 +179,7 @@ Status CheckFloatTensors(const NodeView& node, const GraphContext& graph) {
   for (int i = 0; i < node.num_outputs(); ++i) {
     TFG_RETURN_IF_ERROR(CheckGpuTensor(node, graph, node.output(i), "output", i));
   }
+  TFG_RETURN_IF_ERROR(CheckQuantizedNode(node, graph));
   return Status::Ok();
 }
 
