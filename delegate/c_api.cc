@@ -67,6 +67,29 @@ TFLITE_GLES_EXPORT TfLiteDelegate* TfLiteGlesDelegateCreate(
   return delegate ? Wrap(delegate) : nullptr;
 }
 
+TFLITE_GLES_EXPORT TfLiteGlesDelegateOptionsV2 TfLiteGlesDelegateOptionsV2Default(void) {
+  Options defaults;
+  TfLiteGlesDelegateOptionsV2 options{};
+  options.size = sizeof(options);
+  options.base = TfLiteGlesDelegateOptionsDefault();
+  options.quantized_models_allowed = defaults.quantized_models_allowed;
+  options.quantization_simulator = defaults.quantization_simulator;
+  return options;
+}
+
+TFLITE_GLES_EXPORT TfLiteDelegate* TfLiteGlesDelegateCreateV2(
+    const TfLiteGlesDelegateOptionsV2* options) {
+  TfLiteGlesDelegateOptionsV2 defaults = TfLiteGlesDelegateOptionsV2Default();
+  auto parsed = tflite_gles::OptionsFromCV2(options ? *options : defaults);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "ERROR: tflite-gles: invalid options: %s\n",
+                 parsed.status().message().c_str());
+    return nullptr;
+  }
+  auto* delegate = new (std::nothrow) GlesDelegate(std::move(*parsed));
+  return delegate ? Wrap(delegate) : nullptr;
+}
+
 TFLITE_GLES_EXPORT void TfLiteGlesDelegateDelete(TfLiteDelegate* delegate) {
   if (IsOurs(delegate)) delete Unwrap(delegate);
 }

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "delegate/device/device_tuning.h"
 #include "delegate/graph/graph_dump.h"
+#include "delegate/kernels/quantize.h"
 #include "delegate/kernels/registry.h"
 #include "delegate/passes/norm_fusion.h"
 #include "delegate/abi/tflite_builtin.h"
@@ -144,10 +146,23 @@ struct DelegateCallbacks {
       if (!kernel.ok()) return kernel.status().WithContext(view.Describe());
       TFG_RETURN_IF_ERROR((*kernel)->build(view, builder).WithContext(
           view.Describe() + " (" + (*kernel)->name + ")"));
+      TFG_RETURN_IF_ERROR(CountQuantized(self, view));
+      // Every quantized output: rounded to its grid (or, with the
+      // simulator off, only clamped to its range).
+      auto steps = SimulateQuantizedOutputs(view, builder);
+      if (!steps.ok()) return steps.status().WithContext(view.Describe());
+      self->quantized_.simulated += *steps;
     }
+    for (int index : ToVector(params->output_tensors)) {
+      if (index >= 0 && IsQuantizedType(context->tensors[index].type)) {
+        ++self->quantized_.transfers;
+      }
+    }
+    TFG_RETURN_IF_ERROR(FindQuantizedUploads(context, params, builder));
     std::vector<int> inputs;
     for (int index : ToVector(params->input_tensors)) {
       if (index >= 0 && !self->graph_->IsConstant(index)) {
+        if (IsQuantizedType(context->tensors[index].type)) ++self->quantized_.transfers;
         inputs.push_back(index);
         partition->input_dims.emplace_back(index,
                                            DimsVector(context->tensors[index].dims));
@@ -166,6 +181,63 @@ struct DelegateCallbacks {
         "allocating the GPU partition"));
     self->gpu_bytes_ += partition->runtime->gpu_bytes();
     self->memory_[partition->id] = partition->runtime->memory();
+    return Status::Ok();
+  }
+
+  // Float partition inputs that only QUANTIZE nodes of the partition read,
+  // all to the same params, and that are no partition output: rounded on the
+  // CPU at upload (GraphBuilder::QuantizeOnUpload).
+  static Status FindQuantizedUploads(abi::Context* context,
+                                     const abi::DelegateParams* params,
+                                     GraphBuilder& builder) {
+    std::map<int, std::vector<std::pair<int, int>>> readers;  // tensor -> (op, output)
+    for (int node_index : ToVector(params->nodes_to_replace)) {
+      abi::Node* node = nullptr;
+      abi::Registration* registration = nullptr;
+      if (context->GetNodeAndRegistration(context, node_index, &node, &registration) !=
+          abi::kOk) {
+        return Status::Error("cannot read node " + std::to_string(node_index));
+      }
+      for (int i = 0; i < node->inputs->size; ++i) {
+        const int output = node->outputs->size > 0 ? node->outputs->data[0] : -1;
+        readers[node->inputs->data[i]].emplace_back(registration->builtin_code, output);
+      }
+    }
+    const std::vector<int> outputs = ToVector(params->output_tensors);
+    for (int index : ToVector(params->input_tensors)) {
+      if (index < 0 || context->tensors[index].type != abi::kFloat32) continue;
+      if (std::find(outputs.begin(), outputs.end(), index) != outputs.end()) continue;
+      auto it = readers.find(index);
+      if (it == readers.end()) continue;
+      std::optional<QuantParams> grid;
+      bool only_quantize = true;
+      for (const auto& [op, output] : it->second) {
+        auto q = output >= 0 ? ActivationQuantization(context->tensors[output])
+                             : StatusOr<QuantParams>(Status::Error("no output"));
+        if (op != abi::kTfLiteBuiltinQuantize || !q.ok() || (grid && *grid != *q)) {
+          only_quantize = false;
+          break;
+        }
+        grid = *q;
+      }
+      if (only_quantize && grid) builder.QuantizeOnUpload(index, *grid);
+    }
+    return Status::Ok();
+  }
+
+  // Quantized constants a node reads (dequantized once, at init) and its
+  // quantized partition boundaries, for the INFO line.
+  static Status CountQuantized(GlesDelegate* self, const NodeView& view) {
+    for (int i = 0; i < view.num_inputs(); ++i) {
+      if (!view.has_input(i)) continue;
+      const int index = view.input_index(i);
+      if (self->graph_->IsQuantizedConstant(index)) self->quantized_.constants.insert(index);
+    }
+    if (view.op() == abi::kTfLiteBuiltinDequantize && view.has_input(0) &&
+        IsConstantTensor(view.input(0)) && view.input(0).type != abi::kFloat16 &&
+        view.input(0).type != abi::kFloat32) {
+      self->quantized_.constants.insert(view.input_index(0));
+    }
     return Status::Ok();
   }
 
@@ -322,7 +394,10 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     Report(context, "tflite-gles: cannot run on the GPU: " + status.message());
     return abi::kDelegateError;
   }
-  graph_ = std::make_unique<GraphContext>(context);
+  quantized_ = QuantizedCounts();
+  graph_ = std::make_unique<GraphContext>(
+      context, QuantizationOptions{options_.quantized_models_allowed,
+                                   options_.quantization_simulator});
   if (!overrides.dump_graph.empty()) {
     Status dumped = WriteGraphDump(context, overrides.dump_graph);
     if (!dumped.ok()) {
@@ -431,6 +506,22 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
                  nodes_delegated_, nodes_total_, partitions_,
                  partitions_ == 1 ? "" : "s", env_->info().renderer.c_str(),
                  device_.fp16 ? "fp16" : "fp32");
+    if (!quantized_.constants.empty() || quantized_.simulated > 0 ||
+        quantized_.transfers > 0) {
+      std::fprintf(stderr,
+                   "INFO: tflite-gles: quantized model in its float view: %d "
+                   "quantized constant%s dequantized at init, %d activation%s "
+                   "%s on the GPU (quantization_simulator=%s), "
+                   "%d quantized partition input%s/output%s converted per invoke\n",
+                   static_cast<int>(quantized_.constants.size()),
+                   quantized_.constants.size() == 1 ? "" : "s", quantized_.simulated,
+                   quantized_.simulated == 1 ? "" : "s",
+                   options_.quantization_simulator ? "rounded to their grid"
+                                                   : "clamped to their range",
+                   options_.quantization_simulator ? "true" : "false",
+                   quantized_.transfers, quantized_.transfers == 1 ? "" : "s",
+                   quantized_.transfers == 1 ? "" : "s");
+    }
     if (programs_->serialization_enabled()) {
       const ProgramCacheCounts& now = programs_->counts();
       std::fprintf(stderr,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <vector>
 #include <string>
@@ -66,6 +67,14 @@ class GlesDelegate {
   std::map<int, MemoryStats> memory_;
   std::string last_error_;
   std::string init_error_;  // first partition build failure of a Prepare
+  // Quantized models (delegate/graph/quantization.h), for the INFO line of a
+  // Prepare: constants dequantized at init, activations with a simulator
+  // step, and partition inputs/outputs converted at every invoke.
+  struct QuantizedCounts {
+    std::set<int> constants;
+    int simulated = 0;
+    int transfers = 0;
+  } quantized_;
 };
 
 }  // namespace tflite_gles

@@ -1,5 +1,7 @@
 #include "delegate/options.h"
 
+#include <cstddef>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -184,6 +186,30 @@ StatusOr<Options> OptionsFromC(const TfLiteGlesDelegateOptions& c) {
   return options;
 }
 
+StatusOr<Options> OptionsFromCV2(const TfLiteGlesDelegateOptionsV2& c) {
+  constexpr size_t kBaseEnd = offsetof(TfLiteGlesDelegateOptionsV2, base) +
+                              sizeof(TfLiteGlesDelegateOptions);
+  if (c.size < kBaseEnd) {
+    return Status::Error("TfLiteGlesDelegateOptionsV2.size is " +
+                         std::to_string(c.size) + ", less than the " +
+                         std::to_string(kBaseEnd) +
+                         " bytes every version has (set it with "
+                         "TfLiteGlesDelegateOptionsV2Default)");
+  }
+  TFG_ASSIGN_OR_RETURN(Options options, OptionsFromC(c.base));
+  // A field counts only if the caller's struct holds it whole.
+  auto has = [&c](size_t offset, size_t bytes) { return c.size >= offset + bytes; };
+  if (has(offsetof(TfLiteGlesDelegateOptionsV2, quantized_models_allowed),
+          sizeof(c.quantized_models_allowed))) {
+    options.quantized_models_allowed = c.quantized_models_allowed != 0;
+  }
+  if (has(offsetof(TfLiteGlesDelegateOptionsV2, quantization_simulator),
+          sizeof(c.quantization_simulator))) {
+    options.quantization_simulator = c.quantization_simulator != 0;
+  }
+  return options;
+}
+
 std::string DescribeOptionKeys() {
   return "precision_loss_allowed: true|false; "
          "inference_preference: " + Choices(kPreferences) + "; " +
@@ -196,7 +222,9 @@ std::string DescribeOptionKeys() {
          "enable_profiling: true|false; "
          "experimental_flags: integer >= 0; "
          "log_level: " + Choices(kLogLevels) + "; "
-         "reapply_on_resize: true|false";
+         "reapply_on_resize: true|false; "
+         "quantized_models_allowed: true|false; "
+         "quantization_simulator: true|false";
 }
 
 StatusOr<Options> OptionsFromKeyValues(
@@ -234,6 +262,10 @@ StatusOr<Options> OptionsFromKeyValues(
       options.experimental_flags = static_cast<uint64_t>(number);
     } else if (key == "reapply_on_resize") {
       status = ParseBool(key, value, &options.reapply_on_resize);
+    } else if (key == "quantized_models_allowed") {
+      status = ParseBool(key, value, &options.quantized_models_allowed);
+    } else if (key == "quantization_simulator") {
+      status = ParseBool(key, value, &options.quantization_simulator);
     } else if (key == "log_level") {
       status = ParseEnum(key, value, kLogLevels, &choice);
       options.log_info = choice == 1;

@@ -32,6 +32,13 @@ struct Options {
   // first and re-applies the delegate after each resize (such custom ops then
   // fail to load).
   bool reapply_on_resize = false;
+  // Quantized models (uint8/int8 tensors) run in the float view
+  // (delegate/graph/quantization.h); false: quantized tensors stay on the CPU.
+  bool quantized_models_allowed = true;
+  // Activations rounded to their quantization grid after every op, so that
+  // the float view follows the integer model; false: only clamped to their
+  // range (which TFLite's integer kernels always saturate to).
+  bool quantization_simulator = true;
 
   // fp16 storage is allowed when precision loss is allowed and no priority
   // asks for max precision (whether it is used is the device's choice:
@@ -43,6 +50,9 @@ struct Options {
 
 // Checks and copies the C struct.
 StatusOr<Options> OptionsFromC(const TfLiteGlesDelegateOptions& c_options);
+// The same for the V2 struct: its fields up to `size` bytes, defaults for
+// any field past them (a caller built against a shorter V2).
+StatusOr<Options> OptionsFromCV2(const TfLiteGlesDelegateOptionsV2& c_options);
 
 // Parses key/value strings. Unknown keys and bad values fail with a message
 // naming the valid keys and each one's valid values.

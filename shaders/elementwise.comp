@@ -14,15 +14,28 @@
 // Padded channel lanes are stored as zero. With fp16 storage, results are
 // saturated to +-65504 (the largest half): an overflow then stays finite
 // instead of becoming an Inf that turns into NaN downstream.
+// OP_FAKE_QUANT is the quantization simulator of quantized models
+// (delegate/graph/quantization.h): x rounded to the grid of a uint8/int8
+// tensor (half away from zero, as TFLite's QUANTIZE) and clamped to its
+// range, in real values: clamp(round(x / s), qmin - z, qmax - z) * s, with
+// Q_SCALE = s, Q_LO = qmin - z, Q_HI = qmax - z, Q_ROUND_ZERO = 0 or z
+// (the domain the op's integer kernel rounds in; ew_fake_quant).
+// OP_QUANT_CLAMP is the same step without the rounding (the option
+// quantization_simulator=false): x clamped to the real range of the tensor,
+// [Q_LO * s, Q_HI * s] given as CLAMP_LO and CLAMP_HI (ew_quant_clamp), which
+// TFLite's integer kernels always saturate to (a TF1 model's NONE
+// activations are ReLU6 by their output range alone).
 //
 // @axis - OP_ADD OP_SUB OP_MUL OP_DIV OP_MAXIMUM OP_MINIMUM OP_POW OP_PRELU OP_LOGICAL_AND
-// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID OP_RELU_0_TO_1 OP_EXP OP_SQRT OP_RSQRT OP_ABS OP_NEG OP_SQUARE OP_LEAKY_RELU OP_ELU OP_HARD_SWISH
+// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID OP_RELU_0_TO_1 OP_EXP OP_SQRT OP_RSQRT OP_ABS OP_NEG OP_SQUARE OP_LEAKY_RELU OP_ELU OP_HARD_SWISH OP_FAKE_QUANT OP_QUANT_CLAMP
 // @axis - A_SPLAT B_SPLAT B_LITERAL
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64
 // @const OUT_B=1 OUT_H=4 OUT_W=4 OUT_S=1 OUT_C=4
 // @const A_B=1 A_H=4 A_W=4 A_S=1 B_B=1 B_H=4 B_W=4 B_S=1 B_VALUE=1.0 ALPHA=0.2
+// @const Q_SCALE=0.0078125 Q_ROUND_ZERO=0.0 Q_LO=-128.0 Q_HI=127.0
+// @const CLAMP_LO=-1.0 CLAMP_HI=0.9921875
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -104,6 +117,10 @@ vec4 unary_op(vec4 x) {
   return ew_elu(x);
 #elif defined(OP_HARD_SWISH)
   return ew_hard_swish(x);
+#elif defined(OP_FAKE_QUANT)
+  return ew_fake_quant(x, Q_SCALE, Q_ROUND_ZERO, Q_LO, Q_HI);
+#elif defined(OP_QUANT_CLAMP)
+  return ew_quant_clamp(x, CLAMP_LO, CLAMP_HI);
 #else
   return activate(x);  // ACT_* if one is defined, else the identity
 #endif

@@ -52,6 +52,25 @@ vec4 ew_sigmoid(vec4 x) { return vec4(1.0) / (vec4(1.0) + exp(-x)); }
 vec4 ew_hard_swish(vec4 x) {
   return x * clamp(x + vec4(3.0), vec4(0.0), vec4(6.0)) * (1.0 / 6.0);
 }
+// The quantization simulator of quantized models (delegate/graph/
+// quantization.h): x rounded to the grid of scale s and clamped to [lo, hi]
+// steps (qmin - z, qmax - z), in real values. Rounded as TFLite's QUANTIZE
+// rounds: x / s divided in float (not multiplied by 1 / s: an input of
+// [-1, 1] at scale 1/127.5 lands exactly on ties), then half away from zero
+// from the fraction (x / s + 0.5 would round up values just below a tie).
+// z is 0 where TFLite's integer kernel rounds q - zero_point (the
+// requantization of convolutions, ADD, MEAN ...) and the zero point where it
+// rounds q itself (AVERAGE_POOL_2D averages the stored integers).
+vec4 ew_fake_quant(vec4 x, float s, float z, float lo, float hi) {
+  vec4 v = x / s + z;
+  vec4 a = abs(v);
+  vec4 f = floor(a);
+  vec4 rounded = sign(v) * (f + step(vec4(0.5), a - f)) - z;
+  return clamp(rounded, vec4(lo), vec4(hi)) * s;
+}
+// The same without the rounding (quantization_simulator=false): the range
+// TFLite's integer kernels saturate to.
+vec4 ew_quant_clamp(vec4 x, float lo, float hi) { return clamp(x, vec4(lo), vec4(hi)); }
 vec4 ew_leaky_relu(vec4 x, float alpha) {
   return mix(x * alpha, x, greaterThanEqual(x, vec4(0.0)));
 }

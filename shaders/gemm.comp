@@ -96,6 +96,7 @@
 // @axis - EPILOGUE_IN SOFTMAX_EPILOGUE
 // @const SOFTMAX_BETA=1.0 READ_WRITE_BINDING_0=5 READ_WRITE_BINDING_1=6
 // @const EPILOGUE(x,index,slice)=(x)
+// @const DW_EPILOGUE(x)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -121,7 +122,10 @@ TENSOR_IN(dw_bias, 5, DwBias);
 #endif
 
 // The depthwise layer's fused activation (not the GEMM's activate()).
-vec4 dw_activate(vec4 v) {
+#if !defined(DW_EPILOGUE)
+#define DW_EPILOGUE(x) (x)
+#endif
+vec4 dw_act(vec4 v) {
 #if defined(DW_PROLOGUE_RELU)
   return ew_relu(v);
 #elif defined(DW_PROLOGUE_RELU6)
@@ -132,6 +136,10 @@ vec4 dw_activate(vec4 v) {
   return v;
 #endif
 }
+// DW_EPILOGUE(x): the depthwise layer's own epilogue after its activation
+// (the quantization simulator of a quantized model; delegate/passes/
+// dw_fusion.h), an expression of x alone.
+vec4 dw_activate(vec4 v) { return DW_EPILOGUE(dw_act(v)); }
 #endif
 
 // Uniforms (egl/shader_source.h): ROWS, OUT_S (output slices), DEPTH_STEPS,

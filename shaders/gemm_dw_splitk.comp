@@ -42,6 +42,7 @@
 // @const DW_KH=3 DW_KW=3 DW_DIL_H=1 DW_DIL_W=1
 // @const READ_WRITE_BINDING_0=7 READ_WRITE_BINDING_1=8
 // @const EPILOGUE(x,index,slice)=(x)
+// @const DW_EPILOGUE(x)=(x)
 // @uniform ROWS=16 OUT_S=2 DEPTH_STEPS=2 OUT_C=8 ROW_PIXELS=16 OUT_HW=16
 // @uniform DW_IN_H=8 DW_IN_W=8 DW_OUT_W=4 DW_STRIDE_H=2 DW_STRIDE_W=2
 // @uniform DW_PAD_TOP=0 DW_PAD_LEFT=0
@@ -72,7 +73,10 @@ layout(std430, binding = READ_WRITE_BINDING_0) coherent buffer Partials { vec4 p
 layout(std430, binding = READ_WRITE_BINDING_1) coherent buffer Arrivals { uint arrivals[]; };
 #endif
 
-vec4 dw_activate(vec4 v) {
+#if !defined(DW_EPILOGUE)
+#define DW_EPILOGUE(x) (x)
+#endif
+vec4 dw_act(vec4 v) {
 #if defined(DW_PROLOGUE_RELU)
   return ew_relu(v);
 #elif defined(DW_PROLOGUE_RELU6)
@@ -83,6 +87,10 @@ vec4 dw_activate(vec4 v) {
   return v;
 #endif
 }
+// DW_EPILOGUE(x): the depthwise layer's own epilogue after its activation
+// (the quantization simulator of a quantized model; delegate/passes/
+// dw_fusion.h), an expression of x alone.
+vec4 dw_activate(vec4 v) { return DW_EPILOGUE(dw_act(v)); }
 
 // The A tile [step][row], then (after a barrier) the K parts' sums.
 shared vec4 a_tile[SHARED_VEC4];

@@ -37,6 +37,14 @@ be float32 (on the GPU: fp32, or fp16 storage with `precision_loss_allowed`),
 of rank <= 4 with static, non-zero dimensions; constant inputs may be float32,
 float16 or the output of a DEQUANTIZE of a constant.
 
+Quantized models run in the float view (`docs/design.md`, "Quantized
+models"; on by default, option `quantized_models_allowed`): uint8/int8
+constants are dequantized once, uint8/int8 activations with sound per-tensor
+parameters are accepted by the ops that have a quantized column below, up to
+the op version given there (the versions TFLite's converter writes for the
+uint8, int8 and hybrid forms), and what each kernel declines still applies.
+Per-op accuracy against TFLite's integer kernels: `docs/quantization.md`.
+
 """
 
 
@@ -60,14 +68,22 @@ def versions(kernel: dict) -> str:
     return f"1-{kernel['max_version']}" if kernel["max_version"] > 0 else "?"
 
 
+def quantized_versions(entry: dict) -> str:
+    """The versions of the op's quantized form the float view runs."""
+    newest = entry.get("quantized_max_version", 0)
+    return f"1-{newest}" if newest > 0 else "no"
+
+
 def render(table: list[dict]) -> str:
     lines = [HEADER, f"{len(table)} ops have GPU kernels.\n",
-             "| op | versions | kernel | runs on the GPU | declined (stays on the CPU) |",
-             "|---|---|---|---|---|"]
+             "| op | versions | quantized (uint8/int8) | kernel | runs on the GPU | "
+             "declined (stays on the CPU) |",
+             "|---|---|---|---|---|---|"]
     for entry in table:
         for k, kernel in enumerate(entry["kernels"]):
             op = f"`{entry['op']}`" if k == 0 else ""
-            lines.append(f"| {op} | {versions(kernel)} | {kernel['name']} | "
+            quantized = quantized_versions(entry) if k == 0 else ""
+            lines.append(f"| {op} | {versions(kernel)} | {quantized} | {kernel['name']} | "
                          f"{cell(kernel['summary'])} | {cell(kernel['declines'])} |")
     return "\n".join(lines) + "\n"
 

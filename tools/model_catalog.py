@@ -15,7 +15,7 @@ import numpy as np
 from tflite_runtimes import schema
 
 import build_standins
-from sample_images import model_input
+from sample_images import load_rgb, model_input
 from tflite_builder import FILE_IDENTIFIER, builtin_op_code, make_options, options_table_for
 
 import flatbuffers
@@ -50,6 +50,9 @@ class ModelSpec:
     standin: bool = False
     # Node count that stays on the CPU by design (SSD's post-process op).
     cpu_nodes: int = 0
+    # A quantized model (uint8 input and output): judged by
+    # tests/python/test_quantized_models.py, not by the float criteria.
+    quantized: bool = False
 
     @property
     def path(self) -> Path:
@@ -67,6 +70,8 @@ CATALOG = {spec.name: spec for spec in [
               cpu_nodes=1),
     ModelSpec("posenet_mobilenet_v1_075_257", "pose", "astronaut", (-1, 1), standin=True),
     ModelSpec("mobilenet_v1_0.25_224", "classification", "chelsea", (-1, 1)),
+    ModelSpec("mobilenet_v1_0.25_224_quant", "classification", "chelsea", (-1, 1),
+              quantized=True),
     ModelSpec("deeplabv3_257_mv_gpu", "segmentation_argmax", "astronaut", (-1, 1)),
     ModelSpec("selfie_segmentation", "segmentation_threshold", "astronaut", (0, 1)),
     ModelSpec("face_detection_short_range", "detection", "astronaut", (-1, 1)),
@@ -84,7 +89,10 @@ def model_inputs(spec: ModelSpec, input_details, seed: int = 0) -> list[np.ndarr
     for detail in input_details:
         shape = [int(d) for d in detail["shape"]]
         if len(shape) == 4 and shape[3] == 3 and shape[1] > 1:
-            inputs.append(model_input(spec.image, shape, spec.value_range))
+            if np.dtype(detail["dtype"]) == np.uint8:  # a quantized model: the pixels
+                inputs.append(load_rgb(spec.image, shape[1], shape[2])[np.newaxis])
+            else:
+                inputs.append(model_input(spec.image, shape, spec.value_range))
         else:
             values = rng.uniform(-1, 1, shape).astype(np.float32)
             values[np.abs(values) < 1e-3] = 1e-3

@@ -83,8 +83,9 @@ def describe_result(spec, outputs) -> str | None:
     if spec is None:
         return None
     if spec.kind == "classification":
-        top = np.argsort(-outputs[0][0])[:5]
-        return "top-5 classes " + ", ".join(f"{i} ({outputs[0][0][i]:.3f})" for i in top)
+        scores = outputs[0][0].astype(np.float64)  # uint8 scores of a quantized model too
+        top = np.argsort(-scores, kind="stable")[:5]
+        return "top-5 classes " + ", ".join(f"{i} ({scores[i]:.3f})" for i in top)
     if spec.kind == "segmentation_argmax":
         labels, counts = np.unique(outputs[0][0].argmax(-1), return_counts=True)
         return "pixels per class " + ", ".join(f"{l}: {c}" for l, c in zip(labels, counts))

@@ -179,6 +179,37 @@ class QuantParams:
             quantizedDimension=self.quantized_dimension)
 
 
+    def _broadcast(self, value, rank: int) -> np.ndarray:
+        """scale or zero_point shaped to broadcast along quantized_dimension."""
+        value = np.asarray(value, np.float64)
+        if value.size == 1:
+            return value.reshape(())
+        if not 0 <= self.quantized_dimension < rank:
+            raise ValueError(f"quantized_dimension {self.quantized_dimension} does not fit "
+                             f"rank {rank}")
+        shape = [1] * rank
+        shape[self.quantized_dimension] = value.size
+        return value.reshape(shape)
+
+    def quantize(self, real, dtype) -> np.ndarray:
+        """real values -> dtype as TFLite's QUANTIZE does (round half away from
+        zero, then add the zero point, then clamp to dtype's range)."""
+        real = np.asarray(real, np.float64)
+        scale = self._broadcast(self.scale, real.ndim)
+        zero_point = self._broadcast(self.zero_point, real.ndim)
+        scaled = real / scale
+        rounded = np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)
+        info = np.iinfo(dtype)
+        return np.clip(rounded + zero_point, info.min, info.max).astype(dtype)
+
+    def dequantize(self, quantized) -> np.ndarray:
+        """Quantized values -> float32 real values."""
+        quantized = np.asarray(quantized)
+        scale = self._broadcast(self.scale, quantized.ndim)
+        zero_point = self._broadcast(self.zero_point, quantized.ndim)
+        return ((quantized.astype(np.float64) - zero_point) * scale).astype(np.float32)
+
+
 class _AlignedBufferT(schema.BufferT):
     """BufferT whose data starts at a BUFFER_ALIGNMENT boundary of the file.
 
@@ -364,12 +395,24 @@ def _one_per_item(dtypes, count: int) -> list:
     return list(dtypes)
 
 
+def _one_quant_per_item(quant, count: int) -> list:
+    """Accepts None, one QuantParams / (scale, zero_point) tuple for all items,
+    or a list with one (or None) per item."""
+    if isinstance(quant, list):
+        if len(quant) != count:
+            raise ValueError(f"expected {count} quantization parameters, got {len(quant)}")
+        return quant
+    return [quant] * count
+
+
 def single_op_model(op: str, input_shapes: Sequence[Sequence[int]],
                     options: Mapping | None = None,
                     consts: Mapping[int, np.ndarray | None] | None = None, *,
                     input_dtypes=np.float32, output_shapes=None, output_dtypes=None,
                     num_outputs: int = 1, version: int = 1,
-                    custom_code: str | None = None, custom_options: bytes = b"") -> bytes:
+                    custom_code: str | None = None, custom_options: bytes = b"",
+                    input_quant=None, output_quant=None,
+                    const_quant: Mapping[int, QuantParams] | None = None) -> bytes:
     """Bytes of a model made of one op.
 
     The op's inputs are numbered in order; consts maps input positions to
@@ -379,8 +422,17 @@ def single_op_model(op: str, input_shapes: Sequence[Sequence[int]],
     default to the first graph input's dtype.  Without output_shapes, the
     shapes come from TFLite's CPU kernels (which compute them in Prepare), so
     they need not be worked out by hand; that needs an op those kernels run.
+
+    Quantized models: input_quant and output_quant are one QuantParams (or
+    (scale, zero_point) tuple) for every graph input / output, or a list of
+    one per tensor (None for an unquantized one); const_quant maps constant
+    positions to their QuantParams (constants keep their array's dtype).
     """
     consts = dict(consts or {})
+    const_quant = dict(const_quant or {})
+    if not set(const_quant) <= set(consts):
+        raise ValueError(f"const_quant positions {sorted(const_quant)} are not constants "
+                         f"{sorted(consts)}")
     num_op_inputs = len(input_shapes) + len(consts)
     if not set(consts) <= set(range(num_op_inputs)):
         raise ValueError(f"const positions {sorted(consts)} do not fit an op with "
@@ -391,20 +443,23 @@ def single_op_model(op: str, input_shapes: Sequence[Sequence[int]],
     if output_dtypes is None:
         output_dtypes = input_dtypes[0] if input_dtypes else np.float32
     output_dtypes = _one_per_item(output_dtypes, num_outputs)
+    input_quant = _one_quant_per_item(input_quant, len(input_shapes))
+    output_quant = _one_quant_per_item(output_quant, num_outputs)
 
     def build(shapes) -> bytes:
         builder = ModelBuilder(description=f"single {op}")
-        graph_inputs = iter(zip(input_shapes, input_dtypes))
+        graph_inputs = iter(zip(input_shapes, input_dtypes, input_quant))
         op_inputs = []
         for position in range(num_op_inputs):
             if position in consts:
                 value = consts[position]
-                op_inputs.append(-1 if value is None else builder.add_const(value))
+                op_inputs.append(-1 if value is None else builder.add_const(
+                    value, quant=const_quant.get(position)))
             else:
-                shape, dtype = next(graph_inputs)
-                op_inputs.append(builder.add_input(shape, dtype))
-        op_outputs = [builder.add_tensor(shape, dtype)
-                      for shape, dtype in zip(shapes, output_dtypes)]
+                shape, dtype, quant = next(graph_inputs)
+                op_inputs.append(builder.add_input(shape, dtype, quant=quant))
+        op_outputs = [builder.add_tensor(shape, dtype, quant=quant)
+                      for shape, dtype, quant in zip(shapes, output_dtypes, output_quant)]
         builder.add_op(op, op_inputs, op_outputs, options, version=version,
                        custom_code=custom_code, custom_options=custom_options)
         builder.set_outputs(op_outputs)

@@ -2,10 +2,12 @@
 
 #include "delegate/abi/half.h"
 #include "delegate/abi/tflite_builtin.h"
+#include "delegate/graph/quantization.h"
 
 namespace tflite_gles {
 
-GraphContext::GraphContext(abi::Context* context) : context_(context) {
+GraphContext::GraphContext(abi::Context* context, QuantizationOptions quantization)
+    : context_(context), quantization_(quantization) {
   abi::IntArray* plan = nullptr;
   if (context->GetExecutionPlan(context, &plan) != abi::kOk) return;
   for (int i = 0; i < plan->size; ++i) {
@@ -50,6 +52,15 @@ StatusOr<std::vector<float>> GraphContext::ConstantFloats(
   }
   const abi::Tensor& tensor = context_->tensors[tensor_index];
   std::vector<float> values;
+  if (IsQuantizedConstant(tensor_index)) {
+    if (!quantization_.allowed) {
+      return Status::Error(std::string("a quantized ") + TypeName(tensor.type) +
+                           " constant (quantized tensors are declined: "
+                           "quantized_models_allowed=false)");
+    }
+    TFG_RETURN_IF_ERROR(DequantizedFloats(tensor, &values));
+    return values;
+  }
   switch (tensor.type) {
     case abi::kFloat32: {
       const auto* data = static_cast<const float*>(tensor.data);
@@ -76,8 +87,18 @@ StatusOr<std::vector<float>> GraphContext::ConstantFloats(
   return values;
 }
 
+bool GraphContext::IsQuantizedConstant(int tensor_index) const {
+  if (!IsConstant(tensor_index) || dequantize_producer_.count(tensor_index)) {
+    return false;
+  }
+  const abi::Tensor& tensor = context_->tensors[tensor_index];
+  // int32 only with params: a bias (shape operands have none).
+  return IsQuantizedType(tensor.type) ||
+         (tensor.type == abi::kInt32 && HasAffineQuantization(tensor));
+}
+
 namespace {
-// Affine dequantization of an int8/uint8/int16 constant:
+// Affine dequantization of an int8/uint8/int16/int32 constant:
 // real = scale * (q - zero_point), per tensor or per channel along
 // quantized_dimension.
 template <typename Q>
@@ -86,6 +107,7 @@ Status DequantizeAffine(const abi::Tensor& tensor, std::vector<float>* values) {
   std::vector<float> scales = {tensor.params.scale};
   std::vector<int> zero_points = {tensor.params.zero_point};
   int axis = 0;
+  TFG_RETURN_IF_ERROR(CheckConstantQuantization(tensor));
   if (tensor.quantization.type == abi::kAffineQuantization &&
       tensor.quantization.params != nullptr) {
     const auto* affine =
@@ -153,6 +175,7 @@ Status GraphContext::DequantizedFloats(const abi::Tensor& tensor,
     case abi::kInt8: return DequantizeAffine<int8_t>(tensor, values);
     case abi::kUInt8: return DequantizeAffine<uint8_t>(tensor, values);
     case abi::kInt16: return DequantizeAffine<int16_t>(tensor, values);
+    case abi::kInt32: return DequantizeAffine<int32_t>(tensor, values);
     default:
       return Status::Error(std::string("DEQUANTIZE of ") + TypeName(tensor.type) +
                            " is not folded");
@@ -289,6 +312,17 @@ Status GraphBuilder::Alias(int tflite_index, ValueId value) {
                          " already has a GPU value; it cannot be aliased");
   }
   tensor_values_[tflite_index] = value;
+  return Status::Ok();
+}
+
+Status GraphBuilder::Rebind(int tflite_index, ValueId value) {
+  auto it = tensor_values_.find(tflite_index);
+  if (it == tensor_values_.end()) {
+    return Status::Error("tensor " + std::to_string(tflite_index) +
+                         " has no GPU value to replace");
+  }
+  values_[static_cast<size_t>(value)].tflite_index = tflite_index;
+  it->second = value;
   return Status::Ok();
 }
 

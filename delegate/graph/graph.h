@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "delegate/abi/node_view.h"
+#include "delegate/graph/quantization.h"
 #include "egl/egl_environment.h"
 #include "egl/status.h"
 
@@ -203,17 +204,33 @@ struct DeviceProfile {
 // which tensors are constants folded at init (fp16 weights behind a
 // DEQUANTIZE node, as MediaPipe ships them; int8/uint8/int16 constants
 // behind a DEQUANTIZE become their float view).
+// How quantized (uint8/int8) tensors are treated (Options of the same
+// names; delegate/quantization.h).
+struct QuantizationOptions {
+  // false: quantized tensors and quantized constants are declined, except
+  // DEQUANTIZE-folded constants (as before quantized models were supported).
+  bool allowed = true;
+  // Activations rounded to their grid after every op (the simulator);
+  // false: only clamped to their range (kernels/quantize.h).
+  bool simulator = true;
+};
+
 class GraphContext {
  public:
-  explicit GraphContext(abi::Context* context);
+  explicit GraphContext(abi::Context* context,
+                        QuantizationOptions quantization = QuantizationOptions());
   // Constant in the model, or produced by a DEQUANTIZE of a constant.
   bool IsConstant(int tensor_index) const;
-  // The float values of a constant (float32, float16 or DEQUANTIZE-folded),
-  // in TFLite's own layout.
+  // The float values of a constant (float32, float16, DEQUANTIZE-folded,
+  // or quantized: uint8/int8 weights and int32 biases with affine params,
+  // dequantized per tensor or per channel), in TFLite's own layout.
   StatusOr<std::vector<float>> ConstantFloats(int tensor_index) const;
   // Integer constants (int32/int64 shape and index operands).
   StatusOr<std::vector<int64_t>> ConstantInts(int tensor_index) const;
   abi::Context* context() const { return context_; }
+  const QuantizationOptions& quantization() const { return quantization_; }
+  // A constant read as its dequantized floats (not a DEQUANTIZE output).
+  bool IsQuantizedConstant(int tensor_index) const;
   // The float values of a DEQUANTIZE input: float16/float32 as they are,
   // int8/uint8/int16 through their scale and zero point (per tensor or per
   // channel). With `values` null, only checks that it can.
@@ -222,6 +239,7 @@ class GraphContext {
 
  private:
   abi::Context* context_;
+  QuantizationOptions quantization_;
   std::map<int, int> dequantize_producer_;  // tensor -> its DEQUANTIZE input
 };
 
@@ -248,6 +266,10 @@ class GraphBuilder {
   // Replaces the Value of `tflite_index` by `value` (no dispatch needed: the
   // op is a view, e.g. RESHAPE that keeps the PHWC4 layout).
   Status Alias(int tflite_index, ValueId value);
+  // Points `tflite_index`, which already has a Value, at `value` instead:
+  // later readers and the partition output see `value` (the quantization
+  // simulator's step after the op that wrote the old one).
+  Status Rebind(int tflite_index, ValueId value);
   // A Value with `shape` sharing the buffer of `base` (for Alias when the
   // shapes differ but the PHWC4 memory is the same); the caller guarantees
   // both shapes have the same vec4_count() and element placement.
@@ -262,6 +284,18 @@ class GraphBuilder {
   }
   const std::vector<std::pair<ValueId, int>>& write_backs() const {
     return write_backs_;
+  }
+
+  // A float partition input that only QUANTIZE nodes read is rounded to
+  // their grid on the CPU at upload (TFLite's exact rounding: an image
+  // scaled to [-1, 1] at scale 1/127.5 lies on ties, which the GPU's
+  // division may round the other way); the simulator step after the
+  // QUANTIZE then finds the values on its grid.
+  void QuantizeOnUpload(int tflite_index, const QuantParams& q) {
+    quantized_uploads_[tflite_index] = q;
+  }
+  const std::map<int, QuantParams>& quantized_uploads() const {
+    return quantized_uploads_;
   }
 
   void AddDispatch(Dispatch dispatch) {
@@ -288,6 +322,7 @@ class GraphBuilder {
   std::vector<Dispatch> dispatches_;
   std::map<int, ValueId> tensor_values_;
   std::vector<std::pair<ValueId, int>> write_backs_;
+  std::map<int, QuantParams> quantized_uploads_;
 };
 
 // Packs BHWC floats into PHWC4 order ([b][slice][h][w][4]), zero-padding the

@@ -6,6 +6,7 @@
 
 #include "delegate/graph/graph.h"
 #include "delegate/abi/node_view.h"
+#include "delegate/graph/quantization.h"
 #include "delegate/abi/tflite_builtin.h"
 
 namespace tflite_gles::kernels {
@@ -18,8 +19,10 @@ Status CheckVersion(const NodeView& node, int max_version);
 Status CheckArity(const NodeView& node, int min_inputs, int max_inputs,
                   int outputs);
 
-// Every non-constant input and every output is float32 with a GPU shape
-// (rank <= 4, static, non-zero dims).
+// Every non-constant input and every output is float32, or uint8/int8 with
+// sound per-tensor params where quantized models are allowed and the op has
+// a quantized form (delegate/graph/quantization.h), with a GPU shape (rank <= 4,
+// static, non-zero dims); quantized constants have sound params.
 Status CheckFloatTensors(const NodeView& node, const GraphContext& graph);
 
 // Input `i` is a constant (or foldable) tensor.

@@ -41,7 +41,8 @@ Status Check(const NodeView& node, const GraphContext& graph,
     const abi::Tensor& input = node.input(i);
     const bool folded_constant = graph.IsConstant(node.input_index(i)) &&
                                  graph.ConstantFloats(node.input_index(i)).ok();
-    if (input.type != abi::kFloat32 && !folded_constant) {
+    if (input.type != abi::kFloat32 && !folded_constant &&
+        !IsQuantizedType(input.type)) {  // CheckFloatTensors checked those
       return Status::Error("input " + std::to_string(i) + " is " +
                            TypeName(input.type) + ", only float32 runs here");
     }

@@ -140,10 +140,28 @@ Status BuildConv(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterConvKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinConv2d,
-                      {"conv_1x1", CheckPointwise, BuildConv});
-  registry.AddBuiltin(abi::kTfLiteBuiltinConv2d,
-                      {"conv_generic", CheckConv, BuildConv});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinConv2d,
+      {"conv_1x1", CheckPointwise, BuildConv,
+       "1x1 windows at stride 1: a register-tiled GEMM over the pixels "
+       "(shaders/conv2d.comp, or shaders/gemm.comp where the device profile "
+       "enables the many-core GEMM), fused NONE/RELU/RELU6/RELU_N1_TO_1; "
+       "constant weights and bias; an elementwise op that follows may run in "
+       "its epilogue.",
+       "any other window or stride (conv_generic takes it), and what "
+       "conv_generic declines",
+       kMaxVersion});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinConv2d,
+      {"conv_generic", CheckConv, BuildConv,
+       "Any window, stride, dilation and SAME/VALID padding, gathered in "
+       "place (no im2col buffer), fused NONE/RELU/RELU6/RELU_N1_TO_1; "
+       "constant OHWI weights and optional bias.",
+       "grouped convolution (filter depth != input channels); non-constant "
+       "weights or bias; fused TANH/SIGMOID (TFLite's CPU kernels ignore "
+       "them); windows over the per-invocation loop budget; output shapes "
+       "that do not follow from the window; non-4-D tensors; newer versions",
+       kMaxVersion});
 }
 
 }  // namespace tflite_gles

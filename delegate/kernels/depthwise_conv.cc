@@ -160,8 +160,18 @@ Status BuildDepthwise(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterDepthwiseConvKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinDepthwiseConv2d,
-                      {"depthwise_conv", CheckDepthwise, BuildDepthwise});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinDepthwiseConv2d,
+      {"depthwise_conv", CheckDepthwise, BuildDepthwise,
+       "Any window, stride, dilation, depth multiplier and SAME/VALID "
+       "padding, fused NONE/RELU/RELU6/RELU_N1_TO_1; 3x3 windows of "
+       "multiplier 1 (stride <= 2, no dilation) reuse each loaded input "
+       "across an output block; constant 1xHxWxC weights, optional bias.",
+       "filters that are not 1xHxWxC or channels that do not match the "
+       "depth multiplier; non-constant weights or bias; fused TANH/SIGMOID; "
+       "windows over the per-invocation loop budget; output shapes that do "
+       "not follow from the window; non-4-D tensors; newer versions",
+       kMaxVersion});
 }
 
 }  // namespace tflite_gles

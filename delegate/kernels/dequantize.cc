@@ -61,8 +61,10 @@ void RegisterDequantizeKernels(KernelRegistry& registry) {
       "GPU work. Consumers on the GPU read the folded constant; if a CPU op "
       "or the graph output also reads it, it is written on every Invoke.";
   candidate.declines =
-      "non-constant inputs (activations stay on the CPU); other input types "
-      "(int4, blockwise quantization); non-float32 outputs; newer versions";
+      "non-constant inputs (uint8/int8 activations go to "
+      "dequantize_activation, kernels/quantize.cc); other input types (int4, "
+      "blockwise quantization); bad quantization params; non-float32 outputs; "
+      "newer versions";
   candidate.max_version = kMaxVersion;
   registry.AddBuiltin(abi::kTfLiteBuiltinDequantize, candidate);
 }

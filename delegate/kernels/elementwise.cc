@@ -100,10 +100,12 @@ constexpr OpInfo kOps[] = {
 };
 
 constexpr char kUnaryDeclines[] =
-    "non-float32 tensors; input shape != output shape; a constant input "
+    "tensors other than float32 (or uint8/int8 where the op has a quantized "
+    "form); input shape != output shape; a constant input "
     "(fold it offline); rank > 4 or dynamic shapes; newer op versions";
 constexpr char kBinaryDeclines[] =
-    "non-float32 tensors; fused TANH/SIGMOID/SIGN_BIT (TFLite's CPU kernels "
+    "tensors other than float32 (or uint8/int8 where the op has a quantized "
+    "form); fused TANH/SIGMOID/SIGN_BIT (TFLite's CPU kernels "
     "ignore TANH/SIGMOID there, so results would disagree); inputs that do "
     "not broadcast to the output, or an output that is not their broadcast; "
     "a non-constant input of lower rank (would need a relayout); both inputs "

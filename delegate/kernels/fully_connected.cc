@@ -55,9 +55,10 @@ Status CheckFullyConnected(const NodeView& node, const GraphContext& graph,
   if (node.input(1).dims == nullptr || node.input(1).dims->size != 2) {
     return Status::Error("weights must be 2-D [outputs, depth]");
   }
-  if (node.input(1).type != abi::kFloat32 && node.input(1).type != abi::kFloat16) {
+  if (node.input(1).type != abi::kFloat32 && node.input(1).type != abi::kFloat16 &&
+      !graph.IsQuantizedConstant(node.input_index(1))) {
     return Status::Error(std::string("weights are ") + TypeName(node.input(1).type) +
-                         " (quantized weights are not supported)");
+                         " (float32, float16 or quantized uint8/int8 constants)");
   }
   TFG_RETURN_IF_ERROR(CheckFloatTensors(node, graph));
   const std::vector<int> weights = DimsVector(node.input(1).dims);
@@ -127,9 +128,19 @@ Status BuildFullyConnected(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterFullyConnectedKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinFullyConnected,
-                      {"fully_connected", CheckFullyConnected,
-                       BuildFullyConnected});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinFullyConnected,
+      {"fully_connected", CheckFullyConnected, BuildFullyConnected,
+       "Default-format float weights [outputs, depth] as a register-tiled "
+       "GEMM: rows over the input's last dimension (any rank, keep_num_dims "
+       "either way), or a 4-D input flattened per batch (the weights are "
+       "repacked into its PHWC4 order: no relayout); optional bias; fused "
+       "NONE/RELU/RELU6/RELU_N1_TO_1.",
+       "shuffled weight formats; weights that are not float32/float16 "
+       "tensors; non-constant weights or bias; inputs that do not form rows "
+       "of the weights' depth; depths over the per-invocation loop budget; "
+       "fused TANH/SIGMOID; newer versions",
+       kMaxVersion});
 }
 
 }  // namespace tflite_gles

@@ -253,7 +253,17 @@ Status BuildSpatialMean(const std::string& label, ValueId in, ValueId out,
 }  // namespace kernels
 
 void RegisterMeanKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinMean, {"mean", Check, Build});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinMean,
+      {"mean", Check, Build,
+       "Over any of the height, width and channel axes (constant int32 "
+       "axes, negative ones allowed, keep_dims either way), in one or more "
+       "passes (large windows shared by a workgroup); over the batch axis "
+       "only when the batch is 1.",
+       "a reduction over a batch > 1; non-constant or non-int32 axes; a "
+       "constant input; an output shape that is not the reduced input's; "
+       "newer versions",
+       3});
 }
 
 }  // namespace tflite_gles

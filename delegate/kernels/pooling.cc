@@ -282,10 +282,43 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterPoolingKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinAveragePool2d, {"pooling", Check, Build});
-  registry.AddBuiltin(abi::kTfLiteBuiltinMaxPool2d, {"pooling", Check, Build});
-  registry.AddCustom(kArgmaxOpName, {"pooling", Check, Build});
-  registry.AddCustom(kUnpoolOpName, {"max_unpooling", Check, Build});
+  constexpr const char* kPoolDeclines =
+      "filters or strides below 1 or above 2^16; paddings other than "
+      "SAME/VALID; fused TANH/SIGMOID (not a clamp TFLite's pools apply); "
+      "windows over the per-invocation loop budget; output shapes that do "
+      "not follow from the window; non-4-D tensors; newer versions";
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinAveragePool2d,
+      {"pooling", Check, Build,
+       "Any window and stride, SAME/VALID padding (the average counts only "
+       "the pixels inside the input, as TFLite's), fused "
+       "NONE/RELU/RELU6/RELU_N1_TO_1.",
+       kPoolDeclines, 3});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinMaxPool2d,
+      {"pooling", Check, Build,
+       "Any window and stride, SAME/VALID padding (padding never wins), "
+       "fused NONE/RELU/RELU6/RELU_N1_TO_1.",
+       kPoolDeclines, 3});
+  registry.AddCustom(
+      kArgmaxOpName,
+      {"pooling", Check, Build,
+       "MediaPipe's max pool that also writes, as floats, the in-window "
+       "index of each maximum; its parameters are a raw TfLitePoolParams in "
+       "the custom data.",
+       "custom data shorter than TfLitePoolParams; windows of more than 2048 "
+       "taps with fp16 storage (indices would not be exact); and what the "
+       "builtin pools decline",
+       1});
+  registry.AddCustom(
+      kUnpoolOpName,
+      {"max_unpooling", Check, Build,
+       "MediaPipe's unpooling: each value goes back to its recorded "
+       "in-window index inside an output of (H * filter_h, W * filter_w).",
+       "custom data shorter than TfLitePoolParams; indices shaped unlike "
+       "the values; output sizes other than the unpooled map; windows of "
+       "more than 2048 taps with fp16 storage",
+       1});
 }
 
 }  // namespace tflite_gles

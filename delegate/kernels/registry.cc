@@ -24,6 +24,7 @@ const KernelRegistry& KernelRegistry::Global() {
     RegisterFullyConnectedKernels(*r);
     RegisterTransposeConvKernels(*r);
     RegisterDequantizeKernels(*r);
+    RegisterQuantizeKernels(*r);
     return r;
   }();
   return *registry;

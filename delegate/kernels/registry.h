@@ -82,5 +82,6 @@ void RegisterDepthwiseConvKernels(KernelRegistry& registry);
 void RegisterFullyConnectedKernels(KernelRegistry& registry);
 void RegisterTransposeConvKernels(KernelRegistry& registry);
 void RegisterDequantizeKernels(KernelRegistry& registry);
+void RegisterQuantizeKernels(KernelRegistry& registry);
 
 }  // namespace tflite_gles

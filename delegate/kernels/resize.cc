@@ -121,9 +121,27 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterResizeKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinResizeBilinear, {"resize", Check, Build});
-  registry.AddBuiltin(abi::kTfLiteBuiltinResizeNearestNeighbor,
-                      {"resize", Check, Build});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinResizeBilinear,
+      {"resize", Check, Build,
+       "A 4-D input to a constant int32 size, with align_corners or "
+       "half_pixel_centers; source coordinates computed in float as "
+       "TFLite's kernel does.",
+       "align_corners with half_pixel_centers (TFLite refuses the pair); a "
+       "size that is not a constant int32 pair in 1..2^24; non-4-D or "
+       "constant inputs; an output shape other than the requested size; "
+       "newer versions",
+       4});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinResizeNearestNeighbor,
+      {"resize", Check, Build,
+       "A 4-D input to a constant int32 size, with align_corners and/or "
+       "half_pixel_centers; source pixels chosen in float as TFLite's "
+       "kernel does.",
+       "a size that is not a constant int32 pair in 1..2^24; non-4-D or "
+       "constant inputs; an output shape other than the requested size; "
+       "newer versions",
+       4});
 }
 
 }  // namespace tflite_gles

@@ -113,9 +113,24 @@ Status Build(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterSoftmaxKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinSoftmax, {"channel_normalize", Check, Build});
-  registry.AddBuiltin(abi::kTfLiteBuiltinL2Normalization,
-                      {"channel_normalize", Check, Build});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinSoftmax,
+      {"channel_normalize", Check, Build,
+       "Over the last axis (the channel axis of any rank 1-4 tensor), any "
+       "finite beta; wide channel counts are shared by a workgroup.",
+       "a non-finite beta; input and output shapes that differ; scalars; a "
+       "constant input; channel counts over the per-invocation loop budget; "
+       "newer versions",
+       3});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinL2Normalization,
+      {"channel_normalize", Check, Build,
+       "x / max(||x||, 1e-6) over the last axis (the channel axis of any "
+       "rank 1-4 tensor), as TFLite's float kernel.",
+       "fused activations (the CPU kernel applies none); input and output "
+       "shapes that differ; scalars; a constant input; channel counts over "
+       "the per-invocation loop budget; newer versions",
+       2});
 }
 
 }  // namespace tflite_gles

@@ -240,10 +240,28 @@ Status BuildTransposeConv(const NodeView& node, GraphBuilder& builder) {
 }  // namespace
 
 void RegisterTransposeConvKernels(KernelRegistry& registry) {
-  registry.AddBuiltin(abi::kTfLiteBuiltinTransposeConv,
-                      {"transpose_conv", CheckTransposeConv, BuildTransposeConv});
-  registry.AddCustom(kMediaPipeOp,
-                     {"transpose_conv_bias", CheckTransposeConv, BuildTransposeConv});
+  registry.AddBuiltin(
+      abi::kTfLiteBuiltinTransposeConv,
+      {"transpose_conv", CheckTransposeConv, BuildTransposeConv,
+       "One gather kernel: any window and stride, SAME/VALID padding by "
+       "TFLite's rule (a forward convolution's padding from the output "
+       "size), constant OHWI weights, optional bias (v3+), fused "
+       "NONE/RELU/RELU6/RELU_N1_TO_1 (v4+).",
+       "non-constant weights, bias or output_shape; an output_shape that "
+       "differs from the output tensor; a constant data input; fused "
+       "TANH/SIGMOID; windows over the per-invocation loop budget; newer "
+       "versions",
+       kMaxVersion});
+  registry.AddCustom(
+      kMediaPipeOp,
+      {"transpose_conv_bias", CheckTransposeConv, BuildTransposeConv,
+       "MediaPipe's transposed convolution with bias: (input, OHWI weights, "
+       "bias) and its 2019 TfLiteTransposeConvParams in the custom data; "
+       "SAME pads max(0, k - (in - 1) % s - 1), half of it before.",
+       "custom data shorter than 12 bytes; non-constant weights or bias; "
+       "output shapes that do not follow from the input and window; windows "
+       "over the per-invocation loop budget",
+       1});
 }
 
 }  // namespace tflite_gles

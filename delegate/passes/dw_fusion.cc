@@ -43,9 +43,24 @@ long long KernelTaps(const Dispatch& dispatch) {
 // unfused (see FuseDepthwiseIntoGemm).
 constexpr long long kMaxRowsForLargeKernels = 24 * 24;
 
+// Whether the depthwise's epilogue, if any, can run in the prologue: an
+// expression of x alone (the quantization simulator of a quantized model),
+// not one that reads a tensor or indexes (EPILOGUE_IN, index, slice).
+bool PrologueEpilogueFits(const Dispatch& dispatch) {
+  auto epilogue = dispatch.defines.find(kEpilogueDefine);
+  if (epilogue == dispatch.defines.end()) return true;
+  if (dispatch.defines.count("EPILOGUE_IN")) return false;
+  const std::string& text = epilogue->second;
+  // Identifiers other than x, GLSL built-ins and literals mean index/slice.
+  for (const char* name : {"index", "slice", "epilogue_in", "LOAD"}) {
+    if (text.find(name) != std::string::npos) return false;
+  }
+  return true;
+}
+
 bool IsFusableDepthwise(const Dispatch& dispatch) {
   return dispatch.shader == "depthwise_conv2d" && FusableKernel(dispatch) &&
-         !dispatch.defines.count(kEpilogueDefine) && !dispatch.specialize &&
+         PrologueEpilogueFits(dispatch) && !dispatch.specialize &&
          dispatch.outputs.size() == 1 && dispatch.inputs.size() == 3 &&
          !PrologueDefine(dispatch).empty();
 }
@@ -171,6 +186,10 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     auto& d = gemm.defines;
     const auto& dw = depthwise.defines;
     d[PrologueDefine(depthwise)] = "";
+    if (auto epilogue = depthwise.defines.find(kEpilogueDefine);
+        epilogue != depthwise.defines.end()) {
+      d[kDwEpilogueDefine] = epilogue->second;  // x: the activated depthwise sum
+    }
     d["DW_IN_H"] = dw.at("IN_H");
     d["DW_IN_W"] = dw.at("IN_W");
     d["DW_OUT_W"] = dw.at("OUT_W");

@@ -11,8 +11,9 @@
 //  - producer: a depthwise_conv2d dispatch with multiplier 1, a kernel of
 //    at most 5x5 and any stride and dilation (the FAST_3X3 path or the
 //    general one; kernels larger than 3x3 only where the map has at most
-//    24x24 output pixels: measured slower fused on bigger ones), without an
-//    epilogue and not specialized;
+//    24x24 output pixels: measured slower fused on bigger ones), not
+//    specialized, without an epilogue or with one of x alone (a quantized
+//    model's simulator step, which runs in the prologue as DW_EPILOGUE(x));
 //  - consumer: a gemm.comp dispatch of the tiled form (not SPLIT_K) with
 //    no prologue yet, reading the producer's output as its input, as a 1x1
 //    convolution reads it (rows = the output's pixels, depth = its slices);

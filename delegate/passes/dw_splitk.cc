@@ -25,7 +25,8 @@ int SharedVec4(const DwSplitKTile& tile) {
 constexpr const char* kCopied[] = {
     "ROWS", "OUT_S", "DEPTH_STEPS", "OUT_C", "ROW_PIXELS", "OUT_HW", "DW_IN_H",
     "DW_IN_W", "DW_OUT_W", "DW_STRIDE_H", "DW_STRIDE_W", "DW_PAD_TOP",
-    "DW_PAD_LEFT", "DW_KH", "DW_KW", "DW_DIL_H", "DW_DIL_W", "EPILOGUE",
+    "DW_PAD_LEFT", "DW_KH", "DW_KW", "DW_DIL_H", "DW_DIL_W", kEpilogueDefine,
+    kDwEpilogueDefine,
     "EPILOGUE_IN", "ACT_RELU", "ACT_RELU6", "ACT_RELU_N1_TO_1", "ACT_TANH",
     "ACT_SIGMOID", "DW_PROLOGUE_NONE", "DW_PROLOGUE_RELU", "DW_PROLOGUE_RELU6",
     "DW_PROLOGUE_RELU_N1_TO_1"};

@@ -56,6 +56,21 @@ std::optional<std::string> UnaryExpression(const Dispatch& consumer,
     if (alpha == d.end()) return std::nullopt;
     return "ew_leaky_relu(" + e + ", " + alpha->second + ")";
   }
+  if (d.count("OP_FAKE_QUANT")) {
+    // The quantization simulator (delegate/graph/quantization.h).
+    auto scale = d.find("Q_SCALE"), zero = d.find("Q_ROUND_ZERO");
+    auto lo = d.find("Q_LO"), hi = d.find("Q_HI");
+    if (scale == d.end() || zero == d.end() || lo == d.end() || hi == d.end()) {
+      return std::nullopt;
+    }
+    return "ew_fake_quant(" + e + ", " + scale->second + ", " + zero->second + ", " +
+           lo->second + ", " + hi->second + ")";
+  }
+  if (d.count("OP_QUANT_CLAMP")) {
+    auto lo = d.find("CLAMP_LO"), hi = d.find("CLAMP_HI");
+    if (lo == d.end() || hi == d.end()) return std::nullopt;
+    return "ew_quant_clamp(" + e + ", " + lo->second + ", " + hi->second + ")";
+  }
   for (const char* other : {"OP_SQRT", "OP_RSQRT"}) {
     if (d.count(other)) return std::nullopt;
   }

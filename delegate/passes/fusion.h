@@ -20,7 +20,8 @@
 //    operand order) with a second operand of the output's shape, a
 //    per-channel vector (1x1x1xC) or a scalar literal, and/or its unary step
 //    (RELU RELU6 RELU_N1_TO_1 RELU_0_TO_1 TANH LOGISTIC HARD_SWISH
-//    LEAKY_RELU ABS NEG SQUARE EXP ELU);
+//    LEAKY_RELU ABS NEG SQUARE EXP ELU, and the quantization simulator's
+//    OP_FAKE_QUANT and OP_QUANT_CLAMP);
 //  - the producer's output is read by no other dispatch, is no partition
 //    output, no write-back and has no view;
 //  - at most one extra tensor operand per producer (one more binding), and at
@@ -42,6 +43,9 @@ constexpr int kMaxEpilogueSteps = 4;
 // The define the fused shaders expand at their store; the shaders' default
 // (no fusion) is the identity.
 constexpr char kEpilogueDefine[] = "EPILOGUE(x,index,slice)";
+// A depthwise epilogue carried into the prologue of the GEMM it fuses into
+// (delegate/passes/dw_fusion.h; gemm.comp, gemm_dw_splitk.comp).
+constexpr char kDwEpilogueDefine[] = "DW_EPILOGUE(x)";
 
 // Fuses in place; returns how many consumer dispatches were folded away.
 // `values` are the partition's Values (shapes, kinds, views); `keep` lists

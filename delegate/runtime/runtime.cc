@@ -44,7 +44,7 @@ Status CheckStagedType(const GraphBuilder& builder, int index, const char* role)
   if (ElementBytes(tensor.type) == 0) {
     return Status::Error(std::string("partition ") + role + " tensor " +
                          std::to_string(index) + " is " + TypeName(tensor.type) +
-                         "; only float32, int32 and bool cross to the GPU");
+                         "; only float32, int32, bool, uint8 and int8 cross to the GPU");
   }
   return Status::Ok();
 }
@@ -144,6 +144,13 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     pre.push_back(convert(value, staging, /*to_phwc4=*/true));
     runtime->uploads_.push_back(
         {index, staging, elements, type, half_staging, false, false, shape});
+  }
+  for (Transfer& upload : runtime->uploads_) {
+    auto grid = builder.quantized_uploads().find(upload.tflite_index);
+    if (grid != builder.quantized_uploads().end() && upload.type == abi::kFloat32) {
+      upload.quantize = true;
+      upload.quantization = grid->second;
+    }
   }
   for (int index : outputs) {
     TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));

@@ -78,8 +78,10 @@ class PartitionRuntime {
   // Staging buffers hold BHWC floats (or halves, `half`) that a conversion
   // dispatch moves to or from PHWC4; a direct transfer reads or writes the
   // tensor's own PHWC4 buffer (DeviceProfile::direct_transfers). bool and int32 TFLite tensors are converted on the CPU on
-  // the way (bool as 0.0/1.0, int32 exact up to 2^24, 2^11 in halves),
-  // float32 ones copied as they are.
+  // the way (bool as 0.0/1.0, int32 exact up to 2^24, 2^11 in halves;
+  // uint8/int8 dequantized on the way in and quantized on the way out as
+  // TFLite's QUANTIZE rounds, delegate/graph/quantization.h), float32 ones
+  // copied as they are.
   struct Transfer {
     int tflite_index;
     ValueId buffer;  // the staging Value, or the tensor's root (direct)
@@ -89,6 +91,10 @@ class PartitionRuntime {
     bool direct;    // no conversion dispatch: the tensor's own buffer
     bool relayout;  // a direct upload where PHWC4 != BHWC: CPU relayout
     Shape4 shape;
+    // A float input rounded to this grid on the CPU first
+    // (GraphBuilder::QuantizeOnUpload).
+    bool quantize = false;
+    QuantParams quantization;
   };
   // Per Value: whether the CPU writes or reads its buffer (then it has its
   // own buffer, outside the arena) and in what form.
@@ -131,7 +137,7 @@ class PartitionRuntime {
   std::vector<Transfer> uploads_;
   std::vector<Transfer> downloads_;
   std::vector<ConstantOutput> constant_outputs_;
-  std::vector<float> conversion_scratch_;  // bool/int32 <-> float staging
+  std::vector<float> conversion_scratch_;  // bool/int32/uint8/int8 <-> float
   std::vector<uint16_t> half_scratch_;     // halves, where not mapped
   std::vector<float> phwc4_floats_;        // CPU relayouts (direct uploads)
   std::vector<uint16_t> phwc4_halves_;

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "delegate/abi/half.h"
+#include "delegate/graph/quantization.h"
 #include "delegate/runtime/half_convert.h"
 #include "delegate/runtime/host_copy.h"
 #include "delegate/runtime/transfer_layout.h"
@@ -25,7 +26,7 @@ Status CheckTransferTensor(const abi::Tensor& tensor, size_t elements,
   if (element_bytes == 0) {
     return Status::Error(std::string(role) + " tensor " + std::to_string(index) +
                          " is " + TypeName(tensor.type) +
-                         "; only float32, int32 and bool cross to the GPU");
+                         "; only float32, int32, bool, uint8 and int8 cross to the GPU");
   }
   if (tensor.data == nullptr || tensor.bytes < elements * element_bytes) {
     return Status::Error(std::string(role) + " tensor " + std::to_string(index) +
@@ -41,7 +42,23 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
                                           upload.tflite_index, "input"));
   const gl::Buffer& buffer = buffers_[upload.buffer];
   const float* floats = static_cast<const float*>(tensor.data);
-  if (tensor.type != abi::kFloat32) {
+  if (IsQuantizedType(tensor.type)) {
+    // The float view: real = scale * (q - zero_point), the per-tensor params
+    // the kernels' checks validated (ActivationQuantization).
+    conversion_scratch_.resize(upload.elements);
+    TFG_RETURN_IF_ERROR(
+        DequantizeTensor(tensor, upload.elements, conversion_scratch_.data()));
+    floats = conversion_scratch_.data();
+  } else if (upload.quantize && tensor.type == abi::kFloat32) {
+    // Only QUANTIZE reads it: TFLite's rounding, exactly as its kernel does.
+    conversion_scratch_.resize(upload.elements);
+    for (size_t i = 0; i < upload.elements; ++i) {
+      conversion_scratch_[i] = DequantizeValue(
+          QuantizeElementLikeTflite(floats[i], i, upload.elements, upload.quantization),
+          upload.quantization);
+    }
+    floats = conversion_scratch_.data();
+  } else if (tensor.type != abi::kFloat32) {
     conversion_scratch_.resize(upload.elements);
     for (size_t i = 0; i < upload.elements; ++i) {
       conversion_scratch_[i] =
@@ -112,6 +129,10 @@ Status PartitionRuntime::DownloadOutput(const Transfer& download,
     TFG_RETURN_IF_ERROR(buffer.Download(0, download.elements * sizeof(float), floats));
   }
   if (tensor.type == abi::kFloat32) return Status::Ok();
+  if (IsQuantizedType(tensor.type)) {
+    // As TFLite's QUANTIZE would from the same floats (QuantizeValue).
+    return QuantizeTensor(conversion_scratch_.data(), download.elements, tensor);
+  }
   for (size_t i = 0; i < download.elements; ++i) {
     const float v = conversion_scratch_[i];
     if (tensor.type == abi::kBool) {

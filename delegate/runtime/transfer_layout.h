@@ -18,6 +18,8 @@ inline size_t ElementBytes(abi::Type type) {
     case abi::kFloat32: return sizeof(float);
     case abi::kInt32: return sizeof(int32_t);
     case abi::kBool: return 1;
+    case abi::kUInt8: return 1;  // quantized: the float view on the GPU
+    case abi::kInt8: return 1;
     default: return 0;
   }
 }

@@ -9,11 +9,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "delegate/device/device_tuning.h"
+#include "delegate/kernels/quantize.h"
 #include "delegate/kernels/registry.h"
 #include "delegate/runtime/runtime.h"
 #include "delegate/abi/tflite_builtin.h"
@@ -43,6 +46,17 @@ class GraphTester {
     return static_cast<int>(tensors_.size()) - 1;
   }
 
+  // Makes `tensor` a per-tensor quantized int8 activation (the float view of
+  // delegate/graph/quantization.h): the simulator rounds it to its grid.
+  void Quantize(int tensor, float scale, int zero_point) {
+    TensorStorage& s = *storage_[static_cast<size_t>(tensor)];
+    s.scale = {1, 0};
+    std::memcpy(&s.scale[1], &scale, sizeof(float));
+    s.zero_point = {1, zero_point};
+    tensors_[static_cast<size_t>(tensor)].type = abi::kInt8;
+    tensors_[static_cast<size_t>(tensor)].params = {scale, zero_point};
+  }
+
   template <typename Params>
   void AddNode(int builtin, const Params& params, const std::vector<int>& inputs,
                const std::vector<int>& outputs) {
@@ -65,6 +79,12 @@ class GraphTester {
       tensors_[i].dims = reinterpret_cast<abi::IntArray*>(storage_[i]->dims.data());
       tensors_[i].data = storage_[i]->floats.data();
       tensors_[i].bytes = storage_[i]->floats.size() * sizeof(float);
+      if (!storage_[i]->scale.empty()) {
+        TensorStorage& s = *storage_[i];
+        s.affine.scale = reinterpret_cast<abi::FloatArray*>(s.scale.data());
+        s.affine.zero_point = reinterpret_cast<abi::IntArray*>(s.zero_point.data());
+        tensors_[i].quantization = {abi::kAffineQuantization, &s.affine};
+      }
     }
     plan_ = {static_cast<int>(nodes_.size())};
     for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -101,6 +121,7 @@ class GraphTester {
     TuneForDevice(&device);
     device.shared_memory_gemm = true;
     device.fuse_depthwise_into_gemm = fuse;
+    device.split_depthwise_gemm_k = split_k_;
     device.gemm_tile_override = tile_;
     TFG_RETURN_IF_ERROR(env.EnsureCurrent());
     GraphContext graph(&context_);
@@ -111,6 +132,8 @@ class GraphTester {
       auto kernel = KernelRegistry::Global().Find(view, graph, device);
       if (!kernel.ok()) return kernel.status();
       TFG_RETURN_IF_ERROR((*kernel)->build(view, builder));
+      // As the partition build does: quantized outputs get the simulator.
+      TFG_RETURN_IF_ERROR(SimulateQuantizedOutputs(view, builder).status());
     }
     ProgramCache programs;
     TFG_ASSIGN_OR_RETURN(auto runtime, PartitionRuntime::Create(
@@ -126,11 +149,15 @@ class GraphTester {
   int dispatches() const { return dispatches_; }
   long long arena_tensors() const { return arena_tensors_; }
   void set_tile(const std::string& tile) { tile_ = tile; }
+  void set_split_k(bool split_k) { split_k_ = split_k; }
 
  private:
   struct TensorStorage {
     std::vector<int> dims;
     std::vector<float> floats;
+    std::vector<int> scale;  // a FloatArray: size, then the float's bits
+    std::vector<int> zero_point;
+    abi::AffineQuantization affine{};
   };
   struct NodeStorage {
     abi::Node node{};
@@ -144,6 +171,7 @@ class GraphTester {
   std::vector<std::unique_ptr<NodeStorage>> nodes_;
   std::vector<int> plan_;
   std::string tile_;
+  bool split_k_ = false;
   int dispatches_ = 0;
   long long arena_tensors_ = 0;
 };
@@ -276,6 +304,59 @@ TEST(DepthwiseIntoGemm, ForcedTiles) {
             "2,2,8,4,4"}, false, 300);
   RunChain({2, 6, 7, 5, 6, 2, abi::kPaddingSame, kRelu6, kNone, true, "1,1,16,4,1"},
            false, 310);
+}
+
+// A quantized model's depthwise output (int8, the float view) gets the
+// quantization simulator, fused into the depthwise's store as an epilogue;
+// fused into the GEMM, that epilogue runs in the prologue (DW_EPILOGUE) and
+// the GEMM reads the values rounded to the grid, with and without the depth
+// split across workgroups.
+TEST(DepthwiseIntoGemm, QuantizationSimulatorOfTheDepthwiseRunsInThePrologue) {
+  const int h = 7, w = 6, c = 10, oc = 9;
+  const std::vector<int> in_dims = {1, h, w, c};
+  auto x = RandomData(Count(in_dims), 500, -2, 2);
+  auto filter = RandomData(9 * c, 501, -1, 1);
+  auto dw_bias = RandomData(c, 502, -1, 1);
+  auto pw = RandomData(static_cast<size_t>(oc) * c, 503, -0.5f, 0.5f);
+  auto bias = RandomData(oc, 504, -1, 1);
+  const float scale = 0.05f;
+  const int zero_point = -20;  // range [-5.4, 7.35]: some values clamp
+  auto dw = DepthwiseReference(x, 1, h, w, c, 1, abi::kPaddingSame, filter, dw_bias,
+                               abi::kActNone);
+  for (float& v : dw) {
+    // TFLite's QUANTIZE (half away from zero, clamp) and back, in double.
+    const double r = static_cast<double>(v) / scale;
+    const double q = std::min(127.0, std::max(-128.0, std::round(r) + zero_point));
+    v = static_cast<float>((q - zero_point) * scale);
+  }
+  const auto expected = FullyConnectedReference(dw, h * w, c, pw, oc, bias, kNone);
+  for (bool split_k : {false, true}) {
+    int dispatches[2] = {0, 0};
+    for (bool fuse : {false, true}) {
+      SCOPED_TRACE(std::string(fuse ? "fused" : "unfused") + (split_k ? ", split-K" : ""));
+      GraphTester graph;
+      graph.set_split_k(split_k);
+      const int in = graph.AddTensor(in_dims, x, false);
+      const int dw_w = graph.AddTensor({1, 3, 3, c}, filter, true);
+      const int dw_b = graph.AddTensor({c}, dw_bias, true);
+      const int mid = graph.AddTensor({1, h, w, c}, {}, false);
+      graph.Quantize(mid, scale, zero_point);
+      const int pw_w = graph.AddTensor({oc, 1, 1, c}, pw, true);
+      const int pw_b = graph.AddTensor({oc}, bias, true);
+      const int out = graph.AddTensor({1, h, w, oc}, {}, false);
+      graph.AddNode(abi::kTfLiteBuiltinDepthwiseConv2d,
+                    abi::DepthwiseConvParams{abi::kPaddingSame, 1, 1, 1, kNone, 1, 1},
+                    {in, dw_w, dw_b}, {mid});
+      graph.AddNode(abi::kTfLiteBuiltinConv2d,
+                    abi::ConvParams{abi::kPaddingValid, 1, 1, kNone, 1, 1, abi::kNoType},
+                    {mid, pw_w, pw_b}, {out});
+      Status status = graph.Run({in}, {out}, false, fuse);
+      ASSERT_TRUE(status.ok()) << status.message();
+      EXPECT_LE(MaxRelativeError(graph.data(out), expected), kFp32Tolerance);
+      dispatches[fuse] = graph.dispatches();
+    }
+    EXPECT_EQ(dispatches[1], dispatches[0] - 1) << (split_k ? "split-K" : "");
+  }
 }
 
 TEST(DepthwiseIntoGemm, SecondReaderOfTheDepthwiseOutputKeepsItUnfused) {

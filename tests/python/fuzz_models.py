@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from gles_testing import interpreter  # noqa: E402
 from model_check import ACCEPTABLE, check_model, random_value  # noqa: E402
 from tflite_builder import ModelBuilder, options_table_for  # noqa: E402
+from hostile_quant import mutate_quantization  # noqa: E402
 
 
 @dataclasses.dataclass
@@ -371,6 +372,10 @@ def snake_case(field: str) -> str:
 
 MUTATIONS = [mutate_shape, mutate_shape, mutate_type, mutate_param, mutate_param,
              mutate_version, mutate_const_to_input, mutate_declared_output]
+
+
+# Quantized tensors with broken parameters (hostile_quant.py).
+MUTATIONS.append(mutate_quantization)
 
 
 def landed_ops() -> set:

@@ -268,7 +268,10 @@ def test_depthwise_with_a_non_constant_filter_stays_on_the_cpu(capfd):
 
 
 def test_fully_connected_with_int8_weights_stays_on_the_cpu(capfd):
-    """Hybrid (int8-weight) FC: the CPU dequantizes on the fly; we decline."""
+    """Hybrid (int8-weight) FC with quantized models declined
+    (quantized_models_allowed=false): it stays on the CPU, which
+    dequantizes on the fly. (By default it runs on the GPU in the float
+    view: the next test.)"""
     rng = np.random.default_rng(9)
 
     def int8_weights(builder):
@@ -276,9 +279,26 @@ def test_fully_connected_with_int8_weights_stays_on_the_cpu(capfd):
                                  quant=(0.01, 0))
 
     model = fc_model([2, 16], 4, False, True, weights=int8_weights)
-    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([[2, 16]], seed=10))
-    assert_declined(stats, capfd, "FULLY_CONNECTED", "quantized weights")
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([[2, 16]], seed=10),
+                                      {"quantized_models_allowed": False})
+    assert_declined(stats, capfd, "FULLY_CONNECTED", "quantized_models_allowed=false")
     assert_close(gpu, cpu)
+
+
+def test_fully_connected_with_int8_weights_runs_the_float_view():
+    """Hybrid (int8-weight) FC by default: delegated, computing in float with
+    the weights dequantized once (issue 15), i.e. what the same FC with
+    those float weights computes on the CPU (1e-5)."""
+    q = np.random.default_rng(9).integers(-100, 100, [4, 16]).astype(np.int8)
+    hybrid = fc_model([2, 16], 4, False, True,
+                      weights=lambda b: b.add_const(q, quant=(0.01, 0)))
+    twin = fc_model([2, 16], 4, False, True,
+                    weights=lambda b: b.add_const(q.astype(np.float32) * np.float32(0.01)))
+    inputs = random_inputs([[2, 16]], seed=10)
+    cpu_twin, _, _ = run_cpu_and_gpu(twin, inputs)
+    _, gpu, stats = run_cpu_and_gpu(hybrid, inputs)
+    assert stats["nodes_delegated"] == 1 and stats["partitions"] == 1
+    assert_close(gpu, cpu_twin)
 
 
 def test_conv2d_with_fused_tanh_stays_on_the_cpu(capfd):

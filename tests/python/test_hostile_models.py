@@ -4,11 +4,16 @@ rejected exactly as TFLite rejects it without the delegate, or delegated and
 right. All cases run in one child process (a crash names the case, a hang
 times out); each case's outcome is then checked here."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from gles_testing import ModelBuilder
-from isolation import run_isolated
+from hostile_quant import ABORT_TFLITE, REFUSED_BY_TFLITE, RUN_BY_TFLITE
+from isolation import HERE, REPO, run_isolated
 from model_check import parse_results
 
 SHAPE = [1, 4, 5, 3]
@@ -259,12 +264,88 @@ def results():
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_hostile_model_is_declined_rejected_or_right(name, results):
+def test_hostile_model_is_declined_rejected_or_right(name, results, cases=CASES):
     assert name in results, f"case {name} did not report"
     record = results[name]
-    assert record["outcome"] in CASES[name][1], record
+    assert record["outcome"] in cases[name][1], record
     if record["outcome"] == "declined" and record["delegated"] == 0:
         # Declined on the support check: the warning names the op and why
         # (no warning when the runtime itself had nothing to delegate).
         assert "cannot be handled by this delegate" in record["detail"] or \
             record["detail"] == "", record
+
+
+# Quantized tensors with missing, inconsistent or out-of-range parameters
+# (hostile_quant.py). Quantized outputs are compared within
+# model_check.QUANTIZED_STEPS steps (the delegate computes through float).
+QUANT_CASES = {**{name: (factory, DECLINED_OR_REJECTED)
+                  for name, factory in REFUSED_BY_TFLITE.items()},
+               **{name: (factory, ANY_ACCEPTABLE) for name, factory in RUN_BY_TFLITE.items()}}
+
+QUANT_CHILD = """
+from test_hostile_models import QUANT_CASES
+from model_check import run_cases_and_print
+run_cases_and_print([(name, factory) for name, (factory, _) in QUANT_CASES.items()])
+"""
+
+
+@pytest.fixture(scope="module")
+def quant_results():
+    result = run_isolated(QUANT_CHILD, timeout=240)
+    parsed, crashed_in = parse_results(result.stdout)
+    assert crashed_in is None, f"the child died in case {crashed_in}:\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, result.stderr[-3000:]
+    return parsed
+
+
+@pytest.mark.parametrize("name", list(QUANT_CASES))
+def test_hostile_quantization_is_declined_rejected_or_right(name, quant_results):
+    test_hostile_model_is_declined_rejected_or_right(name, quant_results, QUANT_CASES)
+
+
+ABORT_CHILD = """
+import json, sys
+import numpy as np
+from hostile_quant import ABORT_TFLITE
+from gles_testing import interpreter, make_delegate, stats
+model = ABORT_TFLITE[sys.argv[1]]()
+delegate = make_delegate({"log_level": "warning"}) if sys.argv[2] == "gpu" else None
+try:
+    interp = interpreter(model, delegate)
+    interp.allocate_tensors()
+except Exception as error:
+    print("REFUSED", json.dumps(str(error)[:600]), flush=True)
+    sys.exit(0)
+for detail in interp.get_input_details():
+    interp.set_tensor(detail["index"], np.full(detail["shape"], 40, detail["dtype"]))
+interp.invoke()
+print("RAN", json.dumps(stats(delegate) if delegate else {}), flush=True)
+"""
+
+
+def run_abort_child(name: str, where: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), str(REPO / "tools"),
+                                         env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-c", ABORT_CHILD, name, where], env=env,
+                          cwd=str(REPO), text=True, capture_output=True, timeout=120)
+
+
+@pytest.mark.parametrize("name", list(ABORT_TFLITE))
+def test_quantization_tflite_aborts_on_is_declined_or_refused_by_the_delegate(name):
+    """TFLite's own kernel aborts on these parameters; the delegate must say
+    so first: decline the node with a reason (the abort that follows is
+    TFLite's, as it is without the delegate), or refuse the model."""
+    cpu = run_abort_child(name, "cpu")
+    assert cpu.returncode < 0, f"TFLite's CPU path no longer aborts: {cpu.stdout}{cpu.stderr}"
+    gpu = run_abort_child(name, "gpu")
+    if gpu.returncode >= 0:
+        assert gpu.returncode == 0 and gpu.stdout.startswith("REFUSED"), (
+            f"the delegate ran a node TFLite aborts on (parameters it must refuse):\n"
+            f"{gpu.stdout[-2000:]}\n{gpu.stderr[-2000:]}")
+        return
+    # Died like the CPU path: only after the delegate declined the node.
+    declined = [line for line in gpu.stderr.splitlines()
+                if "cannot be handled by this delegate" in line and "ADD" in line]
+    assert declined, (f"the delegate run died by signal {-gpu.returncode} without the "
+                      f"delegate declining the node first:\n{gpu.stderr[-3000:]}")

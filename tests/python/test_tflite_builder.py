@@ -274,3 +274,84 @@ def test_gelu_op_code_above_127_runs(rng):
     expected = [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.ravel().tolist()]
     # TFLite may evaluate erf through a lookup table or polynomial.
     np.testing.assert_allclose(result.ravel(), expected, rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_quant_params_quantize_matches_tflite_quantize(dtype, rng):
+    """QuantParams.quantize is TFLite's QUANTIZE, clamping included; values
+    are random (not ties, which implementations may break differently)."""
+    params = QuantParams(0.0291, 201 if dtype == np.uint8 else -91)
+    x = rng.uniform(-9, 9, (1, 5, 7, 3)).astype(np.float32)
+    model = single_op_model("QUANTIZE", [x.shape], input_dtypes=np.float32,
+                            output_dtypes=dtype, output_quant=params)
+    (result,) = run_tflite(model, [x])
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(result, params.quantize(x, dtype))
+    info = np.iinfo(dtype)
+    assert (result == info.min).any() and (result == info.max).any()  # clamped both ends
+
+
+def test_quant_params_dequantize_per_channel_matches_tflite_dequantize(rng):
+    params = QuantParams([0.0137, 0.0419, 0.00617], [0, 0, 0], quantized_dimension=1)
+    weights = rng.integers(-127, 128, (4, 3, 2)).astype(np.int8)
+    builder = ModelBuilder()
+    constant = builder.add_const(weights, quant=params)
+    out = builder.add_tensor(weights.shape)
+    builder.add_op("DEQUANTIZE", [constant], [out], version=5)
+    (result,) = run_tflite(builder.build(), [])
+    np.testing.assert_allclose(result, params.dequantize(weights), rtol=1e-6, atol=0)
+    expected = weights.astype(np.float64) * np.array([0.0137, 0.0419, 0.00617])[None, :, None]
+    np.testing.assert_allclose(result, expected, rtol=1e-6, atol=0)
+
+
+def test_quant_params_reject_a_dimension_the_array_lacks():
+    with pytest.raises(ValueError, match="quantized_dimension"):
+        QuantParams([0.1, 0.2], 0, quantized_dimension=3).dequantize(np.zeros((2, 2), np.int8))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_single_op_model_with_quantization_parameters(dtype, rng):
+    """A quantized ADD: parameters land on the right tensors, and TFLite's
+    integer kernel agrees with adding the dequantized values."""
+    zero_points = (37, 201) if dtype == np.uint8 else (-91, 77)
+    a, b = QuantParams(0.0137, zero_points[0]), QuantParams(0.0291, zero_points[1])
+    out = QuantParams(0.0419, zero_points[0])
+    info = np.iinfo(dtype)
+    x, y = (rng.integers(info.min, info.max + 1, (1, 4, 5, 7)).astype(dtype)
+            for _ in range(2))
+    model = single_op_model("ADD", [x.shape, y.shape], {"fused_activation_function": "NONE"},
+                            input_dtypes=dtype, input_quant=[a, b], output_quant=out,
+                            version=2 if dtype == np.int8 else 1)
+    tensors = parse(model).subgraphs[0].tensors
+    assert [t.quantization.zeroPoint.tolist() for t in tensors] == [
+        [zero_points[0]], [zero_points[1]], [zero_points[0]]]
+    np.testing.assert_allclose([t.quantization.scale[0] for t in tensors],
+                               [0.0137, 0.0291, 0.0419], rtol=1e-6)
+    (result,) = run_tflite(model, [x, y])
+    expected = out.quantize(a.dequantize(x).astype(np.float64) + b.dequantize(y), dtype)
+    assert np.abs(result.astype(int) - expected.astype(int)).max() <= 1
+
+
+def test_single_op_model_quantized_constants(rng):
+    """const_quant: an int8 per-channel weight and an int32 bias."""
+    w = QuantParams([0.01, 0.02], 0)
+    bias = QuantParams([0.0005, 0.001], 0)
+    model = single_op_model(
+        "FULLY_CONNECTED", [[1, 3]], None,
+        {1: np.array([[10, -20, 30], [-40, 50, -60]], np.int8),
+         2: np.array([100, -200], np.int32)},
+        input_dtypes=np.int8, input_quant=QuantParams(0.05, 3),
+        output_quant=QuantParams(0.1, -5), const_quant={1: w, 2: bias}, version=4)
+    tensors = parse(model).subgraphs[0].tensors
+    assert tensors[1].type == schema.TensorType.INT8
+    assert tensors[2].type == schema.TensorType.INT32
+    np.testing.assert_allclose(tensors[1].quantization.scale, [0.01, 0.02], rtol=1e-6)
+    x = np.array([[13, -7, 100]], np.int8)
+    (result,) = run_tflite(model, [x])
+    real = ((x.astype(float) - 3) * 0.05) @ (np.array([[10, -20, 30], [-40, 50, -60]])
+                                             * np.array([[0.01], [0.02]])).T
+    real += np.array([100 * 0.0005, -200 * 0.001])
+    expected = np.clip(np.round(real / 0.1) - 5, -128, 127)
+    assert np.abs(result.astype(int) - expected).max() <= 1
+    with pytest.raises(ValueError, match="const_quant"):
+        single_op_model("RELU", [[1, 3]], const_quant={0: w})

@@ -92,6 +92,29 @@ typedef struct TfLiteGlesDelegateOptions {
   uint64_t experimental_flags;
 } TfLiteGlesDelegateOptions;
 
+/* Options added after TfLiteGlesDelegateOptions shipped. That struct has no
+ * size or version field, so a field appended to it would be read past the end
+ * of the struct of a caller built against the old header; the additions live
+ * here instead, behind `size`, so that this struct can grow: the library
+ * reads only the fields that fit in `size` bytes and uses the defaults for
+ * the rest. TfLiteGlesDelegateCreate keeps working as before (every new
+ * option at its default). */
+typedef struct TfLiteGlesDelegateOptionsV2 {
+  /* sizeof(TfLiteGlesDelegateOptionsV2) of the caller's header; set by
+   * TfLiteGlesDelegateOptionsV2Default. */
+  size_t size;
+  TfLiteGlesDelegateOptions base;
+  /* Non-zero (default): quantized (uint8/int8) models run on the GPU in
+   * their float view: constants dequantized once, quantized inputs and
+   * outputs converted at every invoke. 0: quantized tensors stay on the CPU. */
+  int32_t quantized_models_allowed;
+  /* Non-zero (default): every quantized activation is rounded to its grid
+   * and clamped to its range after the op that writes it, so results follow
+   * the integer model. 0: only clamped to their range (the saturation of
+   * TFLite's integer kernels, which models rely on). */
+  int32_t quantization_simulator;
+} TfLiteGlesDelegateOptionsV2;
+
 /* experimental_flags bit: keep every elementwise op in its own dispatch
  * instead of fusing it into the convolution that feeds it (for comparisons
  * and debugging; delegate/passes/fusion.h). */
@@ -118,6 +141,12 @@ TfLiteGlesDelegateOptions TfLiteGlesDelegateOptionsDefault(void);
  * happens here; the EGL context is acquired by ModifyGraphWithDelegate. */
 struct TfLiteDelegate* TfLiteGlesDelegateCreate(
     const TfLiteGlesDelegateOptions* options);
+
+TfLiteGlesDelegateOptionsV2 TfLiteGlesDelegateOptionsV2Default(void);
+
+/* TfLiteGlesDelegateCreate with the V2 options (NULL: defaults). */
+struct TfLiteDelegate* TfLiteGlesDelegateCreateV2(
+    const TfLiteGlesDelegateOptionsV2* options);
 
 void TfLiteGlesDelegateDelete(struct TfLiteDelegate* delegate);
 
