@@ -97,6 +97,10 @@ def compare_outputs(gpu_outputs, cpu_outputs, tolerance: float) -> str:
 
 def _stage_run(model: bytes, delegate, seed: int):
     """(stage reached or failed, outputs, error text)."""
+    # A private copy of the model: the interpreter maps model_content as it
+    # is, and set_tensor on a graph input that carries a buffer writes into
+    # it (the next run would start from the last run's inputs).
+    model = bytes(bytearray(model))
     try:
         interp = interpreter(model, delegate)
     except Exception as error:  # noqa: BLE001 - the runtime's own error types vary
@@ -118,9 +122,12 @@ def _stage_run(model: bytes, delegate, seed: int):
 
 
 def check_model(model: bytes, seed: int = 0, options: dict | None = None,
-                tolerance: float = 1e-5) -> dict:
-    """Runs `model` both ways; returns {"outcome", "detail", "delegated"}."""
-    cpu_stage, cpu_outputs, cpu_error = _stage_run(model, None, seed)
+                tolerance: float = 1e-5, cpu_model: bytes | None = None) -> dict:
+    """Runs `model` both ways; returns {"outcome", "detail", "delegated"}.
+    cpu_model: what the CPU runs instead, where LiteRT has no CPU kernel for
+    an op of `model` (MediaPipe's custom ops, rewritten to builtins)."""
+    reference = cpu_model or model
+    cpu_stage, cpu_outputs, cpu_error = _stage_run(reference, None, seed)
     options = {"log_level": "warning", **(options or {})}
     with _CapturedStderr() as captured:
         try:
@@ -157,7 +164,7 @@ def check_model(model: bytes, seed: int = 0, options: dict | None = None,
         return {"outcome": "cpu_unstable", "detail": mismatch, "delegated": 0}
     if mismatch:
         # A CPU answer that changes between two identical runs is no reference.
-        _, again, _ = _stage_run(model, None, seed)
+        _, again, _ = _stage_run(reference, None, seed)
         if again is None or compare_outputs(again, cpu_outputs, tolerance):
             return {"outcome": "cpu_unstable", "detail": mismatch, "delegated": delegated}
     if mismatch:
