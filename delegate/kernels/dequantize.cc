@@ -31,6 +31,15 @@ Status Check(const NodeView& node, const GraphContext& graph,
   }
   TFG_RETURN_IF_ERROR(
       GraphContext::DequantizedFloats(node.input(0), nullptr));
+  if (DimsVector(node.output(0).dims) != DimsVector(node.input(0).dims)) {
+    // TFLite resizes the output to the input's shape at Prepare, after the
+    // delegate has seen the declared one: consumers checked against the
+    // declaration would be built for a tensor that never exists.
+    return Status::Error("the output is declared " +
+                         kernels::ShapeOf(node.output(0)).ToString() +
+                         ", TFLite makes it the input's shape " +
+                         kernels::ShapeOf(node.input(0)).ToString());
+  }
   if (!graph.IsConstant(node.output_index(0))) {
     return Status::Error("the output was not folded at init");
   }

@@ -36,6 +36,8 @@ def memcheck(args: list, env: dict | None = None, cwd: str | None = None,
     # CPython's small-object allocator reads outside its arenas by design;
     # plain malloc lets memcheck see every Python allocation exactly.
     child_env["PYTHONMALLOC"] = "malloc"
+    # Not under another checker (the ASan run preloads libasan into Python).
+    child_env.pop("LD_PRELOAD", None)
     result = subprocess.run(
         ["valgrind", "-q", "--leak-check=no", "--error-exitcode=99",
          "--num-callers=8", sys.executable, *args],

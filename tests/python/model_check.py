@@ -137,10 +137,19 @@ def check_model(model: bytes, seed: int = 0, options: dict | None = None,
         gpu_stage, gpu_outputs, gpu_error = _stage_run(model, delegate, seed)
         delegate_stats = stats(delegate)
         delegated = delegate_stats["nodes_delegated"] if gpu_stage != "load" else 0
+        total = delegate_stats["nodes_total"]
         # A fresh delegate acquires its GL context in its Prepare: no renderer
         # means the runtime never asked the delegate.
         prepared = delegate_stats["renderer"] != ""
     warnings = " | ".join(line for line in captured.text.splitlines() if "WARNING" in line)
+    result = _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_error,
+                       delegated, prepared, warnings, tolerance, reference, seed)
+    result.update(total=total, warnings=warnings[:8000])
+    return result
+
+
+def _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_error,
+              delegated, prepared, warnings, tolerance, reference, seed) -> dict:
     if cpu_stage != "ok":
         # The stage may differ: with a delegate, the runtime prepares the
         # graph inside the Interpreter constructor (ModifyGraphWithDelegate).
@@ -174,13 +183,27 @@ def check_model(model: bytes, seed: int = 0, options: dict | None = None,
     return {"outcome": "agree", "detail": warnings[:600], "delegated": delegated}
 
 
-def run_cases_and_print(cases) -> None:
-    """Child-process driver: cases is [(name, model_bytes_factory)]; prints one
-    JSON line per case, with a START line first so that a crash names it."""
+FP16_OPTIONS = {"precision_loss_allowed": "true", "inference_priority1": "min_memory_usage"}
+FP16_TOLERANCE = 1e-2
+
+
+def run_cases_and_print(cases, fp16: bool = False) -> None:
+    """Child-process driver: cases is [(name, factory)], the factory giving
+    the model's bytes or a dict of check_model's arguments ({"model": ...,
+    "cpu_model": ..., "tolerance": ...}); prints one JSON line per case, with
+    a START line first so that a crash names it. fp16: tensors stored as
+    float16 (forced on llvmpipe too), judged at FP16_TOLERANCE or the
+    case's own "fp16_tolerance"."""
     for name, factory in cases:
         print(json.dumps({"start": name}), flush=True)
         try:
-            result = check_model(factory())
+            made = factory()
+            made = dict(made) if isinstance(made, dict) else {"model": made}
+            fp16_tolerance = made.pop("fp16_tolerance", FP16_TOLERANCE)
+            if fp16:
+                made["options"] = {**made.get("options", {}), **FP16_OPTIONS}
+                made["tolerance"] = max(made.get("tolerance", 0.0), fp16_tolerance)
+            result = check_model(**made)
         except Exception:  # noqa: BLE001 - a builder bug is a failure, reported
             result = {"outcome": "harness_error", "detail": traceback.format_exc()[-800:],
                       "delegated": 0}
