@@ -36,11 +36,11 @@ from gles_testing import interpreter, make_delegate, relative_error, stats
 ACCEPTABLE = ("agree", "declined", "rejected", "runtime_refused_delegate", "cpu_unstable")
 
 
-def random_value(shape, dtype, rng) -> np.ndarray:
+def random_value(shape, dtype, rng, low: float = -3.0, high: float = 3.0) -> np.ndarray:
     """Random input data without zeros (zeros hide sign and scale bugs)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        a = rng.uniform(-3, 3, size=shape).astype(dtype)
+        a = rng.uniform(low, high, size=shape).astype(dtype)
         a[np.abs(a) < 1e-3] = 1e-3
         return a
     if dtype == np.bool_:
@@ -70,7 +70,7 @@ class _CapturedStderr:
         self._file.close()
 
 
-def compare_outputs(gpu_outputs, cpu_outputs, tolerance: float) -> str:
+def compare_outputs(gpu_outputs, cpu_outputs, tolerance: float, absolute: bool = False) -> str:
     """"" if they agree, else why not. NaN and Inf must sit where the CPU has
     them (a NaN parameter gives NaN on both paths); the finite rest must be
     within `tolerance` relative L2 error; integers must be equal."""
@@ -89,13 +89,18 @@ def compare_outputs(gpu_outputs, cpu_outputs, tolerance: float) -> str:
         if not np.array_equal(gpu[~finite & ~np.isnan(cpu)], cpu[~finite & ~np.isnan(cpu)]) \
                 or not np.array_equal(finite, np.isfinite(gpu)):
             return f"output {i}: infinities differ from the CPU's"
+        if absolute:  # probabilities (a mask, scores): the largest difference
+            error = float(np.max(np.abs(gpu[finite] - cpu[finite]), initial=0.0))
+            if not error <= tolerance:
+                return f"output {i}: absolute error {error:.3g} > {tolerance:.3g}"
+            continue
         error = relative_error(gpu[finite], cpu[finite])
         if not error <= tolerance:
             return f"output {i}: relative error {error:.3g} > {tolerance:.3g}"
     return ""
 
 
-def _stage_run(model: bytes, delegate, seed: int):
+def _stage_run(model: bytes, delegate, seed: int, input_range=(-3.0, 3.0)):
     """(stage reached or failed, outputs, error text)."""
     # A private copy of the model: the interpreter maps model_content as it
     # is, and set_tensor on a graph input that carries a buffer writes into
@@ -113,7 +118,7 @@ def _stage_run(model: bytes, delegate, seed: int):
     try:
         for detail in interp.get_input_details():
             interp.set_tensor(detail["index"],
-                              random_value(detail["shape"], detail["dtype"], rng))
+                              random_value(detail["shape"], detail["dtype"], rng, *input_range))
         interp.invoke()
         outputs = [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
     except Exception as error:  # noqa: BLE001
@@ -122,19 +127,22 @@ def _stage_run(model: bytes, delegate, seed: int):
 
 
 def check_model(model: bytes, seed: int = 0, options: dict | None = None,
-                tolerance: float = 1e-5, cpu_model: bytes | None = None) -> dict:
+                tolerance: float = 1e-5, cpu_model: bytes | None = None,
+                input_range=(-3.0, 3.0), absolute: bool = False) -> dict:
     """Runs `model` both ways; returns {"outcome", "detail", "delegated"}.
     cpu_model: what the CPU runs instead, where LiteRT has no CPU kernel for
-    an op of `model` (MediaPipe's custom ops, rewritten to builtins)."""
+    an op of `model` (MediaPipe's custom ops, rewritten to builtins).
+    input_range: of the random float inputs (real models: what they expect).
+    absolute: judge by the largest absolute difference (probabilities)."""
     reference = cpu_model or model
-    cpu_stage, cpu_outputs, cpu_error = _stage_run(reference, None, seed)
+    cpu_stage, cpu_outputs, cpu_error = _stage_run(reference, None, seed, input_range)
     options = {"log_level": "warning", **(options or {})}
     with _CapturedStderr() as captured:
         try:
             delegate = make_delegate(options)
         except ValueError as error:
             return {"outcome": "delegate_create_failed", "detail": str(error), "delegated": 0}
-        gpu_stage, gpu_outputs, gpu_error = _stage_run(model, delegate, seed)
+        gpu_stage, gpu_outputs, gpu_error = _stage_run(model, delegate, seed, input_range)
         delegate_stats = stats(delegate)
         delegated = delegate_stats["nodes_delegated"] if gpu_stage != "load" else 0
         total = delegate_stats["nodes_total"]
@@ -143,13 +151,15 @@ def check_model(model: bytes, seed: int = 0, options: dict | None = None,
         prepared = delegate_stats["renderer"] != ""
     warnings = " | ".join(line for line in captured.text.splitlines() if "WARNING" in line)
     result = _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_error,
-                       delegated, prepared, warnings, tolerance, reference, seed)
+                       delegated, prepared, warnings, tolerance, reference, seed,
+                       input_range, absolute)
     result.update(total=total, warnings=warnings[:8000])
     return result
 
 
 def _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_error,
-              delegated, prepared, warnings, tolerance, reference, seed) -> dict:
+              delegated, prepared, warnings, tolerance, reference, seed,
+              input_range, absolute) -> dict:
     if cpu_stage != "ok":
         # The stage may differ: with a delegate, the runtime prepares the
         # graph inside the Interpreter constructor (ModifyGraphWithDelegate).
@@ -166,15 +176,15 @@ def _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_err
     if gpu_stage != "ok":
         return {"outcome": "delegate_error",
                 "detail": f"{gpu_stage}: {gpu_error[:600]}", "delegated": delegated}
-    mismatch = compare_outputs(gpu_outputs, cpu_outputs, tolerance)
+    mismatch = compare_outputs(gpu_outputs, cpu_outputs, tolerance, absolute)
     if mismatch and delegated == 0:
         # Nothing ran on the GPU: both runs were TFLite's CPU kernels, which
         # read out of bounds on some hostile parameters and differ run to run.
         return {"outcome": "cpu_unstable", "detail": mismatch, "delegated": 0}
     if mismatch:
         # A CPU answer that changes between two identical runs is no reference.
-        _, again, _ = _stage_run(reference, None, seed)
-        if again is None or compare_outputs(again, cpu_outputs, tolerance):
+        _, again, _ = _stage_run(reference, None, seed, input_range)
+        if again is None or compare_outputs(again, cpu_outputs, tolerance, absolute):
             return {"outcome": "cpu_unstable", "detail": mismatch, "delegated": delegated}
     if mismatch:
         return {"outcome": "wrong_answer", "detail": mismatch, "delegated": delegated}
@@ -200,7 +210,9 @@ def run_cases_and_print(cases, fp16: bool = False) -> None:
             made = factory()
             made = dict(made) if isinstance(made, dict) else {"model": made}
             fp16_tolerance = made.pop("fp16_tolerance", FP16_TOLERANCE)
+            fp16_absolute = made.pop("fp16_absolute", False)
             if fp16:
+                made["absolute"] = fp16_absolute
                 made["options"] = {**made.get("options", {}), **FP16_OPTIONS}
                 made["tolerance"] = max(made.get("tolerance", 0.0), fp16_tolerance)
             result = check_model(**made)

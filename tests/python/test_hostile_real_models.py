@@ -16,14 +16,23 @@ import numpy as np
 import pytest
 from ai_edge_litert import schema_py_generated as schema
 
-import model_catalog
-from gles_testing import ModelBuilder
+from gles_testing import ModelBuilder  # puts tools/ on the path
+import model_catalog  # noqa: E402
 from isolation import run_isolated
 from model_check import parse_results
 from model_surgery import Surgery
 
-# Real models run at the tolerance of tests/python/test_models.py.
+# Real models run at the tolerance of tests/python/test_models.py, on random
+# inputs in the range they expect; fp16 storage through a whole real model
+# is judged by relative L2 of the raw outputs (test_models.py judges fp16 by
+# scores, masks and boxes instead).
 REAL_TOLERANCE = 1e-4
+REAL_FP16_TOLERANCE = 0.1
+
+
+def real(model: bytes, input_range, **extra) -> dict:
+    return {"model": model, "tolerance": REAL_TOLERANCE, "input_range": input_range,
+            "fp16_tolerance": REAL_FP16_TOLERANCE, **extra}
 
 
 def transpose_conv_reference(model: bytes) -> bytes:
@@ -41,7 +50,7 @@ def palm_input_with_a_buffer():
     s = Surgery("palm_detection_full.tflite")
     index = int(s.graph.inputs[0])
     s.give_buffer(index, np.full(list(s.graph.tensors[index].shape), 0.25, np.float32))
-    return {"model": s.build(), "tolerance": REAL_TOLERANCE}
+    return real(s.build(), (0.0, 1.0))
 
 
 def face_dequantize_output_declared_short():
@@ -49,7 +58,7 @@ def face_dequantize_output_declared_short():
     input holds 36 values; TFLite resizes it to [36] at Prepare."""
     s = Surgery("face_detection_short_range.tflite")
     s.set_shape(s.tensor_index("conv2d_4/Bias_dequantize"), [3])
-    return {"model": s.build(), "tolerance": REAL_TOLERANCE}
+    return real(s.build(), (-1.0, 1.0))
 
 
 def face_constant_longer_than_its_shape():
@@ -61,7 +70,7 @@ def face_constant_longer_than_its_shape():
     source = int(s.graph.operators[dequantize].inputs[0])
     data = s.buffer_data(source)
     s.give_buffer(source, np.frombuffer(data + data[:64], np.uint8))
-    return {"model": s.build(), "tolerance": REAL_TOLERANCE}
+    return real(s.build(), (-1.0, 1.0))
 
 
 def selfie_with_one_declinable_node():
@@ -73,8 +82,10 @@ def selfie_with_one_declinable_node():
     shape = list(s.graph.tensors[output].shape)
     s.set_shape(output, shape[:-1] + [shape[-1] + 1])
     model = s.build()
-    return {"model": model, "cpu_model": transpose_conv_reference(model),
-            "tolerance": REAL_TOLERANCE}
+    # fp16: the mask's probabilities (tiny on random inputs, where relative
+    # L2 means nothing) within 2e-2, as test_models.py judges masks.
+    return real(model, (0.0, 1.0), cpu_model=transpose_conv_reference(model),
+                fp16_tolerance=2e-2, fp16_absolute=True)
 
 
 def palm_prelu_output_float16():
@@ -82,7 +93,7 @@ def palm_prelu_output_float16():
     s = Surgery("palm_detection_full.tflite")
     prelu = s.operators("PRELU")[5]
     s.set_type(int(s.graph.operators[prelu].outputs[0]), schema.TensorType.FLOAT16)
-    return {"model": s.build(), "tolerance": REAL_TOLERANCE}
+    return real(s.build(), (0.0, 1.0))
 
 
 def conv(bias_index=None, inputs=3):
@@ -135,13 +146,13 @@ DECLINED_OR_REJECTED = {"declined", "rejected"}
 # name -> (factory, acceptable outcomes, least nodes delegated)
 CASES = {
     "palm_input_with_a_buffer": (palm_input_with_a_buffer, AGREE, 250),
-    "face_dequantize_output_declared_short": (face_dequantize_output_declared_short, AGREE, 150),
+    "face_dequantize_output_declared_short": (face_dequantize_output_declared_short, AGREE, 120),
     "face_constant_longer_than_its_shape": (face_constant_longer_than_its_shape, AGREE, 150),
     "selfie_with_one_declinable_node": (selfie_with_one_declinable_node, AGREE, 150),
     "palm_prelu_output_float16": (palm_prelu_output_float16, AGREE | REJECTED, 0),
     "conv_bias_index_minus_one": (lambda: conv(bias_index=-1), REJECTED, 0),
     "conv_without_bias": (lambda: conv(inputs=2), DECLINED_OR_REJECTED | AGREE, 0),
-    "depthwise_multiplier_disagrees_with_shapes": (lambda: depthwise(3), REJECTED, 0),
+    "depthwise_multiplier_disagrees_with_shapes": (lambda: depthwise(3), DECLINED_OR_REJECTED, 0),
     "depthwise_multiplier_zero": (lambda: depthwise(0), DECLINED_OR_REJECTED | AGREE, 0),
     "prelu_output_float16": (prelu_output_float16, DECLINED_OR_REJECTED, 0),
     # LiteRT has no CPU kernel for MediaPipe's MaxUnpooling2D: a model that
