@@ -340,6 +340,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   // stays on the CPU is named once, with its reason.
   std::map<std::pair<std::string, std::string>, std::vector<int>> declined;
   std::map<int, std::string> op_of;
+  std::map<int, std::string> reason_of;  // declined node -> why
   for (int i = 0; i < plan->size; ++i) {
     abi::Node* node = nullptr;
     abi::Registration* registration = nullptr;
@@ -355,6 +356,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
       supported.push_back(plan->data[i]);
     } else {
       declined[{view.Describe(), kernel.status().message()}].push_back(plan->data[i]);
+      reason_of[plan->data[i]] = kernel.status().message();
     }
   }
   for (const auto& [key, nodes] : declined) {
@@ -369,7 +371,8 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   // Read before planning: GetExecutionPlan (which planning calls again)
   // replaces the array `plan` points to.
   const int total_nodes = plan->size;
-  auto planned = PlanPartitions(context, supported, options_.max_delegated_partitions);
+  auto planned = PlanPartitions(context, supported, reason_of,
+                                options_.max_delegated_partitions);
   if (!planned.ok()) {
     // The runtime cannot partition this graph: it stays on the CPU, which
     // is always correct, rather than failing the whole interpreter.

@@ -90,9 +90,73 @@ StatusOr<std::vector<std::vector<int>>> Preview(abi::Context* context,
 }  // namespace
 
 StatusOr<PartitionPlan> PlanPartitions(abi::Context* context,
-                                       const std::vector<int>& supported,
+                                       const std::vector<int>& all_supported,
+                                       const std::map<int, std::string>& declined,
                                        int max_partitions) {
   PartitionPlan plan;
+  // Readers of tensors whose declared shape is in doubt stay on the CPU.
+  std::set<int> supported_set(all_supported.begin(), all_supported.end());
+  {
+    std::map<int, std::vector<int>> readers;
+    abi::IntArray* execution_plan = nullptr;
+    if (context->GetExecutionPlan(context, &execution_plan) == abi::kOk) {
+      for (int node : ToVector(execution_plan)) {
+        const NodeInfo info = ReadNode(context, node);
+        if (info.node == nullptr) continue;
+        for (int tensor : ToVector(info.node->inputs)) readers[tensor].push_back(node);
+      }
+    }
+    // A node declined over its output whose inputs some declined node
+    // writes may only be complaining about that input: the first such node
+    // on a path is the one whose declaration is in doubt.
+    std::map<int, int> writer_of;
+    if (context->GetExecutionPlan(context, &execution_plan) == abi::kOk) {
+      for (int node : ToVector(execution_plan)) {
+        const NodeInfo info = ReadNode(context, node);
+        if (info.node == nullptr) continue;
+        for (int tensor : ToVector(info.node->outputs)) writer_of[tensor] = node;
+      }
+    }
+    std::vector<int> doubtful_writers;
+    for (const auto& [node, reason] : declined) {
+      if (reason.find("output") == std::string::npos) continue;
+      const NodeInfo info = ReadNode(context, node);
+      if (info.node == nullptr) continue;
+      bool downstream_of_declined = false;
+      for (int tensor : ToVector(info.node->inputs)) {
+        auto writer = writer_of.find(tensor);
+        if (writer != writer_of.end() && declined.count(writer->second) > 0) {
+          downstream_of_declined = true;
+        }
+      }
+      if (!downstream_of_declined) doubtful_writers.push_back(node);
+    }
+    std::vector<int> moved;
+    while (!doubtful_writers.empty()) {
+      const int writer = doubtful_writers.back();
+      doubtful_writers.pop_back();
+      const NodeInfo info = ReadNode(context, writer);
+      if (info.node == nullptr) continue;
+      for (int tensor : ToVector(info.node->outputs)) {
+        for (int reader : readers[tensor]) {
+          if (supported_set.erase(reader) > 0) {
+            moved.push_back(reader);
+            doubtful_writers.push_back(reader);
+          }
+        }
+      }
+    }
+    if (!moved.empty()) {
+      std::sort(moved.begin(), moved.end());
+      plan.cpu.push_back({"",
+                          "they read a tensor that a node declined over its output "
+                          "writes on the CPU (its declared shape may be wrong, and "
+                          "TFLite corrects it only after delegation), or read what "
+                          "such a node writes",
+                          moved});
+    }
+  }
+  const std::vector<int> supported(supported_set.begin(), supported_set.end());
   // A DEQUANTIZE of a constant does no GPU work (consumers fold it), and
   // TFLite puts such source nodes in the first partition it forms, which
   // need not be their consumers'. They are planned after the real nodes.

@@ -3,6 +3,7 @@
 // to max_delegated_partitions, and a few rules keep the graph runnable.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,13 @@ struct PartitionPlan {
   std::vector<CpuNodes> cpu;   // supported nodes that still stay on the CPU
 };
 
-// Plans the partitions of `supported` (nodes some kernel accepts):
+// Plans the partitions of `supported` (nodes some kernel accepts; `declined`
+// holds the others with their reasons):
+//  * a node that reads a tensor a declined node writes, where that node was
+//    declined over its output (its declared shape or type may be wrong:
+//    TFLite corrects declared shapes only at Prepare, after delegation, and
+//    a GPU program built for the declared one would meet another), stays on
+//    the CPU too, and so do the readers of its outputs in turn;
 //  * the largest max_partitions partitions are kept (every boundary is a
 //    GPU<->CPU round trip); the nodes of the others stay on the CPU, named;
 //  * a partition holding a node the CPU has no kernel for (a custom op
@@ -37,6 +44,7 @@ struct PartitionPlan {
 // Fails only if the runtime cannot preview the partitioning.
 StatusOr<PartitionPlan> PlanPartitions(abi::Context* context,
                                        const std::vector<int>& supported,
+                                       const std::map<int, std::string>& declined,
                                        int max_partitions);
 
 // True where TFLite has a CPU kernel for the node: false for the

@@ -21,6 +21,10 @@ import sys
 
 RUNTIME_LIBRARY = re.compile(r"libpywrap_litert|_pywrap_litert|libtensorflowlite")
 LOADER_NOISE = re.compile(r"dl-load\.c|dl-open\.c|ld-linux|strcmp-sse|is_dst")
+# Frames of the C library (memcpy and friends, as memcheck replaces them):
+# the access is attributed to the first frame after them, their caller.
+LIBC_FRAME = re.compile(r"vgpreload_memcheck|libc\.so|\b(memmove|memcpy|memset|"
+                        r"__memcpy\w*|__memmove\w*|__memset\w*)\b")
 
 
 def available() -> bool:
@@ -44,9 +48,11 @@ def memcheck(args: list, env: dict | None = None, cwd: str | None = None,
         env=child_env, cwd=cwd, text=True, capture_output=True, timeout=timeout)
     runtime_errors, other_errors = [], []
     for report in _reports(result.stderr):
-        if LOADER_NOISE.search(report[1] if len(report) > 1 else ""):
+        frames = report[1:]
+        if frames and LOADER_NOISE.search(frames[0]):
             continue
-        first_frame = report[1] if len(report) > 1 else ""
+        callers = [frame for frame in frames if not LIBC_FRAME.search(frame)]
+        first_frame = callers[0] if callers else (frames[0] if frames else "")
         summary = f"{report[0]} {first_frame.strip()}"
         (runtime_errors if RUNTIME_LIBRARY.search(first_frame) else other_errors).append(
             summary[:400])

@@ -152,14 +152,14 @@ def check_model(model: bytes, seed: int = 0, options: dict | None = None,
     warnings = " | ".join(line for line in captured.text.splitlines() if "WARNING" in line)
     result = _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_error,
                        delegated, prepared, warnings, tolerance, reference, seed,
-                       input_range, absolute)
+                       input_range, absolute, model)
     result.update(total=total, warnings=warnings[:8000])
     return result
 
 
 def _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_error,
               delegated, prepared, warnings, tolerance, reference, seed,
-              input_range, absolute) -> dict:
+              input_range, absolute, model) -> dict:
     if cpu_stage != "ok":
         # The stage may differ: with a delegate, the runtime prepares the
         # graph inside the Interpreter constructor (ModifyGraphWithDelegate).
@@ -173,6 +173,14 @@ def _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_err
     if gpu_stage == "load" and not prepared:
         return {"outcome": "runtime_refused_delegate", "detail": warnings[:600],
                 "delegated": 0}
+    if gpu_stage != "ok" and reference is not model and delegated == 0:
+        # An op only the delegate runs (LiteRT has no CPU kernel for it),
+        # declined: the model fails as it fails without the delegate.
+        own_stage, _, own_error = _stage_run(model, None, seed, input_range)
+        if own_stage != "ok":
+            return {"outcome": "declined",
+                    "detail": f"{warnings[:400]} | without the delegate too, at "
+                              f"{own_stage}: {own_error[:200]}", "delegated": 0}
     if gpu_stage != "ok":
         return {"outcome": "delegate_error",
                 "detail": f"{gpu_stage}: {gpu_error[:600]}", "delegated": delegated}
