@@ -159,23 +159,33 @@ StatusOr<PartitionPlan> PlanPartitions(abi::Context* context,
   const std::vector<int> supported(supported_set.begin(), supported_set.end());
   // A DEQUANTIZE of a constant does no GPU work (consumers fold it), and
   // TFLite puts such source nodes in the first partition it forms, which
-  // need not be their consumers'. They are planned after the real nodes.
-  std::vector<int> real, dequantizes;
+  // need not be their consumers': partitions are ranked by their other
+  // nodes, and DEQUANTIZEs join the plan after them.
+  std::set<int> dequantizes;
   for (int node : supported) {
     const NodeInfo info = ReadNode(context, node);
-    (info.node != nullptr && IsDequantizeOfConstant(context, info) ? dequantizes : real)
-        .push_back(node);
+    if (info.node != nullptr && IsDequantizeOfConstant(context, info)) {
+      dequantizes.insert(node);
+    }
   }
-  TFG_ASSIGN_OR_RETURN(std::vector<std::vector<int>> partitions, Preview(context, real));
-  std::vector<size_t> order(partitions.size());
-  for (size_t p = 0; p < order.size(); ++p) order[p] = p;
+  TFG_ASSIGN_OR_RETURN(std::vector<std::vector<int>> partitions, Preview(context, supported));
+  std::vector<std::vector<int>> real(partitions.size());
+  for (size_t p = 0; p < partitions.size(); ++p) {
+    for (int node : partitions[p]) {
+      if (dequantizes.count(node) == 0) real[p].push_back(node);
+    }
+  }
+  std::vector<size_t> order;
+  for (size_t p = 0; p < partitions.size(); ++p) {
+    if (!real[p].empty()) order.push_back(p);
+  }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return partitions[a].size() > partitions[b].size();
+    return real[a].size() > real[b].size();
   });
   std::set<int> kept;
   int kept_partitions = 0;
   for (size_t rank = 0; rank < order.size(); ++rank) {
-    const std::vector<int>& nodes = partitions[order[rank]];
+    const std::vector<int>& nodes = real[order[rank]];
     bool keep = static_cast<int>(rank) < max_partitions;
     for (int node : nodes) {
       const NodeInfo info = ReadNode(context, node);
@@ -191,9 +201,9 @@ StatusOr<PartitionPlan> PlanPartitions(abi::Context* context,
     plan.cpu.push_back(
         {"", "their partition (" + std::to_string(nodes.size()) +
                  " supported node" + (nodes.size() == 1 ? "" : "s") +
-                 ") was dropped by max_delegated_partitions=" +
+                 " besides DEQUANTIZEs) was dropped by max_delegated_partitions=" +
                  std::to_string(max_partitions) + " (the runtime would form " +
-                 std::to_string(partitions.size()) +
+                 std::to_string(order.size()) +
                  " partitions; the largest are kept)",
          nodes});
   }
@@ -243,6 +253,11 @@ StatusOr<PartitionPlan> PlanPartitions(abi::Context* context,
                           with_gpu_consumers});
     }
   }
+  // What TFLite will form of the final set (without their DEQUANTIZEs, the
+  // kept nodes may split where a DEQUANTIZE tied them together).
+  TFG_ASSIGN_OR_RETURN(std::vector<std::vector<int>> final_partitions,
+                       Preview(context, std::vector<int>(kept.begin(), kept.end())));
+  kept_partitions = static_cast<int>(final_partitions.size());
   plan.delegated.assign(kept.begin(), kept.end());
   plan.partitions = kept_partitions;
   return plan;
