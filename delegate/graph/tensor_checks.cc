@@ -37,6 +37,7 @@ bool IsBinaryElementwise(int op) {
     case abi::kTfLiteBuiltinLess: case abi::kTfLiteBuiltinGreater:
     case abi::kTfLiteBuiltinEqual: case abi::kTfLiteBuiltinNotEqual:
     case abi::kTfLiteBuiltinLogicalAnd: case abi::kTfLiteBuiltinLogicalOr:
+    case abi::kTfLiteBuiltinPrelu:
       return true;
     default:
       return false;
@@ -69,7 +70,7 @@ std::string TensorRole(const char* role, int i, int index) {
 }
 
 const char kBakedConstant[] =
-    " is a constant read as the data the op computes on: TFLite's CPU kernel "
+    " is a constant input read as the data the op computes on: TFLite's CPU kernel "
     "re-reads it on every invoke (it may be a graph input that carries a "
     "buffer, which the application sets), the GPU would bake it in";
 
@@ -141,7 +142,7 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
     }
   }
   if (inputs > 0 && constants == inputs) {
-    return Status::Error("every input is a constant: TFLite's CPU kernel "
+    return Status::Error("constant inputs only: TFLite's CPU kernel "
                          "recomputes the node on every invoke from tensors the "
                          "application may set (a graph input that carries a "
                          "buffer looks like a constant)");
@@ -150,15 +151,13 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
       !FirstInputMayBeConstant(node.op())) {
     return Status::Error(TensorRole("input", 0, node.input_index(0)) + kBakedConstant);
   }
-  const bool concatenates = node.op() == abi::kTfLiteBuiltinConcatenation ||
-                            node.op() == abi::kTfLiteBuiltinPack;
-  if (IsBinaryElementwise(node.op()) || concatenates) {
+  if (IsBinaryElementwise(node.op())) {
     const long long out_elements =
         node.num_outputs() > 0 ? Elements(node.output(0).dims) : -1;
     for (int i = 0; i < node.num_inputs(); ++i) {
       if (!node.has_input(i) || !IsConstantTensor(node.input(i))) continue;
       const long long elements = Elements(node.input(i).dims);
-      if (concatenates || (elements > 1 && elements == out_elements)) {
+      if (elements > 1 && elements == out_elements) {
         return Status::Error(TensorRole("input", i, node.input_index(i)) +
                              kBakedConstant);
       }

@@ -27,8 +27,9 @@ long long RequiredBytes(abi::Type type, const abi::IntArray* dims);
 //    kernels would read it as float32 or refuse it);
 //  * a constant read as the data the op computes on (input 0 of a
 //    convolution, pool, reshape, ...; an elementwise operand as large as the
-//    output; any operand of a concatenation; or a node whose inputs are all
-//    constants). TFLite's CPU kernels re-read such a tensor on every invoke;
+//    output; or a node whose inputs are all constants; a constant operand
+//    of a concatenation, a broadcast one of an elementwise op, stays a
+//    constant, as models use them). TFLite's CPU kernels re-read such a tensor on every invoke;
 //    to a delegate it looks like a weight, but it may be a graph input that
 //    carries a buffer, which the application sets with set_tensor (the CPU
 //    answer follows it, a delegate that baked the tensor in would not).
