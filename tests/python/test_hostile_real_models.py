@@ -204,3 +204,60 @@ def test_hostile_real_model_answers_as_the_cpu_or_is_refused_as_the_cpu_refuses(
         assert len(named) == len(set(named)), record["warnings"]
         assert len(named) == record["total"] - record["delegated"], \
             (record["total"], record["delegated"], record["warnings"])
+
+
+MOBILENET_INT8_CHILD = """
+import numpy as np
+from ai_edge_litert import schema_py_generated as schema
+from gles_testing import interpreter, make_delegate, stats
+from model_surgery import Surgery
+s = Surgery("mobilenet_v1_0.25_224.tflite")
+s.set_type(int(s.graph.outputs[0]), schema.TensorType.INT8)
+delegate = make_delegate({"log_level": "warning"})
+interp = interpreter(s.build(), delegate)
+interp.allocate_tensors()
+print("delegated", stats(delegate)["nodes_delegated"], flush=True)
+detail = interp.get_input_details()[0]
+interp.set_tensor(detail["index"], np.full(detail["shape"], 0.5, np.float32))
+interp.invoke()
+print("invoked", flush=True)
+"""
+
+SOFTMAX_INT8_CHILD = """
+import numpy as np
+from gles_testing import ModelBuilder, interpreter
+b = ModelBuilder()
+x = b.add_input([1, 1001])
+o = b.add_tensor([1, 1001], np.int8)
+b.add_op("SOFTMAX", [x], [o], {"beta": 1.0})
+interp = interpreter(b.build())
+interp.allocate_tensors()
+interp.set_tensor(0, np.full([1, 1001], 0.5, np.float32))
+interp.invoke()
+"""
+
+
+def test_mobilenet_with_an_int8_output_is_the_runtimes_bug_not_ours():
+    """Finding 5: MobileNet's output declared INT8. The delegate declines
+    the SOFTMAX (its output type) and runs the rest; TFLite's CPU SOFTMAX
+    then writes 1001 floats into the 1001-byte output, which may crash the
+    process. The crash is TFLite's: its kernel alone, on the CPU alone, is
+    seen writing past the end of the tensor by valgrind's memcheck."""
+    import subprocess
+    import sys
+
+    import heap_check
+    from isolation import HERE, REPO
+
+    env = dict(__import__("os").environ)
+    env["PYTHONPATH"] = f"{HERE}:{REPO / 'tools'}"
+    run = subprocess.run([sys.executable, "-c", MOBILENET_INT8_CHILD], env=env, cwd=str(REPO),
+                         text=True, capture_output=True, timeout=300)
+    assert "SOFTMAX v1 cannot be handled by this delegate" in run.stderr, run.stderr[-3000:]
+    assert "output 0 is int8" in run.stderr, run.stderr[-3000:]
+    assert "delegated 30" in run.stdout, (run.stdout, run.stderr[-3000:])
+    if run.returncode == 0:
+        return  # the overflow landed somewhere harmless this time
+    assert heap_check.available(), "valgrind is needed to attribute the crash"
+    checked = heap_check.memcheck(["-c", SOFTMAX_INT8_CHILD], env=env, cwd=str(REPO))
+    assert any("Softmax" in error for error in checked["runtime_errors"]), checked
