@@ -53,6 +53,25 @@ bool FirstInputMayBeConstant(int op) {
          op == abi::kTfLiteBuiltinConcatenation || op == abi::kTfLiteBuiltinPack;
 }
 
+// Inputs TFLite's kernels take as optional (-1): the bias of FULLY_CONNECTED
+// and TRANSPOSE_CONV, PADV2's pad value, RESHAPE's shape operand, the LSTMs'
+// optional weights and states. Everywhere else a -1 input is a missing
+// tensor that the kernel would read.
+bool MayBeOmitted(int op, int input) {
+  switch (op) {
+    case abi::kTfLiteBuiltinFullyConnected: return input == 2;
+    case abi::kTfLiteBuiltinTransposeConv: return input == 3;
+    case abi::kTfLiteBuiltinPadv2: return input == 2;
+    case abi::kTfLiteBuiltinReshape: return input == 1;
+    case abi::kTfLiteBuiltinLstm:
+    case abi::kTfLiteBuiltinUnidirectionalSequenceLstm:
+    case abi::kTfLiteBuiltinBidirectionalSequenceLstm:
+      return input > 0;
+    default:
+      return false;
+  }
+}
+
 long long Elements(const abi::IntArray* dims) {
   if (dims == nullptr) return -1;
   long long count = 1;
@@ -88,7 +107,11 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
   const long long tensors = static_cast<long long>(context->tensors_size);
   for (int i = 0; i < node.num_inputs(); ++i) {
     const int index = node.input_index(i);
-    if (index == -1) continue;  // an omitted optional input: the kernel decides
+    if (index == -1 && MayBeOmitted(node.op(), i)) continue;  // the kernel decides
+    if (index == -1) {
+      return Status::Error("input " + std::to_string(i) +
+                           " is absent (-1), and TFLite's kernel reads it");
+    }
     if (index < 0 || index >= tensors) {
       return Status::Error("input " + std::to_string(i) + " names tensor " +
                            std::to_string(index) + ", the graph has " +
@@ -156,6 +179,8 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
         node.num_outputs() > 0 ? Elements(node.output(0).dims) : -1;
     for (int i = 0; i < node.num_inputs(); ++i) {
       if (!node.has_input(i) || !IsConstantTensor(node.input(i))) continue;
+      // PRELU's alpha is a weight, per element or broadcast.
+      if (node.op() == abi::kTfLiteBuiltinPrelu && i == 1) continue;
       const long long elements = Elements(node.input(i).dims);
       if (elements > 1 && elements == out_elements) {
         return Status::Error(TensorRole("input", i, node.input_index(i)) +
