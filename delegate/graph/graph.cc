@@ -1,5 +1,7 @@
 #include "delegate/graph/graph.h"
 
+#include "delegate/graph/tensor_checks.h"
+
 #include "delegate/abi/half.h"
 #include "delegate/abi/tflite_builtin.h"
 
@@ -42,6 +44,11 @@ GraphContext::GraphContext(abi::Context* context) : context_(context) {
                                         &registration) != abi::kOk) {
       continue;
     }
+    for (int k = 0; k < node->inputs->size; ++k) {
+      if (ConstantReadAsData(context, *node, registration->builtin_code, k)) {
+        read_as_data_.insert(node->inputs->data[k]);
+      }
+    }
     if (registration->builtin_code == abi::kTfLiteBuiltinDequantize &&
         node->inputs->size == 1 && node->outputs->size == 1) {
       const int input_index = node->inputs->data[0];
@@ -70,7 +77,8 @@ bool GraphContext::IsConstant(int tensor_index) const {
       static_cast<size_t>(tensor_index) >= context_->tensors_size) {
     return false;
   }
-  return IsConstantTensor(context_->tensors[tensor_index]) ||
+  return (IsConstantTensor(context_->tensors[tensor_index]) &&
+          read_as_data_.count(tensor_index) == 0) ||
          dequantize_producer_.count(tensor_index) > 0;
 }
 

@@ -88,12 +88,31 @@ std::string TensorRole(const char* role, int i, int index) {
          std::to_string(index) + ")";
 }
 
-const char kBakedConstant[] =
-    " is a constant input read as the data the op computes on: TFLite's CPU kernel "
-    "re-reads it on every invoke (it may be a graph input that carries a "
-    "buffer, which the application sets), the GPU would bake it in";
-
 }  // namespace
+
+bool ConstantReadAsData(const abi::Context* context, const abi::Node& node, int op,
+                        int input) {
+  if (input < 0 || input >= node.inputs->size) return false;
+  const int index = node.inputs->data[input];
+  if (index < 0 || static_cast<size_t>(index) >= context->tensors_size ||
+      !IsConstantTensor(context->tensors[index])) {
+    return false;
+  }
+  if (op == abi::kTfLiteBuiltinConcatenation || op == abi::kTfLiteBuiltinPack) {
+    return true;
+  }
+  if (IsBinaryElementwise(op)) {
+    if (op == abi::kTfLiteBuiltinPrelu && input == 1) return false;  // alpha: a weight
+    if (node.outputs->size < 1 || node.outputs->data[0] < 0 ||
+        static_cast<size_t>(node.outputs->data[0]) >= context->tensors_size) {
+      return false;
+    }
+    const long long elements = Elements(context->tensors[index].dims);
+    return elements > 1 &&
+           elements == Elements(context->tensors[node.outputs->data[0]].dims);
+  }
+  return input == 0 && !FirstInputMayBeConstant(op);
+}
 
 long long RequiredBytes(abi::Type type, const abi::IntArray* dims) {
   const int element = ElementBytes(type);
@@ -164,29 +183,18 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
                            " is a float16 constant read without a DEQUANTIZE");
     }
   }
-  if (inputs > 0 && constants == inputs) {
+  bool any_live = false;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (node.has_input(i) && IsConstantTensor(node.input(i)) &&
+        !graph.IsConstant(node.input_index(i))) {
+      any_live = true;
+    }
+  }
+  if (inputs > 0 && constants == inputs && !any_live) {
     return Status::Error("constant inputs only: TFLite's CPU kernel "
                          "recomputes the node on every invoke from tensors the "
                          "application may set (a graph input that carries a "
                          "buffer looks like a constant)");
-  }
-  if (node.has_input(0) && IsConstantTensor(node.input(0)) &&
-      !FirstInputMayBeConstant(node.op())) {
-    return Status::Error(TensorRole("input", 0, node.input_index(0)) + kBakedConstant);
-  }
-  if (IsBinaryElementwise(node.op())) {
-    const long long out_elements =
-        node.num_outputs() > 0 ? Elements(node.output(0).dims) : -1;
-    for (int i = 0; i < node.num_inputs(); ++i) {
-      if (!node.has_input(i) || !IsConstantTensor(node.input(i))) continue;
-      // PRELU's alpha is a weight, per element or broadcast.
-      if (node.op() == abi::kTfLiteBuiltinPrelu && i == 1) continue;
-      const long long elements = Elements(node.input(i).dims);
-      if (elements > 1 && elements == out_elements) {
-        return Status::Error(TensorRole("input", i, node.input_index(i)) +
-                             kBakedConstant);
-      }
-    }
   }
   return Status::Ok();
 }

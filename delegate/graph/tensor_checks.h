@@ -12,6 +12,17 @@
 
 namespace tflite_gles {
 
+// True where input `input` of `node` is a TFLite constant read as the data
+// the op computes on: input 0 of a convolution, pool, reshape, unary op...;
+// any operand of a concatenation; an elementwise operand as large as the
+// output. TFLite's CPU kernels re-read such a tensor on every invoke, and it
+// may be a graph input that carries a buffer (the application still sets
+// it, and the CPU answer follows): GraphContext treats it as a partition
+// input, uploaded on every invoke, not as a constant. Weights, biases,
+// broadcast operands and parameters stay constants.
+bool ConstantReadAsData(const abi::Context* context, const abi::Node& node, int op,
+                        int input);
+
 // Bytes TFLite needs for `dims` of `type` (what it requires of a constant's
 // buffer at load), or -1 for a type without a fixed element size or dims
 // that cannot be (negative, overflowing).
@@ -25,15 +36,8 @@ long long RequiredBytes(abi::Type type, const abi::IntArray* dims);
 //    CPU kernel cannot resize or write it either);
 //  * a float16 constant read by any op but DEQUANTIZE (TFLite's float
 //    kernels would read it as float32 or refuse it);
-//  * a constant read as the data the op computes on (input 0 of a
-//    convolution, pool, reshape, ...; an elementwise operand as large as the
-//    output; or a node whose inputs are all constants; a constant operand
-//    of a concatenation, a broadcast one of an elementwise op, stays a
-//    constant, as models use them). TFLite's CPU kernels re-read such a tensor on every invoke;
-//    to a delegate it looks like a weight, but it may be a graph input that
-//    carries a buffer, which the application sets with set_tensor (the CPU
-//    answer follows it, a delegate that baked the tensor in would not).
-//    Real models never hold such nodes: converters fold them.
+//  * a node whose inputs are all constants baked into the GPU program (the
+//    CPU recomputes it on every invoke; converters fold such nodes).
 Status CheckNodeTensors(const NodeView& node, const GraphContext& graph);
 
 }  // namespace tflite_gles
