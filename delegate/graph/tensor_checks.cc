@@ -111,6 +111,12 @@ bool ConstantReadAsData(const abi::Context* context, const abi::Node& node, int 
     return elements > 1 &&
            elements == Elements(context->tensors[node.outputs->data[0]].dims);
   }
+  // TFLite computes RESHAPE and SQUEEZE of a constant once, at Prepare
+  // (their output becomes a persistent constant): the GPU bakes it too.
+  if (op == abi::kTfLiteBuiltinReshape || op == abi::kTfLiteBuiltinSqueeze ||
+      op == abi::kTfLiteBuiltinExpandDims) {
+    return false;
+  }
   return input == 0 && !FirstInputMayBeConstant(op);
 }
 
@@ -191,10 +197,11 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
     }
   }
   if (inputs > 0 && constants == inputs && !any_live) {
-    return Status::Error("constant inputs only: TFLite's CPU kernel "
-                         "recomputes the node on every invoke from tensors the "
-                         "application may set (a graph input that carries a "
-                         "buffer looks like a constant)");
+    return Status::Error("constant inputs only: the node computes a constant, "
+                         "which TFLite's CPU kernel folds or recomputes from "
+                         "tensors the application may set (a graph input that "
+                         "carries a buffer looks like a constant); converters "
+                         "fold such nodes");
   }
   return Status::Ok();
 }
