@@ -3,9 +3,10 @@
 // MediaPipe ships weights as float16 constants behind DEQUANTIZE nodes, and
 // dynamic-range models int8 ones. GraphContext already hands consumers the
 // float values of such outputs (ConstantFloats), so the node only has to be
-// claimed for the model to stay in one partition. When a CPU op or the graph
-// also reads the output, the partition runtime writes the folded values to
-// it on every Invoke (see PartitionRuntime::ConstantOutput).
+// claimed for the model to stay in one partition. When a CPU op also reads
+// the output, the partition plan leaves the node on the CPU with it
+// (graph/partition_plan.h); when the graph reads it, the partition runtime
+// writes the folded values to it on every Invoke (ConstantOutput).
 #include <string>
 
 #include "delegate/kernels/registry.h"
@@ -68,7 +69,8 @@ void RegisterDequantizeKernels(KernelRegistry& registry) {
       "A constant float16/float32 input, or int8/uint8/int16 with scale and "
       "zero point (per tensor or per channel), folded to float32 at init: no "
       "GPU work. Consumers on the GPU read the folded constant; if a CPU op "
-      "or the graph output also reads it, it is written on every Invoke.";
+      "also reads it, the node stays on the CPU with it; a graph output is "
+      "written on every Invoke.";
   candidate.declines =
       "non-constant inputs (activations stay on the CPU); other input types "
       "(int4, blockwise quantization); non-float32 outputs; newer versions";
