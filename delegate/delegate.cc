@@ -11,6 +11,7 @@
 #include <set>
 
 #include "delegate/device/device_tuning.h"
+#include "delegate/graph/partition_plan.h"
 #include "delegate/graph/graph_dump.h"
 #include "delegate/kernels/quantize.h"
 #include "delegate/kernels/registry.h"
@@ -412,71 +413,64 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   }
   const KernelRegistry& registry = KernelRegistry::Global();
   std::vector<int> supported;
-  struct Declined {
-    int count = 0;
-    std::string reason;
-  };
-  std::map<std::string, Declined> declined;  // op description -> why
+  // (op description, reason) -> the nodes declined for it: every node that
+  // stays on the CPU is named once, with its reason.
+  std::map<std::pair<std::string, std::string>, std::vector<int>> declined;
+  std::map<int, std::string> op_of;
+  std::map<int, std::string> reason_of;  // declined node -> why
   for (int i = 0; i < plan->size; ++i) {
     abi::Node* node = nullptr;
     abi::Registration* registration = nullptr;
     if (context->GetNodeAndRegistration(context, plan->data[i], &node,
                                         &registration) != abi::kOk) {
+      declined[{"?", "the runtime could not return the node"}].push_back(plan->data[i]);
       continue;
     }
     NodeView view(context, plan->data[i], node, registration);
+    op_of[plan->data[i]] = view.Describe();
     auto kernel = registry.Find(view, *graph_, device_);
     if (kernel.ok()) {
       supported.push_back(plan->data[i]);
     } else {
-      Declined& entry = declined[view.Describe()];
-      if (entry.count++ == 0) entry.reason = kernel.status().message();
+      declined[{view.Describe(), kernel.status().message()}].push_back(plan->data[i]);
+      reason_of[plan->data[i]] = kernel.status().message();
     }
   }
-  for (const auto& [op, entry] : declined) {
+  for (const auto& [key, nodes] : declined) {
     std::fprintf(stderr,
                  "WARNING: tflite-gles: %s cannot be handled by this delegate "
-                 "(%d node%s stay%s on the CPU): %s\n",
-                 op.c_str(), entry.count, entry.count == 1 ? "" : "s",
-                 entry.count == 1 ? "s" : "", entry.reason.c_str());
+                 "(%zu node%s stay%s on the CPU: %s): %s\n",
+                 key.first.c_str(), nodes.size(), nodes.size() == 1 ? "" : "s",
+                 nodes.size() == 1 ? "s" : "", NodeList(nodes).c_str(),
+                 key.second.c_str());
   }
 
-  // Keep at most max_delegated_partitions partitions, the largest first:
-  // every partition boundary is a GPU<->CPU round trip.
-  std::vector<int> chosen = supported;
-  int partitions = 0;
-  if (!supported.empty()) {
-    std::vector<int> storage = MakeIntArray(supported);
-    abi::DelegateParams* previews = nullptr;
-    int count = 0;
-    if (context->PreviewDelegatePartitioning(context, AsIntArray(storage),
-                                             &previews, &count) != abi::kOk) {
-      // The runtime cannot partition this graph: it stays on the CPU, which
-      // is always correct, rather than failing the whole interpreter.
-      std::fprintf(stderr,
-                   "WARNING: tflite-gles: the runtime could not partition the "
-                   "graph (PreviewDelegatePartitioning failed); it runs on the "
-                   "CPU\n");
-      graph_.reset();
-      return abi::kOk;
-    }
-    std::vector<const abi::DelegateParams*> order;
-    for (int p = 0; p < count; ++p) order.push_back(&previews[p]);
-    std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
-      return a->nodes_to_replace->size > b->nodes_to_replace->size;
-    });
-    if (static_cast<int>(order.size()) > options_.max_delegated_partitions) {
-      order.resize(static_cast<size_t>(options_.max_delegated_partitions));
-    }
-    std::set<int> kept;
-    for (const auto* preview : order) {
-      for (int node : ToVector(preview->nodes_to_replace)) kept.insert(node);
-    }
-    chosen.assign(kept.begin(), kept.end());
-    partitions = static_cast<int>(order.size());
+  // Read before planning: GetExecutionPlan (which planning calls again)
+  // replaces the array `plan` points to.
+  const int total_nodes = plan->size;
+  auto planned = PlanPartitions(context, supported, reason_of,
+                                options_.max_delegated_partitions);
+  if (!planned.ok()) {
+    // The runtime cannot partition this graph: it stays on the CPU, which
+    // is always correct, rather than failing the whole interpreter.
+    std::fprintf(stderr, "WARNING: tflite-gles: %s stay on the CPU: %s\n",
+                 NodeList(supported).c_str(), planned.status().message().c_str());
+    graph_.reset();
+    return abi::kOk;
   }
+  for (const CpuNodes& group : planned->cpu) {
+    std::set<std::string> ops;
+    for (int node : group.nodes) ops.insert(op_of[node]);
+    std::string op_names;
+    for (const std::string& op : ops) op_names += (op_names.empty() ? "" : ", ") + op;
+    std::fprintf(stderr, "WARNING: tflite-gles: %s (%s) stay%s on the CPU: %s\n",
+                 NodeList(group.nodes).c_str(), op_names.c_str(),
+                 group.nodes.size() == 1 ? "s" : "", group.reason.c_str());
+  }
+  const std::vector<int>& chosen = planned->delegated;
+  const int partitions = planned->partitions;
 
-  nodes_total_ = plan->size;
+  nodes_total_ = total_nodes;
   nodes_delegated_ = static_cast<int>(chosen.size());
   partitions_ = partitions;
   abi::Status result = abi::kOk;

@@ -4,11 +4,15 @@
 #     suppressed (tools/sanitizers/lsan.supp says which and why), and
 #  2. the Python tests against the ASan build of the delegate, with libasan
 #     preloaded into the Python interpreter (leak detection off there:
-#     CPython and the LiteRT wheel hold their allocations until exit).
+#     CPython and the LiteRT wheel hold their allocations until exit),
+#     the hostile-model suites among them, and
+#  3. a short run of the mutation fuzzer against the ASan build
+#     (TFLITE_GLES_FUZZ_CASES cases, 200 by default).
 # Any ASan or UBSan report fails the run. Usage:
 #   bash tools/run_sanitizers.sh             # both
 #   bash tools/run_sanitizers.sh cpp         # C++ tests only
 #   bash tools/run_sanitizers.sh python [pytest args]
+#   bash tools/run_sanitizers.sh fuzz        # the fuzzer only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -42,5 +46,19 @@ if [ "$what" = all ] || [ "$what" = python ]; then
     python3 -m pytest -q -p no:cacheprovider tests/python \
       --deselect tests/python/test_fuzz_models.py --deselect tests/python/test_soak.py "$@" \
     || status=1
+fi
+if [ "$what" = all ] || [ "$what" = fuzz ]; then
+  echo "== The mutation fuzzer against the ASan build =="
+  libasan=$(gcc -print-file-name=libasan.so)
+  libubsan=$(gcc -print-file-name=libubsan.so)
+  started=$(date +%s)
+  LD_PRELOAD="$libasan $libubsan" \
+  ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:verify_asan_link_order=0" \
+  TFLITE_GLES_LIB="$PWD/build-asan/libtflite_gles.so" \
+  TFLITE_GLES_FUZZ_CASES="${TFLITE_GLES_FUZZ_CASES:-200}" \
+  TFLITE_GLES_FUZZ_BUDGET_S="${TFLITE_GLES_FUZZ_BUDGET_S:-1500}" \
+    python3 -m pytest -q -s -p no:cacheprovider tests/python/test_fuzz_models.py \
+    || status=1
+  echo "sanitizers: fuzz took $(( $(date +%s) - started )) s"
 fi
 exit $status

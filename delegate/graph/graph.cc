@@ -1,10 +1,39 @@
 #include "delegate/graph/graph.h"
 
+#include "delegate/graph/tensor_checks.h"
+
 #include "delegate/abi/half.h"
 #include "delegate/abi/tflite_builtin.h"
 #include "delegate/graph/quantization.h"
 
 namespace tflite_gles {
+namespace {
+
+// How many values of `element_bytes` TFLite's kernels read from a constant:
+// as many as its shape holds (its buffer may be longer: TFLite only
+// requires it to be at least that long), never more than the buffer has.
+size_t ValueCount(const abi::Tensor& tensor, size_t element_bytes) {
+  const size_t available = tensor.bytes / element_bytes;
+  if (tensor.dims == nullptr) return available;
+  size_t count = 1;
+  for (int d = 0; d < tensor.dims->size; ++d) {
+    if (tensor.dims->data[d] < 0) return 0;
+    count *= static_cast<size_t>(tensor.dims->data[d]);
+    if (count > available) return available;
+  }
+  return count;
+}
+
+bool SameDims(const abi::IntArray* a, const abi::IntArray* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  if (a->size != b->size) return false;
+  for (int d = 0; d < a->size; ++d) {
+    if (a->data[d] != b->data[d]) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 GraphContext::GraphContext(abi::Context* context, QuantizationOptions quantization)
     : context_(context), quantization_(quantization) {
@@ -17,10 +46,27 @@ GraphContext::GraphContext(abi::Context* context, QuantizationOptions quantizati
                                         &registration) != abi::kOk) {
       continue;
     }
+    for (int k = 0; k < node->inputs->size; ++k) {
+      if (ConstantReadAsData(context, *node, registration->builtin_code, k)) {
+        read_as_data_.insert(node->inputs->data[k]);
+      }
+    }
     if (registration->builtin_code == abi::kTfLiteBuiltinDequantize &&
         node->inputs->size == 1 && node->outputs->size == 1) {
-      const abi::Tensor& input = context->tensors[node->inputs->data[0]];
-      if (IsConstantTensor(input) &&
+      const int input_index = node->inputs->data[0];
+      const int output_index = node->outputs->data[0];
+      if (input_index < 0 || output_index < 0 ||
+          static_cast<size_t>(input_index) >= context->tensors_size ||
+          static_cast<size_t>(output_index) >= context->tensors_size) {
+        continue;
+      }
+      const abi::Tensor& input = context->tensors[input_index];
+      const abi::Tensor& output = context->tensors[output_index];
+      // Folded only where the output is what TFLite's kernel makes of it:
+      // float32 of the input's shape (a different declared shape is
+      // replaced at Prepare, after the delegate saw it).
+      if (IsConstantTensor(input) && output.type == abi::kFloat32 &&
+          !IsConstantTensor(output) && SameDims(input.dims, output.dims) &&
           DequantizedFloats(input, nullptr).ok()) {
         dequantize_producer_[node->outputs->data[0]] = node->inputs->data[0];
       }
@@ -33,7 +79,8 @@ bool GraphContext::IsConstant(int tensor_index) const {
       static_cast<size_t>(tensor_index) >= context_->tensors_size) {
     return false;
   }
-  return IsConstantTensor(context_->tensors[tensor_index]) ||
+  return (IsConstantTensor(context_->tensors[tensor_index]) &&
+          read_as_data_.count(tensor_index) == 0) ||
          dequantize_producer_.count(tensor_index) > 0;
 }
 
@@ -64,19 +111,19 @@ StatusOr<std::vector<float>> GraphContext::ConstantFloats(
   switch (tensor.type) {
     case abi::kFloat32: {
       const auto* data = static_cast<const float*>(tensor.data);
-      values.assign(data, data + tensor.bytes / sizeof(float));
+      values.assign(data, data + ValueCount(tensor, sizeof(float)));
       break;
     }
     case abi::kFloat16: {
       const auto* data = static_cast<const uint16_t*>(tensor.data);
-      values.resize(tensor.bytes / sizeof(uint16_t));
+      values.resize(ValueCount(tensor, sizeof(uint16_t)));
       for (size_t i = 0; i < values.size(); ++i) values[i] = HalfToFloat(data[i]);
       break;
     }
     case abi::kBool: {
       // Booleans live on the GPU as 0.0/1.0 (see LOGICAL_AND).
       const auto* data = static_cast<const uint8_t*>(tensor.data);
-      values.resize(tensor.bytes);
+      values.resize(ValueCount(tensor, 1));
       for (size_t i = 0; i < values.size(); ++i) values[i] = data[i] ? 1.0f : 0.0f;
       break;
     }
@@ -103,7 +150,7 @@ namespace {
 // quantized_dimension.
 template <typename Q>
 Status DequantizeAffine(const abi::Tensor& tensor, std::vector<float>* values) {
-  const size_t count = tensor.bytes / sizeof(Q);
+  const size_t count = ValueCount(tensor, sizeof(Q));
   std::vector<float> scales = {tensor.params.scale};
   std::vector<int> zero_points = {tensor.params.zero_point};
   int axis = 0;
@@ -162,7 +209,7 @@ Status GraphContext::DequantizedFloats(const abi::Tensor& tensor,
     case abi::kFloat32:
     case abi::kFloat16: {
       if (values == nullptr) return Status::Ok();
-      const size_t count = tensor.bytes / (tensor.type == abi::kFloat32 ? 4 : 2);
+      const size_t count = ValueCount(tensor, tensor.type == abi::kFloat32 ? 4 : 2);
       values->resize(count);
       for (size_t i = 0; i < count; ++i) {
         (*values)[i] =
@@ -192,10 +239,10 @@ StatusOr<std::vector<int64_t>> GraphContext::ConstantInts(
   std::vector<int64_t> values;
   if (tensor.type == abi::kInt32) {
     const auto* data = static_cast<const int32_t*>(tensor.data);
-    values.assign(data, data + tensor.bytes / sizeof(int32_t));
+    values.assign(data, data + ValueCount(tensor, sizeof(int32_t)));
   } else if (tensor.type == abi::kInt64) {
     const auto* data = static_cast<const int64_t*>(tensor.data);
-    values.assign(data, data + tensor.bytes / sizeof(int64_t));
+    values.assign(data, data + ValueCount(tensor, sizeof(int64_t)));
   } else {
     return Status::Error(std::string("constant of type ") +
                          TypeName(tensor.type) + " is not int32/int64");

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <utility>
@@ -219,7 +220,9 @@ class GraphContext {
  public:
   explicit GraphContext(abi::Context* context,
                         QuantizationOptions quantization = QuantizationOptions());
-  // Constant in the model, or produced by a DEQUANTIZE of a constant.
+  // Constant in the model (unless some node reads it as the data it
+  // computes on: then it is uploaded on every invoke, as TFLite re-reads it),
+  // or produced by a DEQUANTIZE of a constant.
   bool IsConstant(int tensor_index) const;
   // The float values of a constant (float32, float16, DEQUANTIZE-folded,
   // or quantized: uint8/int8 weights and int32 biases with affine params,
@@ -241,6 +244,9 @@ class GraphContext {
   abi::Context* context_;
   QuantizationOptions quantization_;
   std::map<int, int> dequantize_producer_;  // tensor -> its DEQUANTIZE input
+  // TFLite constants some node reads as the data it computes on
+  // (ConstantReadAsData): partition inputs, uploaded on every invoke.
+  std::set<int> read_as_data_;
 };
 
 class GraphBuilder {

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "delegate/graph/tensor_checks.h"
+
 namespace tflite_gles {
 namespace {
 
@@ -38,6 +40,8 @@ Status CheckTensorFits(const abi::Tensor& tensor, const DeviceProfile& device,
 
 Status CheckNodeForDevice(const NodeView& node, const GraphContext& graph,
                           const DeviceProfile& device) {
+  // First: the tensor indices below are only valid once this passed.
+  TFG_RETURN_IF_ERROR(CheckNodeTensors(node, graph));
   for (int o = 0; o < node.num_outputs(); ++o) {
     for (int i = 0; i < node.num_inputs(); ++i) {
       if (node.output_index(o) == node.input_index(i)) {

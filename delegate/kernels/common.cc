@@ -194,7 +194,10 @@ Status CheckConstantInput(const NodeView& node, const GraphContext& graph,
 
 Status CheckNotConstantInput(const NodeView& node, const GraphContext& graph,
                              int i) {
-  if (graph.IsConstant(node.input_index(i))) {
+  // A TFLite constant the GPU would re-read on every invoke (GraphContext:
+  // read as data) is declined here all the same: these ops of a constant
+  // belong folded into the model.
+  if (graph.IsConstant(node.input_index(i)) || IsConstantTensor(node.input(i))) {
     return Status::Error("constant input (fold it offline)");
   }
   return Status::Ok();

@@ -26,6 +26,11 @@ Status CheckConv(const NodeView& node, const GraphContext& graph,
   const auto* params = node.params<abi::ConvParams>();
   if (params == nullptr) return Status::Error("missing builtin parameters");
   if (!node.has_input(0)) return Status::Error("the input is missing");
+  if (!node.has_input(1)) return Status::Error("the filter is missing");
+  // TFLite's float CONV_2D requires the bias (conv.cc Prepare: "has_bias").
+  if (node.num_inputs() != 3 || !node.has_input(2)) {
+    return Status::Error("the bias is missing (TFLite's CONV_2D requires it)");
+  }
   if (node.input(0).dims->size != 4 || node.output(0).dims->size != 4) {
     return Status::Error("input and output must be 4-D");
   }
@@ -48,9 +53,7 @@ Status CheckConv(const NodeView& node, const GraphContext& graph,
   TFG_RETURN_IF_ERROR(kernels::CheckWeights(
       node, graph, 1, 1LL * filter[0] * filter[1] * filter[2] * filter[3],
       "filter"));
-  if (node.has_input(2)) {
-    TFG_RETURN_IF_ERROR(kernels::CheckWeights(node, graph, 2, out.c, "bias"));
-  }
+  TFG_RETURN_IF_ERROR(kernels::CheckWeights(node, graph, 2, out.c, "bias"));
   TFG_RETURN_IF_ERROR(kernels::CheckConvWindow(
       params->padding, params->stride_width, params->stride_height,
       params->dilation_width_factor, params->dilation_height_factor, in, out,

@@ -322,6 +322,13 @@ Status CheckConvWindow(abi::Padding padding, int stride_w, int stride_h,
 Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                     long long expected, const char* what) {
   TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, i, what));
+  if (node.input(i).type != abi::kFloat32) {
+    // TFLite's float kernels require float32 weights of their own (weights
+    // of other types arrive through a DEQUANTIZE, whose output is float32).
+    return Status::Error(std::string(what) + " (input " + std::to_string(i) +
+                         ") is " + TypeName(node.input(i).type) +
+                         ", TFLite's float kernel takes float32");
+  }
   auto values = graph.ConstantFloats(node.input_index(i));
   if (!values.ok()) {
     return values.status().WithContext(std::string(what) + " (input " +

@@ -26,6 +26,11 @@ Status CheckDepthwise(const NodeView& node, const GraphContext& graph,
   const auto* params = node.params<abi::DepthwiseConvParams>();
   if (params == nullptr) return Status::Error("missing builtin parameters");
   if (!node.has_input(0)) return Status::Error("the input is missing");
+  if (!node.has_input(1)) return Status::Error("the filter is missing");
+  if (node.num_inputs() == 3 && !node.has_input(2)) {
+    // TFLite takes a third input as the bias and reads it.
+    return Status::Error("input 2 (the bias) is listed but absent (-1)");
+  }
   if (node.input(0).dims->size != 4 || node.output(0).dims->size != 4) {
     return Status::Error("input and output must be 4-D");
   }
@@ -42,9 +47,19 @@ Status CheckDepthwise(const NodeView& node, const GraphContext& graph,
                          " must be equal and a multiple of the input's " +
                          std::to_string(in.c));
   }
+  // TFLite's kernel: depth_multiplier is redundant and must agree with the
+  // shapes (depthwise_conv.cc Prepare).
+  if (1LL * params->depth_multiplier * in.c != filter[3]) {
+    return Status::Error("depth_multiplier " + std::to_string(params->depth_multiplier) +
+                         " times the input's " + std::to_string(in.c) +
+                         " channels is not the filter's " + std::to_string(filter[3]));
+  }
   TFG_RETURN_IF_ERROR(kernels::CheckWeights(
       node, graph, 1, 1LL * filter[1] * filter[2] * filter[3], "filter"));
   if (node.has_input(2)) {
+    if (node.input(2).dims == nullptr || node.input(2).dims->size != 1) {
+      return Status::Error("the bias must be 1-D");
+    }
     TFG_RETURN_IF_ERROR(kernels::CheckWeights(node, graph, 2, out.c, "bias"));
   }
   TFG_RETURN_IF_ERROR(kernels::CheckConvWindow(

@@ -3,9 +3,10 @@
 // MediaPipe ships weights as float16 constants behind DEQUANTIZE nodes, and
 // dynamic-range models int8 ones. GraphContext already hands consumers the
 // float values of such outputs (ConstantFloats), so the node only has to be
-// claimed for the model to stay in one partition. When a CPU op or the graph
-// also reads the output, the partition runtime writes the folded values to
-// it on every Invoke (see PartitionRuntime::ConstantOutput).
+// claimed for the model to stay in one partition. When a CPU op also reads
+// the output, the partition plan leaves the node on the CPU with it
+// (graph/partition_plan.h); when the graph reads it, the partition runtime
+// writes the folded values to it on every Invoke (ConstantOutput).
 #include <string>
 
 #include "delegate/kernels/registry.h"
@@ -31,6 +32,15 @@ Status Check(const NodeView& node, const GraphContext& graph,
   }
   TFG_RETURN_IF_ERROR(
       GraphContext::DequantizedFloats(node.input(0), nullptr));
+  if (DimsVector(node.output(0).dims) != DimsVector(node.input(0).dims)) {
+    // TFLite resizes the output to the input's shape at Prepare, after the
+    // delegate has seen the declared one: consumers checked against the
+    // declaration would be built for a tensor that never exists.
+    return Status::Error("the output is declared " +
+                         kernels::ShapeOf(node.output(0)).ToString() +
+                         ", TFLite makes it the input's shape " +
+                         kernels::ShapeOf(node.input(0)).ToString());
+  }
   if (!graph.IsConstant(node.output_index(0))) {
     return Status::Error("the output was not folded at init");
   }
@@ -59,7 +69,8 @@ void RegisterDequantizeKernels(KernelRegistry& registry) {
       "A constant float16/float32 input, or int8/uint8/int16 with scale and "
       "zero point (per tensor or per channel), folded to float32 at init: no "
       "GPU work. Consumers on the GPU read the folded constant; if a CPU op "
-      "or the graph output also reads it, it is written on every Invoke.";
+      "also reads it, the node stays on the CPU with it; a graph output is "
+      "written on every Invoke.";
   candidate.declines =
       "non-constant inputs (uint8/int8 activations go to "
       "dequantize_activation, kernels/quantize.cc); other input types (int4, "

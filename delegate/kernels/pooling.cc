@@ -110,13 +110,16 @@ Status CheckParams(const abi::PoolParams& params, PoolKind kind) {
       params.stride_width > kLargest || params.stride_height > kLargest) {
     return Status::Error("filter or stride above " + std::to_string(kLargest));
   }
-  if (kind == PoolKind::kUnpool) return Status::Ok();  // no padding, no activation
+  // MaxUnpooling2D's kernel derives its padding from the shapes and never
+  // reads this field, but a value that is no TfLitePadding is not a model
+  // MediaPipe wrote: declined like any other out-of-range option.
   if (params.padding != abi::kPaddingSame &&
       params.padding != abi::kPaddingValid) {
     return Status::Error("padding " +
                          std::to_string(static_cast<int>(params.padding)) +
                          " is neither SAME nor VALID");
   }
+  if (kind == PoolKind::kUnpool) return Status::Ok();  // no activation applied
   // The CPU pools clamp to an activation range: TANH and SIGMOID have none
   // there, so they are declined rather than applied differently.
   switch (params.activation) {

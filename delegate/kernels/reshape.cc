@@ -50,11 +50,14 @@ Status CheckReshape(const NodeView& node, const GraphContext& graph,
     TFG_ASSIGN_OR_RETURN(
         std::vector<int64_t> shape,
         kernels::ConstantIntsOf(node, graph, 1, "the new shape"));
-    // A [0]-shaped shape operand is the legacy "use the params" form.
-    if (!shape.empty() || node.input(1).dims->size != 1) {
-      TFG_RETURN_IF_ERROR(
-          CheckRequestedShape(shape, node.input(0), node.output(0)));
+    // TFLite's kernel takes an int32 vector operand as the new shape even
+    // when it is empty (a [0]-shaped operand asks for a scalar), and only
+    // falls back to the parameters for other operands.
+    if (node.input(1).type != abi::kInt32 || node.input(1).dims->size != 1) {
+      return Status::Error("the new shape is not an int32 vector (TFLite would "
+                           "read the parameters instead)");
     }
+    TFG_RETURN_IF_ERROR(CheckRequestedShape(shape, node.input(0), node.output(0)));
   } else if (const auto* params = node.params<abi::ReshapeParams>();
              params != nullptr && params->num_dimensions > 0) {
     if (params->num_dimensions > abi::kReshapeParamsMaxDimensionCount) {

@@ -6,7 +6,8 @@ support check, or be rejected by the CPU interpreter too (model_check.py).
     python3 tests/python/fuzz_models.py --cases 300 --seed 1   # a run
     python3 tests/python/fuzz_models.py --seed 1 --only 17     # replay case 17
 
-Ops come from BASE_MODELS (op -> builder of a valid spec). Ops whose base
+Ops come from BASE_MODELS (op -> builder of a valid spec); the mutation
+kinds are in fuzz_mutations.py (MUTATION_KINDS, one function per kind). Ops whose base
 model the delegate runs are fuzzed most; ops it does not (yet) run get a
 small share, so a kernel that lands is fuzzed from the next run on without
 editing this file beyond its table entry.
@@ -15,22 +16,26 @@ editing this file beyond its table entry.
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
 import json
+import struct
 import sys
 import time
 from pathlib import Path
 
+import flatbuffers
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 
+import model_catalog  # noqa: E402
 from gles_testing import interpreter  # noqa: E402
+from fuzz_mutations import pick_mutation  # noqa: E402
 from model_check import ACCEPTABLE, check_model, random_value  # noqa: E402
-from tflite_builder import ModelBuilder, options_table_for  # noqa: E402
-from hostile_quant import mutate_quantization  # noqa: E402
+from ai_edge_litert import schema_py_generated as schema  # noqa: E402
+from tflite_builder import _TENSOR_TYPES as TENSOR_TYPES  # noqa: E402
+from tflite_builder import ModelBuilder, tensor_type  # noqa: E402
 
 
 @dataclasses.dataclass
@@ -38,6 +43,9 @@ class Operand:
     shape: list
     dtype: type = np.float32
     const: np.ndarray | None = None  # data of a constant operand
+    # A constant's declared shape where a mutation made it disagree with the
+    # number of values it holds.
+    declared_shape: list | None = None
 
 
 @dataclasses.dataclass
@@ -51,6 +59,27 @@ class Spec:
     # against the model (layout ops); None: the first input's shape.
     output_shapes: list | None = None
     declared_outputs: list | None = None  # set by a mutation: a wrong declaration
+    # Set by the mutation kinds below (None / empty: as the base model is).
+    output_dtype: type | None = None      # the graph outputs' type
+    # The op's output 0 feeds a RELU whose output is the graph output, so
+    # that the op writes an intermediate tensor (declared type and shape).
+    tail: bool = False
+    intermediate_dtype: type | None = None
+    intermediate_shape: list | None = None
+    # Tensors that carry constant data although nothing makes them constant:
+    # ("input", k), ("output", j) or ("intermediate",).
+    data_on: list = dataclasses.field(default_factory=list)
+    # Operator input edits after building: (position, -1) or (position,
+    # "output") / (position, "other"): another tensor of the model.
+    index_edits: list = dataclasses.field(default_factory=list)
+    custom_code: str | None = None        # op == "CUSTOM"
+    custom_options: bytes = b""
+
+    @property
+    def outputs_dtype(self):
+        # Outputs take the type of the first non-constant input (SPLIT's
+        # first input is its constant axis).
+        return next((o.dtype for o in self.inputs if o.const is None), self.inputs[0].dtype)
 
     def describe(self) -> str:
         def operand(o):
@@ -58,6 +87,9 @@ class Spec:
             return f"{kind}{list(o.shape)}:{np.dtype(o.dtype).name}"
         options = {k: (round(v, 3) if isinstance(v, float) else v)
                    for k, v in self.options.items()}
+        if self.custom_code:
+            options = {"custom": self.custom_code,
+                       "options": list(np.frombuffer(self.custom_options, np.int32))}
         return (f"{self.op} v{self.version} ({', '.join(operand(o) for o in self.inputs)}) "
                 f"{options}")
 
@@ -83,17 +115,53 @@ class Spec:
         for operand in self.inputs:
             if operand.const is not None:
                 indices.append(b.add_const(operand.const))
+                if operand.declared_shape is not None:  # data and shape disagree
+                    b._tensors[indices[-1]].shape = list(operand.declared_shape)
             else:
                 indices.append(b.add_input(operand.shape, operand.dtype))
         first = self.inputs[0]
         shapes = output_shapes or self.output_shapes or [first.shape] * self.outputs
-        # Outputs take the type of the first non-constant input (SPLIT's
-        # first input is its constant axis).
-        dtype = next((o.dtype for o in self.inputs if o.const is None), first.dtype)
+        dtype = self.output_dtype or self.outputs_dtype
         outputs = [b.add_tensor(shape, dtype) for shape in shapes]
-        b.add_op(self.op, indices, outputs, self.options or None, version=self.version)
-        b.set_outputs(outputs)
+        b.add_op(self.op, indices, outputs, self.options or None, version=self.version,
+                 custom_code=self.custom_code, custom_options=self.custom_options)
+        graph_outputs = list(outputs)
+        if self.tail:
+            middle = b._tensors[outputs[0]]
+            tail_out = b.add_tensor(list(middle.shape), dtype)
+            if self.intermediate_shape is not None:
+                middle.shape = list(self.intermediate_shape)
+            if self.intermediate_dtype is not None:
+                middle.type = tensor_type(self.intermediate_dtype)
+            b.add_op("RELU", [outputs[0]], [tail_out])
+            graph_outputs[0] = tail_out
+        rng = np.random.default_rng(len(b._tensors))
+        for role in self.data_on:
+            index = {"input": lambda k: indices[k], "output": lambda j: graph_outputs[j],
+                     "intermediate": lambda: outputs[0]}[role[0]](*role[1:])
+            give_data(b, index, rng)
+        operator = b._operators[0]
+        for position, value in self.index_edits:
+            if position >= len(operator.inputs):
+                continue
+            if value == "output":
+                value = outputs[0]
+            elif value == "other":
+                value = indices[(position + 1) % len(indices)]
+            operator.inputs[position] = int(value)
+        b.set_outputs(graph_outputs)
         return b.build()
+
+
+def give_data(b: ModelBuilder, index: int, rng) -> None:
+    """Gives tensor `index` a buffer holding data of its declared shape and
+    type: TFLite then treats it as read-only, whatever else it is."""
+    tensor = b._tensors[index]
+    dtype = next(d for d, t in TENSOR_TYPES.items() if t == tensor.type)
+    data = random_value([max(int(d), 0) for d in tensor.shape], dtype, rng)
+    b._buffers.append(schema.BufferT())
+    b._buffers[-1].data = np.frombuffer(data.tobytes() or b"\0", np.uint8)
+    tensor.buffer = len(b._buffers) - 1
 
 
 def floats(rng, shape, low=-1.0, high=1.0):
@@ -274,6 +342,25 @@ def block_op(op):
     return make
 
 
+def transpose_conv_bias(rng):
+    """MediaPipe's Convolution2DTransposeBias (selfie segmentation's last
+    layer): custom options are the raw {padding, stride_w, stride_h} ints;
+    the CPU reference is the same model with TRANSPOSE_CONV v3."""
+    shape = nhwc(rng, max_hw=6)
+    cout, k, stride = int(rng.choice([1, 2, 5])), int(rng.choice([2, 3, 4])), \
+        int(rng.choice([1, 2]))
+    padding = int(rng.choice([1, 2]))  # SAME, VALID
+    if padding == 1:
+        out = [1, shape[1] * stride, shape[2] * stride, cout]
+    else:
+        out = [1, (shape[1] - 1) * stride + k, (shape[2] - 1) * stride + k, cout]
+    return Spec("CUSTOM", [Operand(shape),
+                           Operand([cout, k, k, shape[3]], const=floats(rng, [cout, k, k, shape[3]])),
+                           Operand([cout], const=floats(rng, [cout]))], {},
+                output_shapes=[out], custom_code="Convolution2DTransposeBias",
+                custom_options=struct.pack("<3i", padding, stride, stride))
+
+
 BASE_MODELS = {
     "ADD": binary("ADD"), "SUB": binary("SUB"), "MUL": binary("MUL"),
     "RELU": unary("RELU"), "RELU6": unary("RELU6"), "LOGISTIC": unary("LOGISTIC"),
@@ -287,109 +374,47 @@ BASE_MODELS = {
     "SQUEEZE": squeeze, "PADV2": pad_v2, "MIRROR_PAD": mirror_pad, "SLICE": slice_op,
     "STRIDED_SLICE": strided_slice, "SPLIT": split,
     "DEPTH_TO_SPACE": block_op("DEPTH_TO_SPACE"), "SPACE_TO_DEPTH": block_op("SPACE_TO_DEPTH"),
+    "Convolution2DTransposeBias": transpose_conv_bias,
 }
 
-EDGE_INTS = [0, -1, 1, 2, 3, 7, 1 << 16, -(1 << 31), (1 << 31) - 1]
-ODD_DIMS = [0, 1, 2, 3, 5, 13, 64]
-ODD_TYPES = [np.float16, np.int32, np.int8, np.uint8, np.int64, np.bool_]
 
+def cpu_model(spec: Spec, model: bytes) -> bytes | None:
+    """The model as the CPU reference runs it, where LiteRT has no kernel for
+    the op (MediaPipe's custom ops); None: the model itself."""
+    if spec.custom_code != "Convolution2DTransposeBias":
+        return None
+    parsed = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(model, 0))
+    # The raw options struct may be cut short or hold any value: the
+    # rewrite reads what MediaPipe's CPU kernel reads (three int32).
+    for op in parsed.subgraphs[0].operators:
+        if op.customOptions is not None and len(op.customOptions) < 12:
+            return model  # MediaPipe's kernel would read past the end: no reference
+    if not model_catalog._replace_transpose_conv_bias(parsed):
+        return None
+    builder = flatbuffers.Builder(len(model) + 1024)
+    builder.Finish(parsed.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
 
-def mutate_shape(spec, rng):
-    candidates = [o for o in spec.inputs if o.const is None] or spec.inputs
-    operand = candidates[int(rng.integers(len(candidates)))]
-    roll = rng.random()
-    if roll < 0.5 and operand.shape:
-        operand.shape[int(rng.integers(len(operand.shape)))] = int(rng.choice(ODD_DIMS))
-    elif roll < 0.75:
-        operand.shape = operand.shape + [int(rng.choice([1, 2, 3]))]  # rank + 1 (up to 5, 6)
-    else:
-        operand.shape = operand.shape[: int(rng.integers(0, max(1, len(operand.shape))))]
-    if operand.const is not None:
-        operand.const = random_value(operand.shape, operand.const.dtype, rng)
-    return f"shape of an operand -> {operand.shape}"
-
-
-def mutate_type(spec, rng):
-    candidates = [o for o in spec.inputs if o.const is None]
-    operand = candidates[int(rng.integers(len(candidates)))] if candidates else spec.inputs[0]
-    operand.dtype = ODD_TYPES[int(rng.integers(len(ODD_TYPES)))]
-    if operand.const is not None:
-        operand.const = random_value(operand.shape, operand.dtype, rng)
-    return f"type -> {np.dtype(operand.dtype).name}"
-
-
-def mutate_param(spec, rng):
-    table = options_table_for(spec.op)
-    if table is None:
-        return mutate_version(spec, rng)
-    fields = sorted(vars(table[2]()))
-    if not fields:
-        return mutate_version(spec, rng)
-    field = fields[int(rng.integers(len(fields)))]
-    default = getattr(table[2](), field)
-    if isinstance(default, bool):
-        value = not default
-    elif isinstance(default, float):
-        value = float(rng.choice([0.0, -1.0, 1e-30, 1e30, float("nan"), float("inf")]))
-    elif isinstance(default, int):
-        value = int(rng.choice(EDGE_INTS))
-    else:
-        return mutate_version(spec, rng)
-    # Keep values the flatbuffer field can hold (byte fields, enums).
-    if field in ("padding", "fusedActivationFunction", "mode") or \
-            field.endswith("Type"):
-        value = int(value) % 128
-    spec.options[snake_case(field)] = value
-    return f"{field} -> {value}"
-
-
-def mutate_version(spec, rng):
-    spec.version = int(rng.integers(1, 9))
-    return f"version -> {spec.version}"
-
-
-def mutate_const_to_input(spec, rng):
-    consts = [o for o in spec.inputs if o.const is not None]
-    if not consts:
-        return mutate_shape(spec, rng)
-    consts[int(rng.integers(len(consts)))].const = None
-    return "a constant operand becomes a graph input"
-
-
-def mutate_declared_output(spec, rng):
-    """Declares an output shape the op does not produce (the delegate sees
-    declared shapes when the runtime has not prepared the graph first)."""
-    shape = list(spec.inputs[0].shape) or [1]
-    position = int(rng.integers(len(shape)))
-    shape[position] = int(shape[position] + rng.choice([-1, 1, 2]))
-    spec.declared_outputs = [shape] * spec.outputs
-    return f"declared output shape -> {shape}"
-
-
-def snake_case(field: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in field)
-
-
-MUTATIONS = [mutate_shape, mutate_shape, mutate_type, mutate_param, mutate_param,
-             mutate_version, mutate_const_to_input, mutate_declared_output]
-
-
-# Quantized tensors with broken parameters (hostile_quant.py).
-MUTATIONS.append(mutate_quantization)
-
+FP16_SHARE = 0.2
+# Relative L2 of an fp16-stored run vs the CPU's fp32: the op tests' bound
+# (design.md) with a margin for the fuzzer's unscaled weights.
+FP16_TOLERANCE = 1e-2
 
 def landed_ops() -> set:
     """Ops whose unmutated base model the delegate runs (kernels that landed)."""
     landed = set()
     for op, make in BASE_MODELS.items():
-        result = check_model(make(np.random.default_rng(0)).build())
+        spec = make(np.random.default_rng(0))
+        model = spec.build()
+        result = check_model(model, cpu_model=cpu_model(spec, model))
         if result["outcome"] == "agree":
             landed.add(op)
     return landed
 
 
 def make_case(seed: int, index: int, landed: set):
-    """(description, model bytes) of case `index`; deterministic per seed."""
+    """(description, model bytes, CPU reference model bytes or None) of case
+    `index`; deterministic per seed."""
     rng = np.random.default_rng([seed, index])
     ops = sorted(BASE_MODELS)
     preferred = sorted(landed) or ops
@@ -398,12 +423,13 @@ def make_case(seed: int, index: int, landed: set):
     changes = []
     if rng.random() >= 0.15:  # 15% stay valid, so "agree" is exercised too
         for _ in range(int(rng.integers(1, 3))):
-            changes.append(MUTATIONS[int(rng.integers(len(MUTATIONS)))](spec, rng))
+            changes.append(pick_mutation(rng)(spec, rng))
     description = spec.describe() + (" | " + "; ".join(changes) if changes else " | unmutated")
     try:
-        return description, spec.build()
-    except (ValueError, TypeError, OverflowError) as error:
-        return description + f" | unbuildable: {error}", None
+        model = spec.build()
+        return description, model, cpu_model(spec, model)
+    except (ValueError, TypeError, OverflowError, IndexError, struct.error) as error:
+        return description + f" | unbuildable: {error}", None, None
 
 
 def main(argv=None) -> int:
@@ -432,14 +458,20 @@ def main(argv=None) -> int:
     for index in indices:
         if time.monotonic() - start > args.budget_s:
             break
-        description, model = make_case(args.seed, index, landed)
+        if args.json:
+            # Before building: the build probes the model on TFLite's CPU
+            # kernels, which may crash on it.
+            print(json.dumps({"start": index}), flush=True)
+        description, model, reference = make_case(args.seed, index, landed)
         if model is None:
             unbuildable += 1
+            if args.json:
+                print(json.dumps({"case": index, "outcome": "unbuildable",
+                                  "description": description, "detail": "", "delegated": 0}),
+                      flush=True)
             continue
-        if args.json:
-            print(json.dumps({"start": index}), flush=True)
         if args.cpu_only:
-            interp = interpreter(model)
+            interp = interpreter(reference or model)
             interp.allocate_tensors()
             interp.invoke()
             continue
@@ -447,13 +479,23 @@ def main(argv=None) -> int:
         # texture buffers: the other storage path must be as robust.
         storage = "ssbo" if np.random.default_rng([args.seed, index, 7]).random() < 0.25 \
             else "auto"
-        result = check_model(model, seed=index, options={"storage": storage})
+        options = {"storage": storage}
+        # A share of the cases store tensors as float16 (forced on llvmpipe,
+        # where the delegate would keep fp32), judged at fp16 tolerance.
+        fp16 = np.random.default_rng([args.seed, index, 11]).random() < FP16_SHARE
+        if fp16:
+            options.update(precision_loss_allowed="true",
+                           inference_priority1="min_memory_usage")
+        result = check_model(model, seed=index, options=options, cpu_model=reference,
+                             tolerance=FP16_TOLERANCE if fp16 else 1e-5)
         ran += 1
         counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
         if result["outcome"] not in ACCEPTABLE:
             failures.append((index, description, result))
         if args.json:
-            print(json.dumps({"case": index, "description": f"{description} | storage={storage}",
+            print(json.dumps({"case": index, "fp16": fp16,
+                              "description": f"{description} | storage={storage}"
+                                             f"{' | fp16' if fp16 else ''}",
                               **result}), flush=True)
     elapsed = time.monotonic() - start
     summary = {"summary": True, "seed": args.seed, "ran": ran, "unbuildable": unbuildable,

@@ -1,7 +1,7 @@
 """Hostile quantization: quantized tensors whose parameters are missing,
 inconsistent or out of range, for the hostile-model suite
 (test_hostile_models.py registers QUANT_CASES) and the mutation fuzzer
-(fuzz_models.py registers mutate_quantization).
+(fuzz_mutations.py registers mutate_quantization).
 
 Expected of the delegate: decline the node with a reason, or fail with a
 clear message where TFLite itself refuses the model; never crash, never an

@@ -36,11 +36,11 @@ from gles_testing import interpreter, make_delegate, relative_error, stats
 ACCEPTABLE = ("agree", "declined", "rejected", "runtime_refused_delegate", "cpu_unstable")
 
 
-def random_value(shape, dtype, rng) -> np.ndarray:
+def random_value(shape, dtype, rng, low: float = -3.0, high: float = 3.0) -> np.ndarray:
     """Random input data without zeros (zeros hide sign and scale bugs)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        a = rng.uniform(-3, 3, size=shape).astype(dtype)
+        a = rng.uniform(low, high, size=shape).astype(dtype)
         a[np.abs(a) < 1e-3] = 1e-3
         return a
     if dtype == np.bool_:
@@ -70,7 +70,8 @@ class _CapturedStderr:
         self._file.close()
 
 
-def compare_outputs(gpu_outputs, cpu_outputs, tolerance: float, integer_steps: int = 0) -> str:
+def compare_outputs(gpu_outputs, cpu_outputs, tolerance: float, integer_steps: int = 0,
+                    absolute: bool = False) -> str:
     """"" if they agree, else why not. NaN and Inf must sit where the CPU has
     them (a NaN parameter gives NaN on both paths); the finite rest must be
     within `tolerance` relative L2 error; integers must be equal, or within
@@ -96,14 +97,23 @@ def compare_outputs(gpu_outputs, cpu_outputs, tolerance: float, integer_steps: i
         if not np.array_equal(gpu[~finite & ~np.isnan(cpu)], cpu[~finite & ~np.isnan(cpu)]) \
                 or not np.array_equal(finite, np.isfinite(gpu)):
             return f"output {i}: infinities differ from the CPU's"
+        if absolute:  # probabilities (a mask, scores): the largest difference
+            error = float(np.max(np.abs(gpu[finite] - cpu[finite]), initial=0.0))
+            if not error <= tolerance:
+                return f"output {i}: absolute error {error:.3g} > {tolerance:.3g}"
+            continue
         error = relative_error(gpu[finite], cpu[finite])
         if not error <= tolerance:
             return f"output {i}: relative error {error:.3g} > {tolerance:.3g}"
     return ""
 
 
-def _stage_run(model: bytes, delegate, seed: int):
+def _stage_run(model: bytes, delegate, seed: int, input_range=(-3.0, 3.0)):
     """(stage reached or failed, outputs, error text)."""
+    # A private copy of the model: the interpreter maps model_content as it
+    # is, and set_tensor on a graph input that carries a buffer writes into
+    # it (the next run would start from the last run's inputs).
+    model = bytes(bytearray(model))
     try:
         interp = interpreter(model, delegate)
     except Exception as error:  # noqa: BLE001 - the runtime's own error types vary
@@ -116,7 +126,7 @@ def _stage_run(model: bytes, delegate, seed: int):
     try:
         for detail in interp.get_input_details():
             interp.set_tensor(detail["index"],
-                              random_value(detail["shape"], detail["dtype"], rng))
+                              random_value(detail["shape"], detail["dtype"], rng, *input_range))
         interp.invoke()
         outputs = [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
     except Exception as error:  # noqa: BLE001
@@ -139,27 +149,45 @@ def _has_quantized_outputs(model: bytes) -> bool:
 
 
 def check_model(model: bytes, seed: int = 0, options: dict | None = None,
-                tolerance: float = 1e-5, integer_steps: int | None = None) -> dict:
+                tolerance: float = 1e-5, integer_steps: int | None = None,
+                cpu_model: bytes | None = None, input_range=(-3.0, 3.0),
+                absolute: bool = False) -> dict:
     """Runs `model` both ways; returns {"outcome", "detail", "delegated"}.
 
     Integer outputs must be equal, except that quantized ones (with a scale)
-    may be QUANTIZED_STEPS apart unless integer_steps says otherwise."""
+    may be QUANTIZED_STEPS apart unless integer_steps says otherwise.
+    cpu_model: what the CPU runs instead, where LiteRT has no CPU kernel for
+    an op of `model` (MediaPipe's custom ops, rewritten to builtins).
+    input_range: of the random float inputs (real models: what they expect).
+    absolute: judge by the largest absolute difference (probabilities)."""
     if integer_steps is None:
         integer_steps = QUANTIZED_STEPS if _has_quantized_outputs(model) else 0
-    cpu_stage, cpu_outputs, cpu_error = _stage_run(model, None, seed)
+    reference = cpu_model or model
+    cpu_stage, cpu_outputs, cpu_error = _stage_run(reference, None, seed, input_range)
     options = {"log_level": "warning", **(options or {})}
     with _CapturedStderr() as captured:
         try:
             delegate = make_delegate(options)
         except ValueError as error:
             return {"outcome": "delegate_create_failed", "detail": str(error), "delegated": 0}
-        gpu_stage, gpu_outputs, gpu_error = _stage_run(model, delegate, seed)
+        gpu_stage, gpu_outputs, gpu_error = _stage_run(model, delegate, seed, input_range)
         delegate_stats = stats(delegate)
         delegated = delegate_stats["nodes_delegated"] if gpu_stage != "load" else 0
+        total = delegate_stats["nodes_total"]
         # A fresh delegate acquires its GL context in its Prepare: no renderer
         # means the runtime never asked the delegate.
         prepared = delegate_stats["renderer"] != ""
     warnings = " | ".join(line for line in captured.text.splitlines() if "WARNING" in line)
+    result = _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_error,
+                       delegated, prepared, warnings, tolerance, reference, seed,
+                       input_range, absolute, model, integer_steps)
+    result.update(total=total, warnings=warnings[:8000])
+    return result
+
+
+def _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_error,
+              delegated, prepared, warnings, tolerance, reference, seed,
+              input_range, absolute, model, integer_steps=0) -> dict:
     if cpu_stage != "ok":
         # The stage may differ: with a delegate, the runtime prepares the
         # graph inside the Interpreter constructor (ModifyGraphWithDelegate).
@@ -173,18 +201,26 @@ def check_model(model: bytes, seed: int = 0, options: dict | None = None,
     if gpu_stage == "load" and not prepared:
         return {"outcome": "runtime_refused_delegate", "detail": warnings[:600],
                 "delegated": 0}
+    if gpu_stage != "ok" and reference is not model and delegated == 0:
+        # An op only the delegate runs (LiteRT has no CPU kernel for it),
+        # declined: the model fails as it fails without the delegate.
+        own_stage, _, own_error = _stage_run(model, None, seed, input_range)
+        if own_stage != "ok":
+            return {"outcome": "declined",
+                    "detail": f"{warnings[:400]} | without the delegate too, at "
+                              f"{own_stage}: {own_error[:200]}", "delegated": 0}
     if gpu_stage != "ok":
         return {"outcome": "delegate_error",
                 "detail": f"{gpu_stage}: {gpu_error[:600]}", "delegated": delegated}
-    mismatch = compare_outputs(gpu_outputs, cpu_outputs, tolerance, integer_steps)
+    mismatch = compare_outputs(gpu_outputs, cpu_outputs, tolerance, integer_steps, absolute)
     if mismatch and delegated == 0:
         # Nothing ran on the GPU: both runs were TFLite's CPU kernels, which
         # read out of bounds on some hostile parameters and differ run to run.
         return {"outcome": "cpu_unstable", "detail": mismatch, "delegated": 0}
     if mismatch:
         # A CPU answer that changes between two identical runs is no reference.
-        _, again, _ = _stage_run(model, None, seed)
-        if again is None or compare_outputs(again, cpu_outputs, tolerance):
+        _, again, _ = _stage_run(reference, None, seed, input_range)
+        if again is None or compare_outputs(again, cpu_outputs, tolerance, integer_steps, absolute):
             return {"outcome": "cpu_unstable", "detail": mismatch, "delegated": delegated}
     if mismatch:
         return {"outcome": "wrong_answer", "detail": mismatch, "delegated": delegated}
@@ -193,13 +229,29 @@ def check_model(model: bytes, seed: int = 0, options: dict | None = None,
     return {"outcome": "agree", "detail": warnings[:600], "delegated": delegated}
 
 
-def run_cases_and_print(cases) -> None:
-    """Child-process driver: cases is [(name, model_bytes_factory)]; prints one
-    JSON line per case, with a START line first so that a crash names it."""
+FP16_OPTIONS = {"precision_loss_allowed": "true", "inference_priority1": "min_memory_usage"}
+FP16_TOLERANCE = 1e-2
+
+
+def run_cases_and_print(cases, fp16: bool = False) -> None:
+    """Child-process driver: cases is [(name, factory)], the factory giving
+    the model's bytes or a dict of check_model's arguments ({"model": ...,
+    "cpu_model": ..., "tolerance": ...}); prints one JSON line per case, with
+    a START line first so that a crash names it. fp16: tensors stored as
+    float16 (forced on llvmpipe too), judged at FP16_TOLERANCE or the
+    case's own "fp16_tolerance"."""
     for name, factory in cases:
         print(json.dumps({"start": name}), flush=True)
         try:
-            result = check_model(factory())
+            made = factory()
+            made = dict(made) if isinstance(made, dict) else {"model": made}
+            fp16_tolerance = made.pop("fp16_tolerance", FP16_TOLERANCE)
+            fp16_absolute = made.pop("fp16_absolute", False)
+            if fp16:
+                made["absolute"] = fp16_absolute
+                made["options"] = {**made.get("options", {}), **FP16_OPTIONS}
+                made["tolerance"] = max(made.get("tolerance", 0.0), fp16_tolerance)
+            result = check_model(**made)
         except Exception:  # noqa: BLE001 - a builder bug is a failure, reported
             result = {"outcome": "harness_error", "detail": traceback.format_exc()[-800:],
                       "delegated": 0}

@@ -56,7 +56,15 @@ def test_max_delegated_partitions_keeps_the_largest(capfd):
     s = stats(delegate)
     assert (s["nodes_delegated"], s["partitions"]) == (1, 1), s
     assert_close(gpu, cpu)
-    assert "delegated 1 of 3 nodes in 1 partition" in capfd.readouterr().err
+    log = capfd.readouterr().err
+    assert "delegated 1 of 3 nodes in 1 partition" in log
+    # Both nodes left on the CPU are named with their reason: SIN by the
+    # support check, the dropped partition's node by the partition limit.
+    assert "SIN v1 cannot be handled by this delegate (1 node stays on the CPU: node 1)" \
+        in log, log
+    dropped = [line for line in log.splitlines() if "max_delegated_partitions=1" in line]
+    assert len(dropped) == 1 and "stays on the CPU" in dropped[0], log
+    assert ("node 0 (ADD v1)" in dropped[0]) != ("node 2 (MUL v1)" in dropped[0]), log
 
 
 def simple_model() -> bytes:

@@ -65,6 +65,61 @@ def same_tensor_twice():
     return b.build()
 
 
+def give_data(b, index, value):
+    """Gives tensor `index` a buffer of constant data: TFLite maps it
+    read-only, whatever else the model says it is."""
+    from ai_edge_litert import schema_py_generated as schema
+    tensor = b._tensors[index]
+    b._buffers.append(schema.BufferT())
+    b._buffers[-1].data = np.frombuffer(
+        np.full(tensor.shape, value, np.float32).tobytes(), np.uint8)
+    tensor.buffer = len(b._buffers) - 1
+
+
+def graph_input_with_constant_data(op):
+    """A graph input that carries a buffer: the application still sets it
+    and TFLite's CPU kernels read what it sets."""
+    b = binary(op, SHAPE, SHAPE) if op in ("ADD", "MUL") else unary(op, SHAPE)
+    give_data(b, 0, 0.25)
+    return b.build()
+
+
+def conv_input_with_constant_data():
+    b = ModelBuilder()
+    x = b.add_input([1, 6, 6, 3])
+    w = b.add_const(np.random.default_rng(5).uniform(-1, 1, [4, 3, 3, 3]).astype(np.float32))
+    bias = b.add_const(np.zeros(4, np.float32))
+    o = b.add_tensor([1, 6, 6, 4])
+    r = b.add_tensor([1, 6, 6, 4])
+    b.add_op("CONV_2D", [x, w, bias], [o], {"padding": "SAME", "stride_w": 1, "stride_h": 1})
+    b.add_op("RELU", [o], [r])
+    give_data(b, x, 0.25)
+    return b.build()
+
+
+def graph_output_with_constant_data():
+    b = unary("RELU", SHAPE)
+    give_data(b, 1, 0.5)
+    return b.build()
+
+
+def variable_operand(write=False):
+    """A variable tensor (state, zero until an op assigns it) read by ADD, or
+    written by RELU as the graph output."""
+    b = ModelBuilder()
+    x = b.add_input(SHAPE)
+    state = b.add_tensor(SHAPE)
+    b._tensors[state].isVariable = True
+    if write:
+        b.add_op("RELU", [x], [state])
+        b.set_outputs([state])
+    else:
+        o = b.add_tensor(SHAPE)
+        b.add_op("ADD", [x, state], [o], {"fused_activation_function": "NONE"})
+        b.set_outputs([o])
+    return b.build()
+
+
 def op_writes_its_own_input():
     b = ModelBuilder()
     x = b.add_input(SHAPE)
@@ -198,6 +253,16 @@ CASES = {
     "graph_input_is_also_output": (graph_input_is_also_output, OK_OR_DECLINED),
     "same_tensor_twice": (same_tensor_twice, OK_OR_DECLINED),
     "op_writes_its_own_input": (op_writes_its_own_input, ANY_ACCEPTABLE),
+    # A graph input that carries constant data: whatever the application
+    # sets must be what the GPU computes on, or the node is declined.
+    "graph_input_with_constant_data_relu": (
+        lambda: graph_input_with_constant_data("RELU"), ANY_ACCEPTABLE),
+    "graph_input_with_constant_data_add": (
+        lambda: graph_input_with_constant_data("ADD"), ANY_ACCEPTABLE),
+    "graph_input_with_constant_data_conv": (conv_input_with_constant_data, OK_OR_DECLINED),
+    "graph_output_with_constant_data": (graph_output_with_constant_data, DECLINED_OR_REJECTED),
+    "variable_tensor_read": (lambda: variable_operand(write=False), ANY_ACCEPTABLE),
+    "variable_tensor_written": (lambda: variable_operand(write=True), ANY_ACCEPTABLE),
     "constant_without_data": (constant_without_data, ANY_ACCEPTABLE),
     "constant_with_short_data": (constant_with_short_data, DECLINED_OR_REJECTED),
     "missing_builtin_options": (missing_builtin_options, ANY_ACCEPTABLE),
@@ -246,20 +311,21 @@ CASES = {
 CHILD = """
 from test_hostile_models import CASES
 from model_check import run_cases_and_print
-run_cases_and_print([(name, factory) for name, (factory, _) in CASES.items()])
+run_cases_and_print([(name, factory) for name, (factory, _) in CASES.items()],
+                    fp16={fp16})
 """
 
 
-@pytest.fixture(scope="module")
-def results():
-    result = run_isolated(CHILD, timeout=240)
+@pytest.fixture(scope="module", params=[False, True], ids=["fp32", "fp16"])
+def results(request):
+    result = run_isolated(CHILD.format(fp16=request.param), timeout=240)
     parsed, crashed_in = parse_results(result.stdout)
     assert crashed_in is None, f"the child died in case {crashed_in}:\n{result.stderr[-3000:]}"
     assert result.returncode == 0, result.stderr[-3000:]
     counts = {}
     for record in parsed.values():
         counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
-    print(f"\nhostile models: {len(parsed)} cases, outcomes {counts}")
+    print(f"\nhostile models ({'fp16' if request.param else 'fp32'}): {len(parsed)} cases, outcomes {counts}")
     return parsed
 
 
