@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "delegate/graph/quantization.h"
 #include "delegate/kernels/common.h"
 #include "egl/shader_source.h"
 
@@ -322,9 +323,17 @@ Status CheckConvWindow(abi::Padding padding, int stride_w, int stride_h,
 Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                     long long expected, const char* what) {
   TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, i, what));
-  if (node.input(i).type != abi::kFloat32) {
+  const abi::Tensor& weights = node.input(i);
+  // int32: a quantized model's bias (scale input x weight scale).
+  const bool quantized_weights =
+      (IsQuantizedType(weights.type) || weights.type == abi::kInt32) &&
+      HasAffineQuantization(weights);
+  if (weights.type != abi::kFloat32 && !quantized_weights) {
     // TFLite's float kernels require float32 weights of their own (weights
-    // of other types arrive through a DEQUANTIZE, whose output is float32).
+    // of other types arrive through a DEQUANTIZE, whose output is float32);
+    // its integer and hybrid kernels take uint8/int8 weights with affine
+    // quantization, which ConstantFloats dequantizes (or refuses, with
+    // quantized models off or unsound params).
     return Status::Error(std::string(what) + " (input " + std::to_string(i) +
                          ") is " + TypeName(node.input(i).type) +
                          ", TFLite's float kernel takes float32");
