@@ -7,7 +7,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <set>
 
 #include "delegate/device/device_tuning.h"
@@ -159,7 +158,9 @@ struct DelegateCallbacks {
         ++self->quantized_.transfers;
       }
     }
-    TFG_RETURN_IF_ERROR(FindQuantizedUploads(context, params, builder));
+    TFG_RETURN_IF_ERROR(FindQuantizedUploads(context, ToVector(params->nodes_to_replace),
+                                             ToVector(params->input_tensors),
+                                             ToVector(params->output_tensors), builder));
     std::vector<int> inputs;
     for (int index : ToVector(params->input_tensors)) {
       if (index >= 0 && !self->graph_->IsConstant(index)) {
@@ -182,47 +183,6 @@ struct DelegateCallbacks {
         "allocating the GPU partition"));
     self->gpu_bytes_ += partition->runtime->gpu_bytes();
     self->memory_[partition->id] = partition->runtime->memory();
-    return Status::Ok();
-  }
-
-  // Float partition inputs that only QUANTIZE nodes of the partition read,
-  // all to the same params, and that are no partition output: rounded on the
-  // CPU at upload (GraphBuilder::QuantizeOnUpload).
-  static Status FindQuantizedUploads(abi::Context* context,
-                                     const abi::DelegateParams* params,
-                                     GraphBuilder& builder) {
-    std::map<int, std::vector<std::pair<int, int>>> readers;  // tensor -> (op, output)
-    for (int node_index : ToVector(params->nodes_to_replace)) {
-      abi::Node* node = nullptr;
-      abi::Registration* registration = nullptr;
-      if (context->GetNodeAndRegistration(context, node_index, &node, &registration) !=
-          abi::kOk) {
-        return Status::Error("cannot read node " + std::to_string(node_index));
-      }
-      for (int i = 0; i < node->inputs->size; ++i) {
-        const int output = node->outputs->size > 0 ? node->outputs->data[0] : -1;
-        readers[node->inputs->data[i]].emplace_back(registration->builtin_code, output);
-      }
-    }
-    const std::vector<int> outputs = ToVector(params->output_tensors);
-    for (int index : ToVector(params->input_tensors)) {
-      if (index < 0 || context->tensors[index].type != abi::kFloat32) continue;
-      if (std::find(outputs.begin(), outputs.end(), index) != outputs.end()) continue;
-      auto it = readers.find(index);
-      if (it == readers.end()) continue;
-      std::optional<QuantParams> grid;
-      bool only_quantize = true;
-      for (const auto& [op, output] : it->second) {
-        auto q = output >= 0 ? ActivationQuantization(context->tensors[output])
-                             : StatusOr<QuantParams>(Status::Error("no output"));
-        if (op != abi::kTfLiteBuiltinQuantize || !q.ok() || (grid && *grid != *q)) {
-          only_quantize = false;
-          break;
-        }
-        grid = *q;
-      }
-      if (only_quantize && grid) builder.QuantizeOnUpload(index, *grid);
-    }
     return Status::Ok();
   }
 

@@ -38,12 +38,12 @@ if [ "$what" = all ] || [ "$what" = python ]; then
   echo "== Python tests against the ASan build (libasan preloaded) =="
   libasan=$(gcc -print-file-name=libasan.so)
   libubsan=$(gcc -print-file-name=libubsan.so)
-  # The fuzzer and soak re-run what the other tests cover, 10x slower under
-  # ASan; run them with "python tests/python/test_fuzz_models.py" if needed.
+  # The fuzzer has its own stage below ("fuzz"); the soak re-runs what the
+  # other tests cover, 10x slower under ASan (see docs/reliability.md).
   LD_PRELOAD="$libasan $libubsan" \
   ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:verify_asan_link_order=0" \
   TFLITE_GLES_LIB="$PWD/build-asan/libtflite_gles.so" \
-    python3 -m pytest -q -p no:cacheprovider tests/python \
+    bash tools/python.sh -m pytest -q -p no:cacheprovider tests/python \
       --deselect tests/python/test_fuzz_models.py --deselect tests/python/test_soak.py "$@" \
     || status=1
 fi
@@ -57,7 +57,7 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
   TFLITE_GLES_LIB="$PWD/build-asan/libtflite_gles.so" \
   TFLITE_GLES_FUZZ_CASES="${TFLITE_GLES_FUZZ_CASES:-200}" \
   TFLITE_GLES_FUZZ_BUDGET_S="${TFLITE_GLES_FUZZ_BUDGET_S:-1500}" \
-    python3 -m pytest -q -s -p no:cacheprovider tests/python/test_fuzz_models.py \
+    bash tools/python.sh -m pytest -q -s -p no:cacheprovider tests/python/test_fuzz_models.py \
     || status=1
   echo "sanitizers: fuzz took $(( $(date +%s) - started )) s"
 fi

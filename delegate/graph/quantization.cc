@@ -247,6 +247,7 @@ bool KeepsInputGrid(int op) {
     case abi::kTfLiteBuiltinTranspose:
     case abi::kTfLiteBuiltinSpaceToDepth:
     case abi::kTfLiteBuiltinDepthToSpace:
+    case abi::kTfLiteBuiltinResizeNearestNeighbor:  // selects input values
     case abi::kTfLiteBuiltinMaximum:
     case abi::kTfLiteBuiltinMinimum:
     case abi::kTfLiteBuiltinRelu:  // max(x, 0): 0 is on every grid (RELU6's

@@ -189,14 +189,10 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
                            " is a float16 constant read without a DEQUANTIZE");
     }
   }
-  bool any_live = false;
-  for (int i = 0; i < node.num_inputs(); ++i) {
-    if (node.has_input(i) && IsConstantTensor(node.input(i)) &&
-        !graph.IsConstant(node.input_index(i))) {
-      any_live = true;
-    }
-  }
-  if (inputs > 0 && constants == inputs && !any_live) {
+  // Whether or not the GPU would re-read some of them: TFLite folds some
+  // such nodes at Prepare (RESHAPE, elementwise ops) and recomputes others
+  // on every invoke, so only the CPU gives its own answer.
+  if (inputs > 0 && constants == inputs) {
     return Status::Error("constant inputs only: the node computes a constant, "
                          "which TFLite's CPU kernel folds or recomputes from "
                          "tensors the application may set (a graph input that "

@@ -11,7 +11,11 @@
 // no fused activation; their output range [0, 6] is their ReLU6).
 #include "delegate/kernels/quantize.h"
 
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "delegate/graph/quantization.h"
 #include "delegate/kernels/common.h"
@@ -142,6 +146,46 @@ StatusOr<int> SimulateQuantizedOutputs(const NodeView& node, GraphBuilder& build
     ++steps;
   }
   return steps;
+}
+
+// Float partition inputs that only QUANTIZE nodes of the partition read,
+// all to the same params, and that are no partition output: rounded on the
+// CPU at upload (GraphBuilder::QuantizeOnUpload).
+Status FindQuantizedUploads(abi::Context* context, const std::vector<int>& nodes,
+                            const std::vector<int>& inputs,
+                            const std::vector<int>& outputs, GraphBuilder& builder) {
+  std::map<int, std::vector<std::pair<int, int>>> readers;  // tensor -> (op, output)
+  for (int node_index : nodes) {
+    abi::Node* node = nullptr;
+    abi::Registration* registration = nullptr;
+    if (context->GetNodeAndRegistration(context, node_index, &node, &registration) !=
+        abi::kOk) {
+      return Status::Error("cannot read node " + std::to_string(node_index));
+    }
+    for (int i = 0; i < node->inputs->size; ++i) {
+      const int output = node->outputs->size > 0 ? node->outputs->data[0] : -1;
+      readers[node->inputs->data[i]].emplace_back(registration->builtin_code, output);
+    }
+  }
+  for (int index : inputs) {
+    if (index < 0 || context->tensors[index].type != abi::kFloat32) continue;
+    if (std::find(outputs.begin(), outputs.end(), index) != outputs.end()) continue;
+    auto it = readers.find(index);
+    if (it == readers.end()) continue;
+    std::optional<QuantParams> grid;
+    bool only_quantize = true;
+    for (const auto& [op, output] : it->second) {
+      auto q = output >= 0 ? ActivationQuantization(context->tensors[output])
+                           : StatusOr<QuantParams>(Status::Error("no output"));
+      if (op != abi::kTfLiteBuiltinQuantize || !q.ok() || (grid && *grid != *q)) {
+        only_quantize = false;
+        break;
+      }
+      grid = *q;
+    }
+    if (only_quantize && grid) builder.QuantizeOnUpload(index, *grid);
+  }
+  return Status::Ok();
 }
 
 void RegisterQuantizeKernels(KernelRegistry& registry) {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "delegate/graph/graph.h"
 #include "delegate/graph/quantization.h"
@@ -27,5 +28,12 @@ void AddQuantizationSimulatorDefines(const QuantParams& q, bool round,
 // Left out where the op only moves values already on that grid. Returns the
 // number of steps added.
 StatusOr<int> SimulateQuantizedOutputs(const NodeView& node, GraphBuilder& builder);
+
+// Float partition inputs that only QUANTIZE nodes of the partition (`nodes`)
+// read, all to the same params, and that are no partition output: rounded on
+// the CPU at upload (GraphBuilder::QuantizeOnUpload).
+Status FindQuantizedUploads(abi::Context* context, const std::vector<int>& nodes,
+                            const std::vector<int>& inputs,
+                            const std::vector<int>& outputs, GraphBuilder& builder);
 
 }  // namespace tflite_gles
