@@ -45,6 +45,7 @@ mirror=$(
 ROOT=$(mktemp -d /var/tmp/tflite-gles-fresh.XXXXXX)
 cleanup() {
   local status=$?
+  rm -f "$ROOT.debootstrap.log"
   for mount in dev/shm dev/pts dev sys proc; do
     if mountpoint -q "$ROOT/$mount" 2>/dev/null; then umount -R "$ROOT/$mount" || umount -l "$ROOT/$mount" || true; fi
   done
