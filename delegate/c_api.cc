@@ -54,10 +54,10 @@ TFLITE_GLES_EXPORT TfLiteGlesDelegateOptions TfLiteGlesDelegateOptionsDefault(vo
   return options;
 }
 
-TFLITE_GLES_EXPORT TfLiteDelegate* TfLiteGlesDelegateCreate(
-    const TfLiteGlesDelegateOptions* options) {
-  TfLiteGlesDelegateOptions defaults = TfLiteGlesDelegateOptionsDefault();
-  auto parsed = tflite_gles::OptionsFromC(options ? *options : defaults);
+namespace {
+// Both Create entry points: a delegate from parsed options, or null with the
+// reason on stderr (no exceptions cross the C ABI).
+TfLiteDelegate* CreateFromParsed(tflite_gles::StatusOr<tflite_gles::Options> parsed) {
   if (!parsed.ok()) {
     std::fprintf(stderr, "ERROR: tflite-gles: invalid options: %s\n",
                  parsed.status().message().c_str());
@@ -65,6 +65,14 @@ TFLITE_GLES_EXPORT TfLiteDelegate* TfLiteGlesDelegateCreate(
   }
   auto* delegate = new (std::nothrow) GlesDelegate(std::move(*parsed));
   return delegate ? Wrap(delegate) : nullptr;
+}
+}  // namespace
+
+TFLITE_GLES_EXPORT TfLiteDelegate* TfLiteGlesDelegateCreate(
+    const TfLiteGlesDelegateOptions* options) {
+  TfLiteGlesDelegateOptions defaults = TfLiteGlesDelegateOptionsDefault();
+  auto parsed = tflite_gles::OptionsFromC(options ? *options : defaults);
+  return CreateFromParsed(std::move(parsed));
 }
 
 TFLITE_GLES_EXPORT TfLiteGlesDelegateOptionsV2 TfLiteGlesDelegateOptionsV2Default(void) {
@@ -81,13 +89,7 @@ TFLITE_GLES_EXPORT TfLiteDelegate* TfLiteGlesDelegateCreateV2(
     const TfLiteGlesDelegateOptionsV2* options) {
   TfLiteGlesDelegateOptionsV2 defaults = TfLiteGlesDelegateOptionsV2Default();
   auto parsed = tflite_gles::OptionsFromCV2(options ? *options : defaults);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "ERROR: tflite-gles: invalid options: %s\n",
-                 parsed.status().message().c_str());
-    return nullptr;
-  }
-  auto* delegate = new (std::nothrow) GlesDelegate(std::move(*parsed));
-  return delegate ? Wrap(delegate) : nullptr;
+  return CreateFromParsed(std::move(parsed));
 }
 
 TFLITE_GLES_EXPORT void TfLiteGlesDelegateDelete(TfLiteDelegate* delegate) {

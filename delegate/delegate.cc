@@ -66,19 +66,6 @@ Status CheckInputShapesUnchanged(const abi::Context* context,
   return Status::Ok();
 }
 
-std::vector<int> ToVector(const abi::IntArray* array) {
-  return array ? std::vector<int>(array->data, array->data + array->size)
-               : std::vector<int>();
-}
-
-// An IntArray with TFLite's layout, owned by a vector of ints.
-std::vector<int> MakeIntArray(const std::vector<int>& values) {
-  std::vector<int> storage(values.size() + 1);
-  storage[0] = static_cast<int>(values.size());
-  std::copy(values.begin(), values.end(), storage.begin() + 1);
-  return storage;
-}
-
 const abi::IntArray* AsIntArray(const std::vector<int>& storage) {
   return reinterpret_cast<const abi::IntArray*>(storage.data());
 }

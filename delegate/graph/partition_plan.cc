@@ -8,7 +8,6 @@
 #include "delegate/abi/tflite_builtin.h"
 
 namespace tflite_gles {
-namespace {
 
 std::vector<int> ToVector(const abi::IntArray* array) {
   return array ? std::vector<int>(array->data, array->data + array->size)
@@ -22,6 +21,8 @@ std::vector<int> MakeIntArray(const std::vector<int>& values) {
   std::copy(values.begin(), values.end(), storage.begin() + 1);
   return storage;
 }
+
+namespace {
 
 struct NodeInfo {
   abi::Node* node = nullptr;

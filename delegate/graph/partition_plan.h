@@ -12,6 +12,11 @@
 
 namespace tflite_gles {
 
+// A TFLite IntArray's values (empty for null).
+std::vector<int> ToVector(const abi::IntArray* array);
+// An IntArray with TFLite's layout, owned by a vector of ints.
+std::vector<int> MakeIntArray(const std::vector<int>& values);
+
 // A group of nodes that stay on the CPU for one reason (one WARNING line).
 struct CpuNodes {
   std::string op;      // "CONV_2D v1", or "" for nodes of several ops
