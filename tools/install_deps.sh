@@ -33,6 +33,8 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   libgtest-dev googletest
   ninja-build
+  # memcheck tells whose a crash is (tests/python/heap_check.py)
+  valgrind
 )
 # Pinned: the reference runtime and everything the tests, tools and benches import.
 PIP_PACKAGES=(
