@@ -131,8 +131,10 @@ struct DelegateCallbacks {
       NodeView view(context, node_index, node, registration);
       auto kernel = registry.Find(view, *self->graph_, self->device_);
       if (!kernel.ok()) return kernel.status().WithContext(view.Describe());
+      const size_t first_dispatch = builder.dispatch_count();
       TFG_RETURN_IF_ERROR((*kernel)->build(view, builder).WithContext(
           view.Describe() + " (" + (*kernel)->name + ")"));
+      builder.TagDispatchesWithNode(first_dispatch, node_index);
       TFG_RETURN_IF_ERROR(CountQuantized(self, view));
       // Every quantized output: rounded to its grid (or, with the
       // simulator off, only clamped to its range).

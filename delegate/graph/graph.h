@@ -307,6 +307,15 @@ class GraphBuilder {
   void AddDispatch(Dispatch dispatch) {
     dispatches_.push_back(std::move(dispatch));
   }
+  size_t dispatch_count() const { return dispatches_.size(); }
+  // Appends " @<node>" to the labels of the dispatches from `first` on, so
+  // that a profile row names the TFLite node it runs (bench/roofline.py
+  // reads the node's shapes from the model by that index).
+  void TagDispatchesWithNode(size_t first, int node_index) {
+    for (size_t i = first; i < dispatches_.size(); ++i) {
+      dispatches_[i].label += " @" + std::to_string(node_index);
+    }
+  }
 
   const Value& value(ValueId id) const { return values_[id]; }
   const Shape4& shape(ValueId id) const { return values_[id].shape; }

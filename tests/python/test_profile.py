@@ -65,6 +65,12 @@ def test_profile_lists_every_dispatch_of_the_last_invoke_in_order(fp16):
     assert [e["shader"] for e in entries] == (
         ["layout_convert"] * 2 + ["elementwise"] * 3 + ["layout_convert"])
     assert [e["label"].split()[0] for e in entries[2:5]] == ["MUL", "ADD", "LOGISTIC"]
+    # Each kernel's label ends with its node's index in the graph ("MUL v1 @0"):
+    # that index must name a node of the same op in the model.
+    ops = {op["index"]: op["op_name"] for op in interp._get_ops_details()}
+    for e in entries[2:5]:
+        node = int(e["label"].rsplit("@", 1)[1])
+        assert ops[node] == e["label"].split()[0], (e["label"], ops)
     elements = int(np.prod(SHAPE))
     assert [e["flops"] for e in entries] == [0, 0, elements, elements, elements, 0]
     for e in entries:

@@ -156,8 +156,10 @@ int TfLiteGlesDelegateGetStats(const struct TfLiteDelegate* delegate,
 
 /* One compute dispatch of a profiled invoke. */
 typedef struct TfLiteGlesDispatchProfile {
-  char label[128];     /* the node it runs, e.g. "ADD (node 3)", or a layout
-                          conversion; truncated to fit */
+  char label[128];     /* the node it runs and its index in the graph,
+                          e.g. "ADD v1 @3" or "CONV_2D v1 @7 + ADD v1 @8"
+                          when fused, or a layout conversion; truncated to
+                          fit */
   char shader[64];     /* shader file in shaders/, without ".comp" */
   double milliseconds; /* time of this dispatch */
   int64_t flops;       /* arithmetic it does (0 for data movement) */
