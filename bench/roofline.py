@@ -36,16 +36,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from profile import collect  # noqa: E402
 
 # Public dense (non-tensor-core) figures, boost clock. fp16 on the FMA units
-# is twice fp32 on these parts (packed half2). Sources: NVIDIA's H100 and
-# H200 product briefs / datasheets (H100 SXM5 67 TF fp32, 3.35 TB/s; H100
-# PCIe 51 TF, 2.0 TB/s; H200 SXM 67 TF, 4.8 TB/s; H200 NVL (PCIe) 60 TF,
-# 4.8 TB/s). llvmpipe on this box: 2 cores x AVX2 2 FMA x 8 lanes x 2 flops
-# x ~2.5 GHz = 160 GFLOP/s; bandwidth of one DDR channel ~20 GB/s.
+# is twice fp32 on these parts (packed half2). NVIDIA's GL_RENDERER says
+# "/PCIe/" on every part, so the part is told by its name: "H100 80GB HBM3"
+# is the SXM5 board, "H100 PCIe" and "H200 NVL" the PCIe ones. Sources:
+# NVIDIA's H100 and H200 datasheets (H100 SXM5 67 TF fp32, 3.35 TB/s; H100
+# PCIe 51 TF, 2.0 TB/s; H200 SXM 67 TF, 4.8 TB/s; H200 NVL 60 TF, 4.8 TB/s).
+# llvmpipe on this box: 2 cores x 2 AVX2 FMA x 8 lanes x 2 flops x ~2.5 GHz
+# = 160 GFLOP/s; bandwidth of one DDR channel ~20 GB/s.
 PEAKS = [  # (renderer pattern, fp32 TFLOP/s, fp16 TFLOP/s, GB/s, source)
-    (r"H200.*PCIe|H200 NVL", 60.0, 120.0, 4800.0, "NVIDIA H200 NVL datasheet"),
+    (r"H200 NVL", 60.0, 120.0, 4800.0, "NVIDIA H200 NVL datasheet"),
     (r"H200", 67.0, 134.0, 4800.0, "NVIDIA H200 SXM datasheet"),
-    (r"H100.*PCIe", 51.2, 102.4, 2000.0, "NVIDIA H100 PCIe datasheet"),
-    (r"H100", 67.0, 134.0, 3350.0, "NVIDIA H100 SXM datasheet"),
+    (r"H100 PCIe", 51.2, 102.4, 2000.0, "NVIDIA H100 PCIe datasheet"),
+    (r"H100", 67.0, 134.0, 3350.0, "NVIDIA H100 SXM5 datasheet"),
     (r"llvmpipe", 0.16, 0.16, 20.0, "2 cores x 2 AVX2 FMA x 8 lanes x 2.5 GHz"),
 ]
 CONV_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "FULLY_CONNECTED"}
