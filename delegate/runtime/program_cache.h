@@ -24,6 +24,11 @@
 namespace tflite_gles {
 
 // Where the programs of a delegate came from, summed over its life.
+// The subfolder of serialization_dir where the driver's own on-disk shader
+// cache is kept when the delegate owns its EGL display
+// (egl/driver_shader_cache.h): Mesa's llvmpipe keeps machine code only there.
+inline constexpr char kDriverShaderCacheFolder[] = "driver_shader_cache";
+
 struct ProgramCacheCounts {
   int loaded = 0;    // created from a serialization cache entry
   int compiled = 0;  // compiled and linked from source
