@@ -27,9 +27,11 @@ from isolation import HERE, REPO, run_isolated
 # [serialization_dir, model_token]) and prints, per run, the delegate's
 # stats and program cache stats; outputs go to OUT_PREFIX<i>.npy.
 CHILD = r"""
-import json, os, sys
+import ctypes, json, os, sys
 import numpy as np
 import gles_testing as gt
+libc = ctypes.CDLL(None)
+libc.getenv.restype = ctypes.c_char_p
 model, inputs, runs, out_prefix = sys.argv[1], np.load(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
 results = []
 for i, (directory, token) in enumerate(runs):
@@ -40,7 +42,12 @@ for i, (directory, token) in enumerate(runs):
     interp = gt.interpreter(model, delegate)
     output = gt.invoke(interp, [inputs])[0]
     np.save(f"{out_prefix}{i}.npy", output)
-    results.append({"stats": gt.stats(delegate), "cache": gt.program_cache_stats(delegate)})
+    # The C library's view (os.environ is Python's copy from startup): the
+    # delegate must have put back what it changed for the display's init.
+    after = {name: (libc.getenv(name.encode()) or b"").decode()
+             for name in ("MESA_SHADER_CACHE_DIR", "__GL_SHADER_DISK_CACHE_PATH")}
+    results.append({"stats": gt.stats(delegate), "cache": gt.program_cache_stats(delegate),
+                    "env_after": after})
     del interp
 print(json.dumps(results))
 """
@@ -117,8 +124,37 @@ def run_child(case, runs, tag, env=None):
     return results, outputs, result.stderr
 
 
+DRIVER = "driver_shader_cache"
+
+
 def entries(directory):
-    return sorted(name for name in os.listdir(directory))
+    """Our entries (and any temporary file), not the driver's subfolder."""
+    return sorted(name for name in os.listdir(directory) if name != DRIVER)
+
+
+def driver_files(directory):
+    """{path: size} of every file the driver keeps under `directory`."""
+    found = {}
+    for root, _, names in os.walk(directory):
+        for name in names:
+            found[os.path.join(root, name)] = os.path.getsize(os.path.join(root, name))
+    return found
+
+
+@pytest.fixture
+def no_driver_cache_settings(monkeypatch, tmp_path):
+    """As on a user's machine that set nothing: no cache variables, and a
+    home folder of its own (the default driver cache lives there), so that
+    the machine's ~/.cache is neither read nor filled."""
+    for name in ("MESA_SHADER_CACHE_DIR", "MESA_GLSL_CACHE_DIR", "MESA_SHADER_CACHE_DISABLE",
+                 "MESA_GLSL_CACHE_DISABLE", "__GL_SHADER_DISK_CACHE_PATH",
+                 "__GL_SHADER_DISK_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    return home
 
 
 def test_second_process_loads_every_program_and_computes_the_same(case, tmp_path):
@@ -244,3 +280,75 @@ def test_unusable_directories_warn_and_outputs_stay_correct(case, tmp_path):
         assert_close([output], [case["cpu"]])
     if unwritable != "/sys":
         assert os.listdir(unwritable) == []
+
+
+def test_the_drivers_own_cache_is_kept_in_the_serialization_dir(case, tmp_path,
+                                                                 no_driver_cache_settings):
+    # On llvmpipe a program binary is NIR: the machine code of the first
+    # dispatch exists only in Mesa's disk cache (bench/program_binary_probe.py),
+    # so the serialization cache keeps that cache in a subfolder of its own.
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    results, first, stderr = run_child(case, [[str(cache_dir), "model-1"]], "fill")
+    assert results[0]["env_after"] == {"MESA_SHADER_CACHE_DIR": "",
+                                       "__GL_SHADER_DISK_CACHE_PATH": ""}, results
+    folder = cache_dir / DRIVER
+    assert (f"driver shader cache: MESA_SHADER_CACHE_DIR and __GL_SHADER_DISK_CACHE_PATH "
+            f"-> {folder}") in stderr, stderr
+    filled = driver_files(folder)
+    assert len(filled) >= 2, f"the driver wrote nothing into {folder}: {filled}"
+    assert driver_files(no_driver_cache_settings) == {}, "the user's cache was used"
+
+    # A second start finds every program and every machine code: no lookup
+    # missed, so the driver adds no file (a miss compiles and writes one).
+    results, second, _ = run_child(case, [[str(cache_dir), "model-1"]], "reuse")
+    assert results[0]["cache"]["programs_loaded"] == results[0]["stats"]["programs"], results
+    assert driver_files(folder) == filled
+    np.testing.assert_array_equal(second[0], first[0])
+    assert_close(second, [case["cpu"]])
+
+    # Program binaries alone (the folder without the driver's part): the
+    # driver compiles every program again at its first dispatch and writes
+    # that machine code back, under the keys the filled folder holds.
+    binaries_only = tmp_path / "binaries_only"
+    shutil.copytree(cache_dir, binaries_only, ignore=shutil.ignore_patterns(DRIVER))
+    results, _, _ = run_child(case, [[str(binaries_only), "model-1"]], "binaries")
+    rewritten = {os.path.relpath(p, binaries_only) for p in driver_files(binaries_only / DRIVER)}
+    assert len(rewritten) > results[0]["stats"]["programs"], rewritten
+    assert rewritten <= {os.path.relpath(p, cache_dir) for p in filled}, rewritten
+
+
+def test_a_driver_cache_the_user_chose_is_left_alone(case, tmp_path, no_driver_cache_settings,
+                                                    monkeypatch):
+    cache_dir, users = tmp_path / "cache", tmp_path / "users_mesa_cache"
+    cache_dir.mkdir()
+    monkeypatch.setenv("MESA_SHADER_CACHE_DIR", str(users))
+    results, outputs, stderr = run_child(case, [[str(cache_dir), "model-1"]], "user")
+    # Mesa's variable stays the user's; NVIDIA's (unset) is ours, then removed.
+    assert results[0]["env_after"] == {"MESA_SHADER_CACHE_DIR": str(users),
+                                       "__GL_SHADER_DISK_CACHE_PATH": ""}, results
+    assert "left to the user: Mesa's (MESA_SHADER_CACHE_DIR is set)" in stderr, stderr
+    assert driver_files(cache_dir / DRIVER) == {}
+    assert len(driver_files(users)) >= 2
+    assert_close(outputs, [case["cpu"]])
+
+
+def test_damaged_driver_cache_files_are_not_trusted(case, tmp_path, no_driver_cache_settings):
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    run_child(case, [[str(cache_dir), "model-1"]], "fill")
+    files = sorted(driver_files(cache_dir / DRIVER))
+    assert files
+    # Every file of the driver's: half flipped in the middle, half cut short
+    # (the driver checks its own entries; outputs must stay right).
+    for i, path in enumerate(files):
+        data = bytearray(open(path, "rb").read())
+        if i % 2 == 0 and data:
+            data[len(data) // 2] ^= 0xFF
+        else:
+            data = data[:len(data) // 3]
+        with open(path, "wb") as f:
+            f.write(bytes(data))
+    results, outputs, _ = run_child(case, [[str(cache_dir), "model-1"]], "damaged")
+    assert results[0]["cache"]["programs_loaded"] == results[0]["stats"]["programs"], results
+    assert_close(outputs, [case["cpu"]])
