@@ -12,12 +12,10 @@ changed. Cases, interleaved within each repeat:
 
   empty      no serialization cache: everything compiled (the baseline)
   write      serialization_dir empty: the run that fills it
-  filled     serialization_dir filled by `write` (programs, model data and
+  filled     serialization_dir filled by `write` (program binaries and
              the driver's cache in its driver_shader_cache/ subfolder)
   binaries   the same entries without driver_shader_cache/ (what the cache
-             held before the driver's cache was kept: program binaries and
-             model data only)
-  no_data    the filled folder without the model-data entries (.tfgdata)
+             held before the driver's cache was kept: program binaries only)
   warm_home  no serialization cache, the driver's own cache warm (the home
              folder of the `empty` run reused): for comparison
 
@@ -41,7 +39,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CASES = ["empty", "write", "filled", "binaries", "no_data", "warm_home"]
+CASES = ["empty", "write", "filled", "binaries", "warm_home"]
 
 
 def child_env(home: str) -> dict:
@@ -87,9 +85,7 @@ def one_repeat(model: str, fp16: bool, work: str, cases: set) -> dict:
     rows["write"] = run(model, fp16, fresh("home_write"), ours)
     binaries = os.path.join(work, "binaries")
     copy_without(ours, binaries, lambda n: n == "driver_shader_cache")
-    no_data = os.path.join(work, "no_data")
-    copy_without(ours, no_data, lambda n: n.endswith(".tfgdata"))
-    for case, folder in (("filled", ours), ("binaries", binaries), ("no_data", no_data)):
+    for case, folder in (("filled", ours), ("binaries", binaries)):
         if case in cases:
             rows[case] = run(model, fp16, fresh("home_" + case), folder)
     return rows
