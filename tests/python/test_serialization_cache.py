@@ -352,3 +352,36 @@ def test_damaged_driver_cache_files_are_not_trusted(case, tmp_path, no_driver_ca
     results, outputs, _ = run_child(case, [[str(cache_dir), "model-1"]], "damaged")
     assert results[0]["cache"]["programs_loaded"] == results[0]["stats"]["programs"], results
     assert_close(outputs, [case["cpu"]])
+
+
+APP_CONTEXT_CHILD = r"""
+import sys
+import numpy as np
+import egl_app_context
+import gles_testing as gt
+model, inputs, directory, out = sys.argv[1], np.load(sys.argv[2]), sys.argv[3], sys.argv[4]
+with egl_app_context.ApplicationContext() as application:
+    application.make_current()
+    delegate = gt.make_delegate({"serialization_dir": directory, "model_token": "model-1"})
+    interp = gt.interpreter(model, delegate)
+    np.save(out, gt.invoke(interp, [inputs])[0])
+    assert gt.stats(delegate)["egl_display"] == "the application's current EGL context"
+    del interp
+    egl_app_context.release_current()
+"""
+
+
+def test_with_the_applications_context_the_driver_cache_is_the_applications(
+        case, tmp_path, no_driver_cache_settings):
+    # The application initialized its display before the delegate saw it:
+    # the driver's cache is wherever the application's environment put it.
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    out = tmp_path / "app_out.npy"
+    result = run_isolated(APP_CONTEXT_CHILD, args=["-c", APP_CONTEXT_CHILD, case["model"],
+                                                   case["input"], str(cache_dir), str(out)])
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "driver shader cache left to the application" in result.stderr, result.stderr
+    assert not (cache_dir / DRIVER).exists()
+    assert len(entries(cache_dir)) >= 5, "program binaries are still kept"
+    assert_close([np.load(out)], [case["cpu"]])
