@@ -350,6 +350,9 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   Status status = AcquireEnvironment(overrides);
   const ProgramCacheCounts programs_before =
       programs_ ? programs_->counts() : ProgramCacheCounts();
+  const ModelDataCounts data_before = programs_ && programs_->model_data()
+                                          ? programs_->model_data()->counts()
+                                          : ModelDataCounts();
   if (!status.ok()) {
     Report(context, "tflite-gles: cannot run on the GPU: " + status.message());
     return abi::kDelegateError;
@@ -477,9 +480,11 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     }
     if (programs_->serialization_enabled()) {
       const ProgramCacheCounts& now = programs_->counts();
+      const ModelDataCounts data = programs_->model_data()->counts();
       std::fprintf(stderr,
                    "INFO: tflite-gles: serialization cache '%s': %d program%s "
                    "loaded from the cache, %d compiled, %d entr%s written; "
+                   "model data: %d constant%s loaded, %d converted, %d entr%s written; "
                    "driver shader cache: %s\n",
                    options_.serialization_dir.c_str(),
                    now.loaded - programs_before.loaded,
@@ -487,6 +492,10 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
                    now.compiled - programs_before.compiled,
                    now.written - programs_before.written,
                    now.written - programs_before.written == 1 ? "y" : "ies",
+                   data.loaded - data_before.loaded,
+                   data.loaded - data_before.loaded == 1 ? "" : "s",
+                   data.converted - data_before.converted, data.written - data_before.written,
+                   data.written - data_before.written == 1 ? "y" : "ies",
                    env_->driver_cache().empty() ? "not redirected"
                                                 : env_->driver_cache().c_str());
     }

@@ -19,6 +19,7 @@
 
 #include "egl/gl_objects.h"
 #include "egl/program_binary_cache.h"
+#include "delegate/runtime/model_data_cache.h"
 #include "egl/status.h"
 
 namespace tflite_gles {
@@ -51,6 +52,8 @@ class ProgramCache {
   int size() const { return static_cast<int>(programs_.size()); }
 
   bool serialization_enabled() const { return disk_ != nullptr; }
+  // The model-data entries beside the programs; null when the cache is off.
+  ModelDataCache* model_data() { return data_.get(); }
   const ProgramCacheCounts& counts() const { return counts_; }
   int binary_formats() const { return binary_formats_; }
   // Why the serialization cache is off, or the last problem it had ("").
@@ -61,6 +64,7 @@ class ProgramCache {
 
   std::map<std::string, std::unique_ptr<gl::Program>> programs_;
   std::unique_ptr<gl::ProgramBinaryCache> disk_;
+  std::unique_ptr<ModelDataCache> data_;
   bool writes_failed_ = false;  // warned once; later writes are not tried
   int binary_formats_ = 0;
   ProgramCacheCounts counts_;

@@ -190,7 +190,10 @@ def test_second_process_loads_every_program_and_computes_the_same(case, tmp_path
         first.append(np.load(f"{prefix}0.npy"))
     assert programs >= 5
     assert compiled >= programs, "a program can only be loaded once written"
-    names = entries(cache_dir)
+    # The model data of the one partition: one entry, written by both at once.
+    data_entries = [n for n in entries(cache_dir) if n.endswith(".tfgdata")]
+    assert len(data_entries) == 1 and data_entries[0].startswith("model-1-"), data_entries
+    names = [n for n in entries(cache_dir) if not n.endswith(".tfgdata")]
     assert len(names) == programs, f"one file per program, no temporary left: {names}"
     assert all(n.startswith("model-1-") and n.endswith(".tfgprog") for n in names), names
 
@@ -200,7 +203,9 @@ def test_second_process_loads_every_program_and_computes_the_same(case, tmp_path
     assert cache["programs_compiled"] == 0, cache
     assert cache["entries_written"] == 0 and cache["entries_rejected"] == 0, cache
     assert f"{programs} programs loaded from the cache, 0 compiled" in stderr, stderr
-    assert entries(cache_dir) == names
+    loaded, converted, written = model_data_line(stderr)
+    assert loaded >= 2 and converted == 0 and written == 0, stderr
+    assert entries(cache_dir) == sorted(names + data_entries)
     # Same driver, same programs: the same bits as the runs that compiled.
     np.testing.assert_array_equal(outputs[0], first[0])
     np.testing.assert_array_equal(outputs[0], first[1])
@@ -229,13 +234,14 @@ def test_damaged_truncated_and_foreign_entries_are_rejected_and_rewritten(case, 
     results, _, _ = run_child(case, [[str(cache_dir), "model-1"], [str(other_dir), "model-2"]],
                               "fill")
     programs = results[0]["stats"]["programs"]
-    names = entries(cache_dir)
+    names = [n for n in entries(cache_dir) if n.endswith(".tfgprog")]
     damaged, truncated, foreign = (cache_dir / n for n in names[:3])
     data = bytearray(damaged.read_bytes())
     data[len(data) // 2] ^= 0x01
     damaged.write_bytes(bytes(data))
     truncated.write_bytes(truncated.read_bytes()[:len(truncated.read_bytes()) - 100])
-    shutil.copyfile(other_dir / entries(other_dir)[0], foreign)
+    shutil.copyfile(other_dir / [n for n in entries(other_dir) if n.endswith(".tfgprog")][0],
+                    foreign)
     # A temporary file left by a writer that crashed is never read.
     (cache_dir / (names[3] + ".tmp-99999-0")).write_bytes(b"torn")
 
@@ -385,3 +391,75 @@ def test_with_the_applications_context_the_driver_cache_is_the_applications(
     assert not (cache_dir / DRIVER).exists()
     assert len(entries(cache_dir)) >= 5, "program binaries are still kept"
     assert_close([np.load(out)], [case["cpu"]])
+
+
+def model_data_line(stderr):
+    """(loaded, converted, written) from the INFO line of the last delegate."""
+    line = [l for l in stderr.splitlines() if "model data:" in l][-1]
+    words = line.split("model data: ")[1].split()
+    return int(words[0]), int(words[3]), int(words[5])
+
+
+def test_model_data_is_reused_and_a_changed_model_never_loads_stale_data(case, tmp_path):
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    _, first, stderr = run_child(case, [[str(cache_dir), "model-1"]], "data_fill")
+    # The two convolutions' packed weights (conv and FULLY_CONNECTED
+    # weights are cached; the small depthwise and bias constants are not).
+    loaded, converted, written = model_data_line(stderr)
+    assert (loaded, written) == (0, 1) and converted >= 2, stderr
+    _, second, stderr = run_child(case, [[str(cache_dir), "model-1"]], "data_reuse")
+    assert model_data_line(stderr) == (converted, 0, 0), stderr
+    np.testing.assert_array_equal(second[0], first[0])
+
+    # The same graph with other weights, under the same token and folder:
+    # its constants hash differently, so nothing stale is found.
+    other = dict(case)
+    other["model"] = str(tmp_path / "changed.tflite")
+    data = bytearray(open(case["model"], "rb").read())
+    weights = np.random.default_rng(7).uniform(-0.5, 0.5, [12, 1, 1, 6]).astype(np.float32)
+    at = bytes(data).find(weights.tobytes())
+    assert at > 0, "the first convolution's weights are in the file"
+    data[at:at + weights.nbytes] = (weights * -1.5).tobytes()
+    open(other["model"], "wb").write(bytes(data))
+    cpu = invoke(interpreter(other["model"]), [np.load(case["input"])])[0]
+    _, changed, stderr = run_child(other, [[str(cache_dir), "model-1"]], "data_changed")
+    assert model_data_line(stderr) == (0, converted, 1), stderr
+    assert_close(changed, [cpu])
+    assert not np.allclose(changed[0], first[0])
+    assert len([n for n in entries(cache_dir) if n.endswith(".tfgdata")]) == 2
+
+
+@pytest.mark.parametrize("damage,reason", [
+    ("flip", "checksum mismatch"), ("truncate", "truncated"),
+    ("foreign", "identity differs"), ("garbage", "not a tflite-gles model-data entry")])
+def test_damaged_model_data_entries_are_rejected_and_rewritten(case, tmp_path, damage, reason):
+    cache_dir, other_dir = tmp_path / "cache", tmp_path / "other"
+    cache_dir.mkdir()
+    other_dir.mkdir()
+    run_child(case, [[str(cache_dir), "model-1"], [str(other_dir), "model-2"]], "fill")
+    entry = cache_dir / [n for n in entries(cache_dir) if n.endswith(".tfgdata")][0]
+    data = bytearray(entry.read_bytes())
+    if damage == "flip":
+        data[len(data) // 2] ^= 0x01
+    elif damage == "truncate":
+        data = data[:len(data) - 40]
+    elif damage == "garbage":
+        data = bytearray(b"not an entry")
+    else:
+        # A whole, valid entry of another token (as of another library build
+        # or driver): its stored identity differs.
+        data = (other_dir / [n for n in entries(other_dir) if n.endswith(".tfgdata")][0]
+                ).read_bytes()
+    entry.write_bytes(bytes(data))
+    results, outputs, stderr = run_child(case, [[str(cache_dir), "model-1"]] * 2, "repair")
+    lines = [l for l in stderr.splitlines() if str(entry) in l]
+    assert lines and "model-data entry rejected" in lines[0] and reason in lines[0], stderr
+    for output in outputs:
+        assert_close([output], [case["cpu"]])
+    # The first delegate converted and rewrote it; the second loaded it.
+    info = [l for l in stderr.splitlines() if "model data:" in l]
+    assert len(info) == 2, stderr
+    loaded, converted, written = model_data_line(info[0])
+    assert loaded == 0 and converted >= 2 and written == 1, info
+    assert model_data_line(info[1]) == (converted, 0, 0), info
