@@ -12,10 +12,12 @@ changed. Cases, interleaved within each repeat:
 
   empty      no serialization cache: everything compiled (the baseline)
   write      serialization_dir empty: the run that fills it
-  filled     serialization_dir filled by `write` (program binaries and
+  filled     serialization_dir filled by `write` (program binaries, model data and
              the driver's cache in its driver_shader_cache/ subfolder)
   binaries   the same entries without driver_shader_cache/ (what the cache
              held before the driver's cache was kept: program binaries only)
+  no_data    the filled folder without the model-data entries (.tfgdata):
+             what caching the converted weights saves
   warm_home  no serialization cache, the driver's own cache warm (the home
              folder of the `empty` run reused): for comparison
 
@@ -39,7 +41,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CASES = ["empty", "write", "filled", "binaries", "warm_home"]
+CASES = ["empty", "write", "filled", "binaries", "no_data", "warm_home"]
 
 
 def child_env(home: str) -> dict:
@@ -85,7 +87,9 @@ def one_repeat(model: str, fp16: bool, work: str, cases: set) -> dict:
     rows["write"] = run(model, fp16, fresh("home_write"), ours)
     binaries = os.path.join(work, "binaries")
     copy_without(ours, binaries, lambda n: n == "driver_shader_cache")
-    for case, folder in (("filled", ours), ("binaries", binaries)):
+    no_data = os.path.join(work, "no_data")
+    copy_without(ours, no_data, lambda n: n.endswith(".tfgdata"))
+    for case, folder in (("filled", ours), ("binaries", binaries), ("no_data", no_data)):
         if case in cases:
             rows[case] = run(model, fp16, fresh("home_" + case), folder)
     return rows
