@@ -13,7 +13,7 @@
 #                          filled driver cache (bench/program_binary_probe.py)
 #   cold-start-nvidia.*    bench/cold_start.py: MobileNet v1 1.0 stand-in and
 #                          deeplabv3, cases empty/write/filled/binaries/
-#                          warm_home, 2 repeats
+#                          no_data/warm_home, 2 repeats
 #   cold-start-nvidia-source.txt  the same with TFLITE_GLES_X_PROGRAM_BINARIES=0:
 #                          programs compiled from source, only the driver's
 #                          cache kept (does NVIDIA's cache serve glProgramBinary

@@ -202,6 +202,18 @@ int TfLiteGlesDelegateGetMemoryStats(const struct TfLiteDelegate* delegate,
  * compiled from source and rewritten. Counts are summed over the delegate's
  * life.
  *
+ * The model data is kept too: the packed weights of convolutions and
+ * FULLY_CONNECTED, in the layout and precision they are uploaded in, one
+ * file <token>-<hash>.tfgdata per partition; a later start uploads them
+ * without reading and repacking the model's tensors. Each constant is keyed
+ * on its packing recipe and a 128-bit content hash of the TFLite tensor it
+ * reads (type, shape, bytes, quantization), the entry on those keys, the
+ * storage precision, the program identity above and this library's build,
+ * so a changed model file is never served stale data (its entry is simply
+ * not found). A damaged, truncated or foreign entry is converted again and
+ * rewritten, with a warning; the INFO line at init counts constants loaded
+ * and converted.
+ *
  * A program binary is not always machine code: on Mesa it is the linked
  * program as NIR, and llvmpipe compiles it to machine code at its first
  * dispatch, keeping that code only in Mesa's own disk cache. So when the
