@@ -298,10 +298,22 @@ Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
     case TFLITE_GLES_EGL_PLATFORM_DEFAULT: platform = egl::DisplayPlatform::kDefault; break;
     default: break;
   }
-  TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform));
+  // With the serialization cache on, the driver's own shader cache lives in
+  // a subfolder of it while our display is initialized: on Mesa the program
+  // binaries are NIR and the machine code exists only there
+  // (egl/driver_shader_cache.h, docs/perf/cold_start.md).
+  const bool serializing =
+      !options_.serialization_dir.empty() && !options_.model_token.empty();
+  std::string driver_cache_dir;
+  if (serializing && overrides.driver_cache.value_or(true)) {
+    driver_cache_dir = options_.serialization_dir + "/" + kDriverShaderCacheFolder;
+  }
+  TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform, driver_cache_dir));
   programs_ = std::make_unique<ProgramCache>();
-  programs_->OpenSerializationCache(options_.serialization_dir,
-                                     options_.model_token);
+  if (overrides.program_binaries.value_or(true)) {
+    programs_->OpenSerializationCache(options_.serialization_dir,
+                                       options_.model_token);
+  }
 
   // The storage choice, in one place: the read path the device measured
   // best (PreferTextureBufferReads), unless the options ask for one.
@@ -340,6 +352,9 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   Status status = AcquireEnvironment(overrides);
   const ProgramCacheCounts programs_before =
       programs_ ? programs_->counts() : ProgramCacheCounts();
+  const ModelDataCounts data_before = programs_ && programs_->model_data()
+                                          ? programs_->model_data()->counts()
+                                          : ModelDataCounts();
   if (!status.ok()) {
     Report(context, "tflite-gles: cannot run on the GPU: " + status.message());
     return abi::kDelegateError;
@@ -467,15 +482,24 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     }
     if (programs_->serialization_enabled()) {
       const ProgramCacheCounts& now = programs_->counts();
+      const ModelDataCounts data = programs_->model_data()->counts();
       std::fprintf(stderr,
                    "INFO: tflite-gles: serialization cache '%s': %d program%s "
-                   "loaded from the cache, %d compiled, %d entr%s written\n",
+                   "loaded from the cache, %d compiled, %d entr%s written; "
+                   "model data: %d constant%s loaded, %d converted, %d entr%s written; "
+                   "driver shader cache: %s\n",
                    options_.serialization_dir.c_str(),
                    now.loaded - programs_before.loaded,
                    now.loaded - programs_before.loaded == 1 ? "" : "s",
                    now.compiled - programs_before.compiled,
                    now.written - programs_before.written,
-                   now.written - programs_before.written == 1 ? "y" : "ies");
+                   now.written - programs_before.written == 1 ? "y" : "ies",
+                   data.loaded - data_before.loaded,
+                   data.loaded - data_before.loaded == 1 ? "" : "s",
+                   data.converted - data_before.converted, data.written - data_before.written,
+                   data.written - data_before.written == 1 ? "y" : "ies",
+                   env_->driver_cache().empty() ? "not redirected"
+                                                : env_->driver_cache().c_str());
     }
   }
   return result;

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "egl/driver_shader_cache.h"
 #include "egl/gl_call.h"
 
 namespace tflite_gles::egl {
@@ -233,7 +234,7 @@ bool GpuInfo::IsLlvmpipe() const {
 }
 
 StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
-    DisplayPlatform platform) {
+    DisplayPlatform platform, const std::string& driver_cache_dir) {
   std::unique_ptr<GlEnvironment> env(new GlEnvironment());
   env->thread_ = std::this_thread::get_id();
 
@@ -246,6 +247,11 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
     env->read_ = eglGetCurrentSurface(EGL_READ);
     env->owns_context_ = false;
     env->description_ = "the application's current EGL context";
+    if (!driver_cache_dir.empty()) {
+      env->driver_cache_ =
+          "driver shader cache left to the application (its EGL display was "
+          "initialized before the delegate)";
+    }
     TFG_RETURN_IF_ERROR(env->ReadGpuInfo().WithContext(
         "the calling thread's current EGLContext cannot run the delegate"));
     return env;
@@ -264,6 +270,9 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
       {DisplayPlatform::kSurfaceless, OpenSurfacelessDisplay},
       {DisplayPlatform::kDefault, OpenDefaultDisplay},
   };
+  // Until the context is made: the drivers read it at display
+  // initialization (egl/driver_shader_cache.h).
+  ScopedDriverShaderCache driver_cache(driver_cache_dir);
   std::string tried;
   for (const Attempt& attempt : attempts) {
     if (platform != DisplayPlatform::kAuto && platform != attempt.platform) {
@@ -297,6 +306,16 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
     }
     status = env->ReadGpuInfo();
     if (status.ok()) {
+      env->driver_cache_ = driver_cache.description();
+      {
+        // A display already initialized keeps the driver cache it was
+        // initialized with: the variables only act on a new one.
+        std::lock_guard<std::mutex> lock(g_display_mutex);
+        if (!env->driver_cache_.empty() && DisplayUsers()[env->display_] > 1) {
+          env->driver_cache_ += " (no effect: the display was already initialized "
+                                "by another delegate of this process)";
+        }
+      }
       std::lock_guard<std::mutex> lock(g_owned_mutex);
       OwnedContexts().insert(context);
       return env;

@@ -60,8 +60,11 @@ class GlEnvironment {
   // one that another tflite-gles environment created), otherwise creates one
   // on the chosen display. Fails with a message naming every
   // display that was tried and why it was rejected.
+  // `driver_cache_dir` non-empty: when a display is initialized for a
+  // context of our own, the driver's on-disk shader cache is pointed there
+  // (egl/driver_shader_cache.h); ignored for the application's context.
   static StatusOr<std::unique_ptr<GlEnvironment>> Acquire(
-      DisplayPlatform platform);
+      DisplayPlatform platform, const std::string& driver_cache_dir = "");
 
   GlEnvironment(const GlEnvironment&) = delete;
   GlEnvironment& operator=(const GlEnvironment&) = delete;
@@ -84,6 +87,9 @@ class GlEnvironment {
   const GpuInfo& info() const { return info_; }
   // Which display was used, e.g. "EGL device platform (device 0 of 1)".
   const std::string& display_description() const { return description_; }
+  // Where the driver's shader cache was pointed, or why not ("" when
+  // Acquire got no driver_cache_dir).
+  const std::string& driver_cache() const { return driver_cache_; }
 
  private:
   GlEnvironment() = default;
@@ -97,6 +103,7 @@ class GlEnvironment {
   std::thread::id thread_;
   GpuInfo info_;
   std::string description_;
+  std::string driver_cache_;
 };
 
 }  // namespace tflite_gles::egl

@@ -75,9 +75,11 @@ std::string DriverString(GLenum name) {
 
 std::string Errno(int error) { return std::strerror(error); }
 
+}  // namespace
+
 // Reads a whole file; false with *why set when it cannot.
 bool ReadFile(const std::string& path, std::vector<uint8_t>* bytes, bool* missing,
-              std::string* why) {
+              std::string* why, size_t max_bytes) {
   *missing = false;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -88,9 +90,9 @@ bool ReadFile(const std::string& path, std::vector<uint8_t>* bytes, bool* missin
   struct stat info {};
   bool ok = ::fstat(fd, &info) == 0;
   if (!ok) *why = "cannot stat " + path + ": " + Errno(errno);
-  if (ok && (!S_ISREG(info.st_mode) || static_cast<size_t>(info.st_size) > kMaxEntryBytes)) {
+  if (ok && (!S_ISREG(info.st_mode) || static_cast<size_t>(info.st_size) > max_bytes)) {
     *why = path + " is not a regular file of at most " +
-           std::to_string(kMaxEntryBytes) + " bytes";
+           std::to_string(max_bytes) + " bytes";
     ok = false;
   }
   if (ok) {
@@ -143,8 +145,6 @@ Status WriteFileAtomically(const std::string& path, const std::vector<uint8_t>& 
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 std::vector<uint8_t> EncodeProgramEntry(const std::string& identity,
                                         const std::string& source, GLenum format,
@@ -211,7 +211,7 @@ ProgramBinaryCache::LoadResult ProgramBinaryCache::Load(const std::string& sourc
   const std::string path = EntryPath(source);
   std::vector<uint8_t> bytes;
   bool missing = false;
-  if (!ReadFile(path, &bytes, &missing, why)) {
+  if (!ReadFile(path, &bytes, &missing, why, kMaxEntryBytes)) {
     return missing ? LoadResult::kMissing : LoadResult::kRejected;
   }
   auto reject = [&](const std::string& reason) {

@@ -60,6 +60,7 @@ class ProgramBinaryCache {
   // The file that holds (or would hold) the entry for `source`.
   std::string EntryPath(const std::string& source) const;
   const std::string& directory() const { return directory_; }
+  const std::string& prefix() const { return prefix_; }  // as sanitized
   const std::vector<GLenum>& formats() const { return formats_; }
   // The full identity an entry must carry: the caller's plus the driver's.
   const std::string& identity() const { return identity_; }
@@ -72,6 +73,16 @@ class ProgramBinaryCache {
   std::string identity_;
   std::vector<GLenum> formats_;
 };
+
+// The file helpers of the cache, shared with the delegate's model-data
+// entries (delegate/runtime/model_data_cache.h). ReadFile: the whole file;
+// false with *why set (and *missing when it does not exist) otherwise, or
+// when it is not a regular file of at most `max_bytes`.
+bool ReadFile(const std::string& path, std::vector<uint8_t>* bytes, bool* missing,
+              std::string* why, size_t max_bytes);
+// Writes `bytes` to `path` through a temporary file in the same directory
+// renamed into place: readers see the old file or the new one, never a torn one.
+Status WriteFileAtomically(const std::string& path, const std::vector<uint8_t>& bytes);
 
 // Lays out an entry file's bytes (exposed for tests that forge entries).
 std::vector<uint8_t> EncodeProgramEntry(const std::string& identity,

@@ -148,6 +148,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   // When an invoke flushes early (NVIDIA's command batching).
   o.early_flush = CountList("TFLITE_GLES_X_EARLY_FLUSH");
   // Per-invoke timing reports for bench runs (invoke_timeline.h).
+  o.driver_cache = Switch("TFLITE_GLES_X_DRIVER_CACHE");
+  o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");
   o.report_phases = Switch("TFLITE_GLES_X_PHASES");
   o.report_timeline = Switch("TFLITE_GLES_X_TIMELINE");
   // A text dump of the TFLite graph at Prepare (graph_dump.h), for debugging.

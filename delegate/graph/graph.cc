@@ -1,5 +1,8 @@
 #include "delegate/graph/graph.h"
 
+#include <algorithm>
+
+#include "delegate/graph/content_hash.h"
 #include "delegate/graph/tensor_checks.h"
 
 #include "delegate/abi/half.h"
@@ -82,6 +85,36 @@ bool GraphContext::IsConstant(int tensor_index) const {
   return (IsConstantTensor(context_->tensors[tensor_index]) &&
           read_as_data_.count(tensor_index) == 0) ||
          dequantize_producer_.count(tensor_index) > 0;
+}
+
+std::string GraphContext::ConstantContentKey(int tensor_index) const {
+  auto folded = dequantize_producer_.find(tensor_index);
+  const int source = folded != dequantize_producer_.end() ? folded->second : tensor_index;
+  const abi::Tensor& tensor = context_->tensors[source];
+  ContentHash hash;
+  const int type = static_cast<int>(tensor.type);
+  hash.Add(&type, sizeof(type));
+  if (tensor.dims != nullptr) {
+    hash.Add(tensor.dims->data, sizeof(int) * static_cast<size_t>(tensor.dims->size));
+  }
+  if (tensor.data != nullptr) hash.Add(tensor.data, tensor.bytes);
+  hash.Add(&tensor.params, sizeof(tensor.params));
+  if (tensor.quantization.type == abi::kAffineQuantization &&
+      tensor.quantization.params != nullptr) {
+    const auto* affine = static_cast<const abi::AffineQuantization*>(tensor.quantization.params);
+    if (affine->scale != nullptr) {
+      hash.Add(affine->scale->data, sizeof(float) * static_cast<size_t>(affine->scale->size));
+    }
+    if (affine->zero_point != nullptr) {
+      hash.Add(affine->zero_point->data,
+               sizeof(int) * static_cast<size_t>(affine->zero_point->size));
+    }
+    hash.Add(&affine->quantized_dimension, sizeof(affine->quantized_dimension));
+  }
+  // Whether it is read dequantized is the reader's choice, in ConstantFloats.
+  const bool quantized = IsQuantizedConstant(tensor_index);
+  hash.Add(&quantized, sizeof(quantized));
+  return hash.Hex();
 }
 
 StatusOr<std::vector<float>> GraphContext::ConstantFloats(
@@ -332,6 +365,33 @@ ValueId GraphBuilder::NewConstant(std::vector<float> data) {
   value.constant_data = std::move(data);
   values_.push_back(std::move(value));
   return static_cast<ValueId>(values_.size() - 1);
+}
+
+ValueId GraphBuilder::NewLazyConstant(size_t floats, const std::string& recipe,
+                                      const std::vector<int>& sources,
+                                      std::function<std::vector<float>()> make) {
+  auto lazy = std::make_shared<Value::LazyConstant>();
+  lazy->floats = std::max<size_t>(4, (floats + 3) / 4 * 4);
+  lazy->key = recipe;
+  for (int source : sources) lazy->key += " " + graph_.ConstantContentKey(source);
+  const size_t padded = lazy->floats;
+  lazy->make = [make = std::move(make), padded] {
+    std::vector<float> data = make();
+    data.resize(padded, 0.0f);
+    return data;
+  };
+  Value value;
+  value.kind = Value::Kind::kConstant;
+  value.shape.c = static_cast<int>(padded);
+  value.lazy = std::move(lazy);
+  values_.push_back(std::move(value));
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+void MaterializeConstant(Value& value) {
+  if (!value.lazy) return;
+  value.constant_data = value.lazy->make();
+  value.lazy.reset();
 }
 
 ValueId GraphBuilder::NewConstantTensor(const Shape4& shape,

@@ -8,9 +8,10 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,17 +33,30 @@ struct Value {
   // kConstant: the data, already in the layout its kernel reads (vec4
   // packed, length a multiple of 4). Converted to fp16 at upload if needed.
   std::vector<float> constant_data;
+  // A kConstant made on demand (MaterializeConstant): the serialization
+  // cache may hold its converted bytes, and then it is never made. `key`
+  // names what it makes (recipe + content hash of the TFLite data it reads,
+  // GraphBuilder::NewLazyConstant); `floats` is its padded length.
+  struct LazyConstant {
+    std::function<std::vector<float>()> make;
+    std::string key;
+    size_t floats = 0;
+  };
+  std::shared_ptr<const LazyConstant> lazy;
   // A view (e.g. RESHAPE that keeps the PHWC4 layout): this Value reads and
   // writes the GPU buffer of `storage_of` under its own shape; -1 for a
   // Value with its own buffer. Always the root, never another view.
   ValueId storage_of = -1;
   // Size in vec4 for constants; shape.vec4_count() for tensors.
   long long vec4_count() const {
-    return kind == Kind::kConstant
-               ? static_cast<long long>(constant_data.size() / 4)
-               : shape.vec4_count();
+    if (kind != Kind::kConstant) return shape.vec4_count();
+    return static_cast<long long>((lazy ? lazy->floats : constant_data.size()) / 4);
   }
 };
+
+// Makes a lazy constant's data now (a pass that edits constant_data calls it
+// first; the edited Value is then no longer cacheable).
+void MaterializeConstant(Value& value);
 
 // The Value whose GPU buffer `id` uses: its root if it is a view, else itself.
 inline ValueId StorageRoot(const std::vector<Value>& values, ValueId id) {
@@ -234,6 +248,9 @@ class GraphContext {
   const QuantizationOptions& quantization() const { return quantization_; }
   // A constant read as its dequantized floats (not a DEQUANTIZE output).
   bool IsQuantizedConstant(int tensor_index) const;
+  // What ConstantFloats(tensor_index) depends on, hashed: type, shape, bytes
+  // and quantization of the tensor it reads (a folded DEQUANTIZE's input).
+  std::string ConstantContentKey(int tensor_index) const;
   // The float values of a DEQUANTIZE input: float16/float32 as they are,
   // int8/uint8/int16 through their scale and zero point (per tensor or per
   // channel). With `values` null, only checks that it can.
@@ -266,6 +283,13 @@ class GraphBuilder {
   // A constant in the layout the kernel's shader reads; `data.size()` is
   // padded with zeros to a multiple of 4.
   ValueId NewConstant(std::vector<float> data);
+  // The same, made only if the serialization cache lacks it: `make` must own
+  // what it reads (it runs at Allocate, after the kernel returned) and return
+  // `floats` values before padding; `recipe` says how it packs (every
+  // parameter of the packing), `sources` the TFLite tensors it reads.
+  ValueId NewLazyConstant(size_t floats, const std::string& recipe,
+                          const std::vector<int>& sources,
+                          std::function<std::vector<float>()> make);
   // A constant PHWC4 tensor from BHWC floats (channels zero-padded).
   ValueId NewConstantTensor(const Shape4& shape, const std::vector<float>& bhwc);
 

@@ -2,6 +2,7 @@
 // a plain GEMM over the pixels) tried before the general kernel (any kernel
 // size, stride, dilation, SAME/VALID padding, gathered in place without an
 // im2col buffer). Both run shaders/conv2d.comp; see conv_common.h.
+#include <memory>
 #include <string>
 
 #include "delegate/kernels/registry.h"
@@ -95,7 +96,7 @@ Status BuildConv(const NodeView& node, GraphBuilder& builder) {
   const Shape4 in_shape = builder.shape(in);
   const Shape4 out_shape = builder.shape(out);
   const std::vector<int> filter = DimsVector(node.input(1).dims);
-  TFG_ASSIGN_OR_RETURN(std::vector<float> weights,
+  TFG_ASSIGN_OR_RETURN(std::vector<float> read,
                        builder.graph().ConstantFloats(node.input_index(1)));
   std::vector<float> bias;
   if (node.has_input(2)) {
@@ -103,25 +104,32 @@ Status BuildConv(const NodeView& node, GraphBuilder& builder) {
   }
   const int in_c = in_shape.c;
   const int taps = filter[1] * filter[2];
-  kernels::WeightAt weight = [&](int oc, int tap, int ic) {
-    return weights[(static_cast<size_t>(oc) * taps + tap) * in_c + ic];
+  // Owned by the lambdas: the packing may run later, at Allocate, or never
+  // (the serialization cache holds it).
+  auto weights = std::make_shared<const std::vector<float>>(std::move(read));
+  kernels::WeightAt weight = [weights, taps, in_c](int oc, int tap, int ic) {
+    return (*weights)[(static_cast<size_t>(oc) * taps + tap) * in_c + ic];
   };
+  kernels::LazyWeights lazy{node.input_index(1),
+                            "conv2d in_c=" + std::to_string(in_c) +
+                                " taps=" + std::to_string(taps)};
   if (IsPointwise(node)) {
     kernels::GemmInput gemm;
     gemm.rows = 1LL * in_shape.b * in_shape.h * in_shape.w;
     gemm.row_pixels = in_shape.h * in_shape.w;
     gemm.depth_steps = in_shape.slices();
     gemm.depth_stride = in_shape.h * in_shape.w;
-    kernels::WeightAt lane_weight = [&](int oc, int, int lane) {
+    kernels::WeightAt lane_weight = [weight, in_c](int oc, int, int lane) {
       return lane < in_c ? weight(oc, 0, lane) : 0.0f;
     };
+    lazy.recipe += " pointwise";
     if (builder.device().shared_memory_gemm) {
       return kernels::AddSharedGemmDispatch(node, builder, in, out, gemm,
-                                            lane_weight, bias, params->activation);
+                                            lane_weight, bias, params->activation, lazy);
     }
     return kernels::AddConv2dDispatch(node, builder, in, out, {}, &gemm,
                                       4 * gemm.depth_steps, lane_weight, bias,
-                                      params->activation);
+                                      params->activation, lazy);
   }
   kernels::ConvWindow window;
   window.kernel_h = filter[1];
@@ -137,7 +145,7 @@ Status BuildConv(const NodeView& node, GraphBuilder& builder) {
       params->padding, in_shape.w, window.kernel_w, window.stride_w,
       window.dilation_w, out_shape.w);
   return kernels::AddConv2dDispatch(node, builder, in, out, window, nullptr,
-                                    in_c, weight, bias, params->activation);
+                                    in_c, weight, bias, params->activation, lazy);
 }
 
 }  // namespace

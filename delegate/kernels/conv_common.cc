@@ -187,6 +187,22 @@ std::vector<float> PackGemmWeights(int out_c, int taps, int in_lanes,
   return packed;
 }
 
+ValueId NewGemmWeights(GraphBuilder& builder, int out_c, int taps, int in_lanes,
+                       int tile_slices, const WeightAt& weight, const LazyWeights& lazy) {
+  if (lazy.tensor < 0) {
+    return builder.NewConstant(PackGemmWeights(out_c, taps, in_lanes, tile_slices, weight));
+  }
+  const size_t groups = static_cast<size_t>((out_c + 3) / 4 + tile_slices - 1) / tile_slices;
+  const size_t floats = groups * taps * ((in_lanes + 3) / 4) * tile_slices * 16;
+  const std::string recipe = "gemm weights out_c=" + std::to_string(out_c) +
+                             " taps=" + std::to_string(taps) +
+                             " in_lanes=" + std::to_string(in_lanes) +
+                             " tile_slices=" + std::to_string(tile_slices) + " " + lazy.recipe;
+  return builder.NewLazyConstant(floats, recipe, {lazy.tensor}, [=] {
+    return PackGemmWeights(out_c, taps, in_lanes, tile_slices, weight);
+  });
+}
+
 std::vector<float> PackBias(const std::vector<float>& bias, int out_c,
                             int slices) {
   std::vector<float> packed(static_cast<size_t>(slices) * 4, 0.0f);
@@ -200,7 +216,7 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
                          ValueId in, ValueId out, const ConvWindow& window,
                          const GemmInput* gemm, int in_lanes,
                          const WeightAt& weight, const std::vector<float>& bias,
-                         abi::FusedActivation activation) {
+                         abi::FusedActivation activation, const LazyWeights& lazy) {
   const Shape4 in_shape = builder.shape(in);
   const Shape4 out_shape = builder.shape(out);
   const int taps = gemm ? 1 : window.kernel_h * window.kernel_w;
@@ -257,8 +273,8 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   dispatch.local = LocalSize2d(gx, gy);
   dispatch.flops = 2LL * rows * out_shape.c * in_lanes * taps;
 
-  ValueId weights = builder.NewConstant(
-      PackGemmWeights(out_shape.c, taps, in_lanes, tile.slices, weight));
+  ValueId weights = NewGemmWeights(builder, out_shape.c, taps, in_lanes, tile.slices,
+                                   weight, lazy);
   ValueId packed_bias =
       builder.NewConstant(PackBias(bias, out_shape.c, groups * tile.slices));
   dispatch.outputs = {out};

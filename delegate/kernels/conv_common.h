@@ -82,11 +82,23 @@ struct GemmInput {
 // tile. With `gemm` null the input is read through `window` (GENERIC) and
 // `in_lanes` is the input's channel count; with `gemm` set the window is
 // ignored and in_lanes = 4 * gemm->depth_steps.
+// With `lazy.tensor` set the weights are packed only if the serialization
+// cache lacks them (GraphBuilder::NewLazyConstant): `weight` must then own
+// what it reads (capture by value), and `lazy.recipe` name how it reads
+// `lazy.tensor` (every parameter that changes the values it returns).
+struct LazyWeights {
+  int tensor = -1;
+  std::string recipe;
+};
 Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
                          ValueId in, ValueId out, const ConvWindow& window,
                          const GemmInput* gemm, int in_lanes,
                          const WeightAt& weight, const std::vector<float>& bias,
-                         abi::FusedActivation activation);
+                         abi::FusedActivation activation,
+                         const LazyWeights& lazy = LazyWeights());
+// PackGemmWeights as a constant of `builder`: lazy when `lazy.tensor` is set.
+ValueId NewGemmWeights(GraphBuilder& builder, int out_c, int taps, int in_lanes,
+                       int tile_slices, const WeightAt& weight, const LazyWeights& lazy);
 
 // Local size for a 2-D grid: x a multiple of 8 (llvmpipe vectorizes only
 // along x, 8 lanes at a time) and 64 invocations in all (real GPUs want

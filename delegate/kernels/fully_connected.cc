@@ -4,6 +4,7 @@
 // the leading dims) or, for a 4-D input whose per-batch size is the weights'
 // depth, flattened per batch: the weights are then repacked into the
 // PHWC4 order of the input, so no relayout pass is needed.
+#include <memory>
 #include <string>
 
 #include "delegate/kernels/registry.h"
@@ -97,8 +98,10 @@ Status BuildFullyConnected(const NodeView& node, GraphBuilder& builder) {
   if (!PlanGemm(in_shape, depth, out_shape.elements() / out_shape.c, &gemm)) {
     return Status::Error("input does not form rows of the weights' depth");
   }
-  TFG_ASSIGN_OR_RETURN(std::vector<float> weights,
+  TFG_ASSIGN_OR_RETURN(std::vector<float> read,
                        builder.graph().ConstantFloats(node.input_index(1)));
+  // Owned by the lambda: packed later or never (kernels::LazyWeights).
+  auto weights = std::make_shared<const std::vector<float>>(std::move(read));
   std::vector<float> bias;
   if (node.has_input(2)) {
     TFG_ASSIGN_OR_RETURN(bias, builder.graph().ConstantFloats(node.input_index(2)));
@@ -108,21 +111,27 @@ Status BuildFullyConnected(const NodeView& node, GraphBuilder& builder) {
   const bool flattened = gemm.row_pixels == 1 && channels != depth;
   // Lane = depth step * 4 + k; a step is an input vec4 (slice s, pixel q),
   // whose lane k is channel 4s + k of TFLite's flattened index q * C + c.
-  kernels::WeightAt weight = [&](int oc, int, int lane) {
+  kernels::WeightAt weight = [weights, flattened, pixels, channels, depth](int oc, int,
+                                                                          int lane) {
     const int step = lane / 4;
     const int slice = flattened ? step / pixels : step;
     const int pixel = flattened ? step % pixels : 0;
     const int c = slice * 4 + lane % 4;
     if (c >= channels) return 0.0f;
-    return weights[static_cast<size_t>(oc) * depth + pixel * channels + c];
+    return (*weights)[static_cast<size_t>(oc) * depth + pixel * channels + c];
   };
+  const kernels::LazyWeights lazy{
+      node.input_index(1), "fully_connected channels=" + std::to_string(channels) +
+                               " pixels=" + std::to_string(pixels) +
+                               " depth=" + std::to_string(depth) +
+                               " flattened=" + std::to_string(flattened)};
   if (builder.device().shared_memory_gemm) {
     return kernels::AddSharedGemmDispatch(node, builder, in, out, gemm, weight,
-                                          bias, params->activation);
+                                          bias, params->activation, lazy);
   }
   return kernels::AddConv2dDispatch(node, builder, in, out, {}, &gemm,
                                     4 * gemm.depth_steps, weight, bias,
-                                    params->activation);
+                                    params->activation, lazy);
 }
 
 }  // namespace

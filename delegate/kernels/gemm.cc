@@ -369,7 +369,7 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
                              ValueId in, ValueId out, const GemmInput& gemm,
                              const WeightAt& weight,
                              const std::vector<float>& bias,
-                             abi::FusedActivation activation) {
+                             abi::FusedActivation activation, const LazyWeights& lazy) {
   const Shape4 in_shape = builder.shape(in);
   const Shape4 out_shape = builder.shape(out);
   const int out_slices = out_shape.slices();
@@ -424,8 +424,8 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
   dispatch.flops = 2LL * gemm.rows * out_shape.c * in_lanes;
 
   const int tile_slices = tile.split_k ? weight_slices : tile.wg_slices();
-  ValueId weights = builder.NewConstant(
-      PackGemmWeights(out_shape.c, 1, in_lanes, tile_slices, weight));
+  ValueId weights =
+      NewGemmWeights(builder, out_shape.c, 1, in_lanes, tile_slices, weight, lazy);
   ValueId packed_bias =
       builder.NewConstant(PackBias(bias, out_shape.c, weight_slices));
   dispatch.outputs = {out};

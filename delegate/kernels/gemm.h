@@ -57,7 +57,8 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
                              ValueId in, ValueId out, const GemmInput& gemm,
                              const WeightAt& weight,
                              const std::vector<float>& bias,
-                             abi::FusedActivation activation);
+                             abi::FusedActivation activation,
+                             const LazyWeights& lazy = LazyWeights());
 
 // A gemm.comp dispatch whose A matrix is computed in its workgroups by a
 // 3x3 depthwise prologue (DW_PROLOGUE_*, delegate/passes/dw_fusion.h): each

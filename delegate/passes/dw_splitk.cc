@@ -131,6 +131,7 @@ int SplitDepthwiseGemmsAcrossWorkgroups(const DeviceProfile& device,
         static_cast<int>(IntDefine(gemm, "TILE_SLICES") * IntDefine(gemm, "THREADS_S"));
     const ValueId weights = gemm.inputs[1];
     if (old_wg_slices != tile->slices) {
+      MaterializeConstant(vals[weights]);  // repacked: no longer cacheable
       vals[weights].constant_data = kernels::RepackTiledGemmWeights(
           vals[weights].constant_data, out_slices, depth_steps, old_wg_slices,
           tile->slices);

@@ -1,5 +1,8 @@
 #include "delegate/runtime/program_cache.h"
 
+#include <dlfcn.h>
+#include <sys/stat.h>
+
 #include <cstdio>
 
 namespace tflite_gles {
@@ -22,6 +25,21 @@ std::string Identity(const std::string& model_token) {
          "\nmodel_token=" + model_token;
 }
 
+// This library's build: its file's size and modification time. Model data
+// is packed by kernel code that can change without the version changing
+// (a developer's rebuild); programs need no such guard, their key is the
+// full source.
+std::string LibraryBuild() {
+  Dl_info info{};
+  struct stat file {};
+  if (dladdr(reinterpret_cast<void*>(&LibraryBuild), &info) == 0 ||
+      info.dli_fname == nullptr || ::stat(info.dli_fname, &file) != 0) {
+    return "unknown";
+  }
+  return std::to_string(file.st_size) + " bytes, modified " +
+         std::to_string(file.st_mtim.tv_sec) + "." + std::to_string(file.st_mtim.tv_nsec);
+}
+
 }  // namespace
 
 void ProgramCache::OpenSerializationCache(const std::string& serialization_dir,
@@ -40,6 +58,9 @@ void ProgramCache::OpenSerializationCache(const std::string& serialization_dir,
     return;
   }
   disk_ = std::move(*disk);
+  data_ = std::make_unique<ModelDataCache>(
+      disk_->directory(), disk_->prefix(),
+      disk_->identity() + "\nmodel data, library build " + LibraryBuild());
 }
 
 StatusOr<gl::Program> ProgramCache::Create(const std::string& source) {

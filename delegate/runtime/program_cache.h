@@ -19,11 +19,17 @@
 
 #include "egl/gl_objects.h"
 #include "egl/program_binary_cache.h"
+#include "delegate/runtime/model_data_cache.h"
 #include "egl/status.h"
 
 namespace tflite_gles {
 
 // Where the programs of a delegate came from, summed over its life.
+// The subfolder of serialization_dir where the driver's own on-disk shader
+// cache is kept when the delegate owns its EGL display
+// (egl/driver_shader_cache.h): Mesa's llvmpipe keeps machine code only there.
+inline constexpr char kDriverShaderCacheFolder[] = "driver_shader_cache";
+
 struct ProgramCacheCounts {
   int loaded = 0;    // created from a serialization cache entry
   int compiled = 0;  // compiled and linked from source
@@ -46,6 +52,8 @@ class ProgramCache {
   int size() const { return static_cast<int>(programs_.size()); }
 
   bool serialization_enabled() const { return disk_ != nullptr; }
+  // The model-data entries beside the programs; null when the cache is off.
+  ModelDataCache* model_data() { return data_.get(); }
   const ProgramCacheCounts& counts() const { return counts_; }
   int binary_formats() const { return binary_formats_; }
   // Why the serialization cache is off, or the last problem it had ("").
@@ -56,6 +64,7 @@ class ProgramCache {
 
   std::map<std::string, std::unique_ptr<gl::Program>> programs_;
   std::unique_ptr<gl::ProgramBinaryCache> disk_;
+  std::unique_ptr<ModelDataCache> data_;
   bool writes_failed_ = false;  // warned once; later writes are not tried
   int binary_formats_ = 0;
   ProgramCacheCounts counts_;

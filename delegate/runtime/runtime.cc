@@ -66,6 +66,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     ProgramCache& programs) {
   std::unique_ptr<PartitionRuntime> runtime(new PartitionRuntime());
   runtime->device_ = device;
+  runtime->model_data_ = programs.model_data();
   std::vector<Dispatch> kernel_dispatches = builder.TakeDispatches();
 
   // Staging buffers hold TFLite's BHWC floats; conversion shaders move them

@@ -127,10 +127,24 @@ class PartitionRuntime {
   // Runs every step and records timings_ (GPU timer queries if the driver
   // has them, else glFinish around each dispatch).
   Status DispatchProfiled();
+  // The partition's cacheable constants (Value::lazy) and, when the
+  // serialization cache held them, their upload bytes
+  // (delegate/runtime/model_data_cache.h; runtime_model_data.cc).
+  struct ModelData {
+    std::map<size_t, size_t> slot;  // value index -> position in blobs
+    std::vector<std::vector<uint8_t>> blobs;
+    std::string key;
+    bool loaded = false;
+  };
+  ModelData LoadModelData(size_t vec4_bytes) const;
+  // Writes the blobs Allocate filled, unless they came from the cache.
+  void StoreModelData(const ModelData& data);
+
   Status UploadInput(const Transfer& upload, const abi::Tensor& tensor);
   Status DownloadOutput(const Transfer& download, abi::Tensor& tensor);
 
   DeviceProfile device_;
+  ModelDataCache* model_data_ = nullptr;  // the serialization cache's, or none
   std::vector<Value> values_;
   std::vector<HostSide> host_;  // per value
   std::vector<Step> steps_;

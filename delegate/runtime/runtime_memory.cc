@@ -131,8 +131,9 @@ Status PartitionRuntime::Allocate() {
       }
     }
   }
+  ModelData data = LoadModelData(vec4_bytes);
   for (size_t i = 0; i < values_.size(); ++i) {
-    const Value& value = values_[i];
+    Value& value = values_[i];
     if (value.storage_of >= 0) continue;  // a view: bound through its root
     if (arena_offset_[i] != kOwnBuffer) continue;  // lives in the arena
     // Nor does an input no dispatch reads (its conversion was fused into
@@ -151,7 +152,11 @@ Status PartitionRuntime::Allocate() {
     } else {
       bytes = static_cast<size_t>(value.vec4_count()) * vec4_bytes;
     }
-    if (value.kind == Value::Kind::kConstant) {
+    const auto cached = data.slot.find(i);
+    if (cached != data.slot.end() && data.loaded) {
+      initial = data.blobs[cached->second].data();
+    } else if (value.kind == Value::Kind::kConstant) {
+      MaterializeConstant(value);  // no-op unless it was lazy
       if (device_.fp16) {
         halves.resize(value.constant_data.size());
         for (size_t k = 0; k < halves.size(); ++k) {
@@ -160,6 +165,10 @@ Status PartitionRuntime::Allocate() {
         initial = halves.data();
       } else {
         initial = value.constant_data.data();
+      }
+      if (cached != data.slot.end()) {
+        const auto* begin = static_cast<const uint8_t*>(initial);
+        data.blobs[cached->second].assign(begin, begin + bytes);
       }
     }
     const bool upload = host.role == HostSide::kUpload;
@@ -206,6 +215,7 @@ Status PartitionRuntime::Allocate() {
     }
     buffers_[i] = std::move(*buffer);
   }
+  StoreModelData(data);
   PlaceBarriers();
   std::vector<std::string> labels;
   for (const Step& step : steps_) {

@@ -78,7 +78,9 @@ typedef struct TfLiteGlesDelegateOptions {
   /* Where compiled programs are cached between runs (NULL: no cache), and a
    * token naming the model in that cache (both needed for the cache; see
    * TfLiteGlesProgramCacheStats). The directory must exist. Both are copied
-   * at create. */
+   * at create. When the delegate creates its own EGL context, the driver's
+   * own shader cache is kept in the subfolder driver_shader_cache/ too (see
+   * TfLiteGlesProgramCacheStats). */
   const char* serialization_dir;
   const char* model_token;
   /* A TfLiteGlesEglPlatform; the environment variable
@@ -200,7 +202,43 @@ int TfLiteGlesDelegateGetMemoryStats(const struct TfLiteDelegate* delegate,
  * renderer, GL/GLSL versions, binary formats) and the exact shader source;
  * one that does not match, is damaged or is refused by the driver is
  * compiled from source and rewritten. Counts are summed over the delegate's
- * life. */
+ * life.
+ *
+ * The model data is kept too: the packed weights of convolutions and
+ * FULLY_CONNECTED, in the layout and precision they are uploaded in, one
+ * file <token>-<hash>.tfgdata per partition; a later start uploads them
+ * without reading and repacking the model's tensors. Each constant is keyed
+ * on its packing recipe and a 128-bit content hash of the TFLite tensor it
+ * reads (type, shape, bytes, quantization), the entry on those keys, the
+ * storage precision, the program identity above and this library's build,
+ * so a changed model file is never served stale data (its entry is simply
+ * not found). A damaged, truncated or foreign entry is converted again and
+ * rewritten, with a warning; the INFO line at init counts constants loaded
+ * and converted.
+ *
+ * A program binary is not always machine code: on Mesa it is the linked
+ * program as NIR, and llvmpipe compiles it to machine code at its first
+ * dispatch, keeping that code only in Mesa's own disk cache. So when the
+ * delegate initializes an EGL display of its own (no EGLContext current at
+ * ModifyGraphWithDelegate), it points the driver's disk cache into
+ * serialization_dir/driver_shader_cache/: MESA_SHADER_CACHE_DIR and
+ * __GL_SHADER_DISK_CACHE_PATH are set for the duration of that display's
+ * initialization and context creation, then removed. Each is set only when
+ * the user has set neither it nor the driver's switch that disables the
+ * cache (MESA_SHADER_CACHE_DISABLE, MESA_GLSL_CACHE_DIR/_DISABLE,
+ * __GL_SHADER_DISK_CACHE); the INFO line at init says what was done.
+ * Consequences: everything a second start needs is in one folder (on
+ * llvmpipe a filled folder cuts delegate application + first invoke to
+ * about 10 % of a cold start, docs/perf/cold_start.md); the driver keeps
+ * its own format, limits and integrity checks there; the process
+ * environment is written during that window (do not call setenv/getenv
+ * from other threads while a delegate is applied); a display that is
+ * already initialized in the process (by an earlier delegate or by the
+ * application) keeps the cache it was initialized with. When the
+ * application owns the context, the delegate changes nothing: to get the
+ * same effect, set MESA_SHADER_CACHE_DIR / __GL_SHADER_DISK_CACHE_PATH to a
+ * folder of your own before your EGL display is initialized. Deleting
+ * serialization_dir's contents clears both caches. */
 typedef struct TfLiteGlesProgramCacheStats {
   int32_t enabled;           /* 1: both options set, the directory exists and
                                 the driver offers program binary formats */
