@@ -116,6 +116,11 @@ struct DelegateCallbacks {
         covered.insert(group.other_nodes.begin(), group.other_nodes.end());
       }
     }
+    // Before the nodes: a QUANTIZE of an input rounded at upload takes no
+    // simulator step (SimulateQuantizedOutputs).
+    TFG_RETURN_IF_ERROR(FindQuantizedUploads(context, ToVector(params->nodes_to_replace),
+                                             ToVector(params->input_tensors),
+                                             ToVector(params->output_tensors), builder));
     for (int node_index : ToVector(params->nodes_to_replace)) {
       if (covered.count(node_index)) continue;
       if (auto group = group_at.find(node_index); group != group_at.end()) {
@@ -147,9 +152,6 @@ struct DelegateCallbacks {
         ++self->quantized_.transfers;
       }
     }
-    TFG_RETURN_IF_ERROR(FindQuantizedUploads(context, ToVector(params->nodes_to_replace),
-                                             ToVector(params->input_tensors),
-                                             ToVector(params->output_tensors), builder));
     std::vector<int> inputs;
     for (int index : ToVector(params->input_tensors)) {
       if (index >= 0 && !self->graph_->IsConstant(index)) {

@@ -15,16 +15,23 @@
 // Padded lanes of the last slice hold zeros; a zero is a valid candidate for
 // a maximum and adds exp(-max) to a softmax sum, so they are masked here
 // explicitly (squares of zeros need no mask).
+// EPILOGUE(x,index,slice) (delegate/passes/fusion.h): a unary elementwise
+// step fused into the store (a quantized SOFTMAX's simulator step); no
+// tensor operand.
 //
 // @axis OP_SOFTMAX OP_L2_NORMALIZATION
 // @axis - COOPERATIVE
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=16
 // @const H=4 W=4 S=2 C=6 BETA=1.0 EPSILON=1e-6
+// @const EPILOGUE(x,index,slice)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
 TENSOR_OUT(out0, 0, Out0);
 TENSOR_IN(in0, 1, In0);
+#if !defined(EPILOGUE)
+#define EPILOGUE(x, index, slice) (x)
+#endif
 
 const float kLowest = -3.402823466e38;
 
@@ -84,7 +91,8 @@ void main() {
   float scale = 1.0 / sum;
   for (int s = lane; s < slices; s += kSliceStep) {
     vec4 e = exp((LOAD(in0, first + s * kSliceStride) - vec4(m)) * BETA);
-    STORE(out0, first + s * kSliceStride, zero_padded(e * scale, s, C));
+    STORE(out0, first + s * kSliceStride,
+          zero_padded(EPILOGUE(e * scale, first + s * kSliceStride, s), s, C));
   }
 #else
   float squares = 0.0;
@@ -96,7 +104,8 @@ void main() {
   float scale = 1.0 / max(sqrt(squares), EPSILON);
   for (int s = lane; s < slices; s += kSliceStep) {
     vec4 v = LOAD(in0, first + s * kSliceStride);
-    STORE(out0, first + s * kSliceStride, zero_padded(v * scale, s, C));
+    STORE(out0, first + s * kSliceStride,
+          zero_padded(EPILOGUE(v * scale, first + s * kSliceStride, s), s, C));
   }
 #endif
 }

@@ -37,6 +37,9 @@
 // buffer, so no conversion dispatch runs first; with one input slice a
 // PHWC4 vec4 index is the BHWC pixel index.
 //
+// INPUT_QUANT(x) (with BHWC_INPUT): the upload conversion's rounding of a
+// float input that only QUANTIZE reads, carried along (layout_convert.comp).
+//
 // EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
@@ -60,17 +63,20 @@
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 // @axis - BHWC_INPUT
-// @const IN_C=3
+// @const IN_C=3 INPUT_QUANT(x)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
 TENSOR_OUT(out0, 0, Out0);
 #if defined(BHWC_INPUT)
 FLOATS_IN(in0, 1, In0);
+#if !defined(INPUT_QUANT)
+#define INPUT_QUANT(x) (x)
+#endif
 vec4 load_input(int pixel) {
   vec4 v = vec4(0.0);
   for (int k = 0; k < IN_C; ++k) v[k] = LOAD_FLOAT(in0, pixel * IN_C + k);
-  return v;
+  return INPUT_QUANT(v);
 }
 #else
 TENSOR_IN(in0, 1, In0);

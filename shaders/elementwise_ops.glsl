@@ -68,6 +68,19 @@ vec4 ew_fake_quant(vec4 x, float s, float z, float lo, float hi) {
   vec4 rounded = sign(v) * (f + step(vec4(0.5), a - f)) - z;
   return clamp(rounded, vec4(lo), vec4(hi)) * s;
 }
+// A float partition input that only QUANTIZE reads, rounded where the
+// upload converts it (delegate/graph/quantization.h, "QUANTIZE of an
+// input"): TFLite's vector path, x * inv_s (1 / s computed in float, as the
+// kernel does) rounded to even and clamped to [lo, hi] steps, in real
+// values. GLSL ES rounds highp products correctly, so this is the CPU's
+// product; the tail TFLite rounds otherwise arrives on the grid already,
+// and values on the grid are fixed points of it. A NaN product (x NaN, or
+// 0 * an infinite 1 / s) goes to the zero point, as on the CPU.
+vec4 ew_quantize_input(vec4 x, float inv_s, float s, float lo, float hi) {
+  vec4 scaled = x * inv_s;
+  vec4 q = clamp(roundEven(scaled), vec4(lo), vec4(hi)) * s;
+  return mix(q, vec4(0.0), isnan(scaled));
+}
 // The same without the rounding (quantization_simulator=false): the range
 // TFLite's integer kernels saturate to.
 vec4 ew_quant_clamp(vec4 x, float lo, float hi) { return clamp(x, vec4(lo), vec4(hi)); }

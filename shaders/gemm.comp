@@ -97,6 +97,7 @@
 // @const SOFTMAX_BETA=1.0 READ_WRITE_BINDING_0=5 READ_WRITE_BINDING_1=6
 // @const EPILOGUE(x,index,slice)=(x)
 // @const DW_EPILOGUE(x)=(x)
+// @const MEAN_EPILOGUE(x)=(x) SOFTMAX_OUT_EPILOGUE(x)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -109,6 +110,15 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #endif
 #if !defined(EPILOGUE)
 #define EPILOGUE(x, index, slice) (x)
+#endif
+// MEAN_EPILOGUE(x): the fused mean's own epilogue on each averaged vec4 (a
+// quantized AVERAGE_POOL_2D's simulator step); SOFTMAX_OUT_EPILOGUE(x): the
+// fused softmax's, on each stored probability (a quantized SOFTMAX's).
+#if !defined(MEAN_EPILOGUE)
+#define MEAN_EPILOGUE(x) (x)
+#endif
+#if !defined(SOFTMAX_OUT_EPILOGUE)
+#define SOFTMAX_OUT_EPILOGUE(x) (x)
 #endif
 #if defined(DW_PROLOGUE_NONE) || defined(DW_PROLOGUE_RELU) || \
     defined(DW_PROLOGUE_RELU6) || defined(DW_PROLOGUE_RELU_N1_TO_1)
@@ -238,7 +248,7 @@ void main() {
       int map = min(first_row + p, ROWS - 1) * MEAN_BATCH_STRIDE + d * pixels;
       vec4 sum = vec4(0.0);
       for (int k = 0; k < pixels; ++k) sum += LOAD(in0, map + k);
-      mean_a[i] = sum * scale;
+      mean_a[i] = MEAN_EPILOGUE(sum * scale);
     }
   }
   memoryBarrierShared();
@@ -337,7 +347,7 @@ void main() {
       int index = output_index(p, s);
       vec4 v = s == thread ? first_slice[p] : LOAD_LOGITS(index);
       vec4 e = exp((v - vec4(row_max[p])) * SOFTMAX_BETA);
-      STORE(out0, index, zero_padded(e * scale[p], s, OUT_C));
+      STORE(out0, index, zero_padded(SOFTMAX_OUT_EPILOGUE(e * scale[p]), s, OUT_C));
     }
   }
   // Every workgroup has counted itself: the next run starts from zero.

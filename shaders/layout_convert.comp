@@ -13,12 +13,20 @@
 // 257x257x21 output took 2.55 ms that way on an H200). llvmpipe prefers the
 // vec4 form (4.1 vs 7.1 ms there): DeviceProfile::per_float_readback.
 //
+// INPUT_QUANT(x) (TO_PHWC4): applied to each converted vec4 (padded lanes
+// are zero and stay zero): a float input that only QUANTIZE reads, rounded to
+// its grid as TFLite's QUANTIZE would (ew_quantize_input).
+//
 // @axis TO_PHWC4 TO_BHWC
 // @axis - PER_FLOAT
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64 B=1 H=4 W=4 C=6 S=2
+// @const INPUT_QUANT(x)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
+#if !defined(INPUT_QUANT)
+#define INPUT_QUANT(x) (x)
+#endif
 #if defined(TO_PHWC4)
 TENSOR_OUT(phwc4, 0, Phwc4);
 FLOATS_IN(bhwc, 1, Bhwc);
@@ -47,7 +55,7 @@ void main() {
 #if defined(TO_PHWC4)
   vec4 v = vec4(0.0);
   for (int k = 0; k < lanes; ++k) v[k] = LOAD_FLOAT(bhwc, base + k);
-  STORE(phwc4, i, v);
+  STORE(phwc4, i, INPUT_QUANT(v));
 #else
   vec4 v = LOAD(phwc4, i);
   for (int k = 0; k < lanes; ++k) STORE_FLOAT(bhwc, base + k, v[k]);

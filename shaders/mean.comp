@@ -14,6 +14,9 @@
 //             slices (padded lanes hold zeros, so they add nothing).
 // REDUCE_H / REDUCE_W loop over that whole input axis. ACT_* (global
 // average pooling through this shader) clamps the mean.
+// EPILOGUE(x,index,slice) (delegate/passes/fusion.h): a unary elementwise
+// step fused into the store after the activation (a quantized
+// AVERAGE_POOL_2D's simulator step); no tensor operand.
 // COOPERATIVE (with KEEP_C): one workgroup of LOCAL_X (64, 256 or 1024)
 // per output vec4, its invocations taking every LOCAL_X-th position of the
 // window, partial sums met in shared memory: on a GPU a window of thousands
@@ -32,11 +35,15 @@
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64
 // @const IN_H=4 IN_W=4 IN_S=2 OUT_H=1 OUT_W=1 OUT_S=2 OUT_C=8
 // @const KEPT_H=1 KEPT_W=1 COUNT=16
+// @const EPILOGUE(x,index,slice)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
 TENSOR_OUT(out0, 0, Out0);
 TENSOR_IN(in0, 1, In0);
+#if !defined(EPILOGUE)
+#define EPILOGUE(x, index, slice) (x)
+#endif
 
 #if defined(REDUCE_H)
 #define H_BEGIN(kh) 0
@@ -122,7 +129,7 @@ void main() {
     for (int k = 0; k < 32; ++k) total += partial32[k];
   }
   if (valid && lane == 0) {
-    STORE(out0, i, zero_padded(activate(total / float(COUNT)), s, OUT_C));
+    STORE(out0, i, zero_padded(EPILOGUE(activate(total / float(COUNT)), i, s), s, OUT_C));
   }
 }
 #else
@@ -156,6 +163,6 @@ void main() {
     result[k] = dot(sum, vec4(1.0)) / float(COUNT);
   }
 #endif
-  STORE(out0, i, zero_padded(activate(result), s, OUT_C));
+  STORE(out0, i, zero_padded(EPILOGUE(activate(result), i, s), s, OUT_C));
 }
 #endif  // COOPERATIVE && KEEP_C

@@ -72,15 +72,18 @@ int QuantizedMaxVersion(int builtin_op);
 bool KeepsInputGrid(int builtin_op);
 
 // TFLite's QUANTIZE of one float: clamp(round(x / scale) + zero_point, qmin,
-// qmax), rounding half away from zero (std::round), the division in float
-// as TFLite's reference kernel does. NaN maps to the zero point.
+// qmax), rounding half away from zero (std::round), the division in double
+// as TFLite's reference kernel does it (its op params hold the scale as a
+// double): 0.5372549f at scale 1/127.5 is 68.5 in float but 68.49999995 in
+// double, and ai-edge-litert 2.3.0 writes 68 (test_quantized_models.py,
+// test_image_quantized_on_the_gpu_equals_tflite). NaN maps to the zero point.
 inline int QuantizeValue(float x, const QuantParams& q) {
-  const float scaled = std::round(x / q.scale);
+  const double scaled = std::round(static_cast<double>(x) / static_cast<double>(q.scale));
   if (std::isnan(scaled)) return q.zero_point;
   // Bounded before the conversion: an out-of-range float -> int is UB.
-  const float lo = static_cast<float>(q.qmin - q.zero_point);
-  const float hi = static_cast<float>(q.qmax - q.zero_point);
-  const float bounded = scaled < lo ? lo : (scaled > hi ? hi : scaled);
+  const double lo = q.qmin - q.zero_point;
+  const double hi = q.qmax - q.zero_point;
+  const double bounded = scaled < lo ? lo : (scaled > hi ? hi : scaled);
   return static_cast<int>(bounded) + q.zero_point;
 }
 
@@ -99,8 +102,9 @@ inline int QuantizeValueTiesToEven(float x, const QuantParams& q) {
 // in the runtime here (ai-edge-litert 2.3.0 on x86-64, measured with
 // single-op models, test_quantized_models.py): the elements of whole groups
 // of 8 take its vector path, which multiplies by 1 / scale and rounds ties
-// to even; the tail after them divides and rounds ties away from zero
-// (TfLiteRound, as its reference kernel does for every element). Only exact ties differ, but an image scaled to [-1, 1] at
+// to even; the tail after them divides (in double, QuantizeValue) and
+// rounds ties away from zero (TfLiteRound, as its reference kernel does for
+// every element). Only exact ties differ, but an image scaled to [-1, 1] at
 // scale 1/127.5 is made of them.
 inline int QuantizeElementLikeTflite(float x, size_t i, size_t count,
                                      const QuantParams& q) {

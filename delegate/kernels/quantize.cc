@@ -114,6 +114,14 @@ void AddQuantizationSimulatorDefines(const QuantParams& q, bool round,
   defines["Q_HI"] = kernels::FloatLiteral(static_cast<float>(q.qmax - q.zero_point));
 }
 
+std::string QuantizeInputExpression(const QuantParams& q) {
+  // 1 / scale in float, as TFLite's kernel computes it (QuantizeValueTiesToEven).
+  return "ew_quantize_input(x, " + kernels::FloatLiteral(1.0f / q.scale) + ", " +
+         kernels::FloatLiteral(q.scale) + ", " +
+         kernels::FloatLiteral(static_cast<float>(q.qmin - q.zero_point)) + ", " +
+         kernels::FloatLiteral(static_cast<float>(q.qmax - q.zero_point)) + ")";
+}
+
 StatusOr<int> SimulateQuantizedOutputs(const NodeView& node, GraphBuilder& builder) {
   const bool round = builder.graph().quantization().simulator;
   int steps = 0;
@@ -122,6 +130,14 @@ StatusOr<int> SimulateQuantizedOutputs(const NodeView& node, GraphBuilder& build
     if (!IsQuantizedType(output.type)) continue;
     TFG_ASSIGN_OR_RETURN(QuantParams q, ActivationQuantization(output));
     if (OutputStaysOnGrid(node, q)) continue;
+    // A QUANTIZE of a float partition input that is rounded to this grid at
+    // upload (FindQuantizedUploads ran first): its output is on the grid
+    // already, with TFLite's rounding, which the step would redo differently
+    // on exact ties.
+    if (node.op() == abi::kTfLiteBuiltinQuantize && node.input(0).type == abi::kFloat32) {
+      auto upload = builder.quantized_uploads().find(node.input_index(0));
+      if (upload != builder.quantized_uploads().end() && upload->second == q) continue;
+    }
     const int index = node.output_index(i);
     TFG_ASSIGN_OR_RETURN(ValueId raw, builder.TensorValue(index));
     const Shape4 shape = builder.shape(raw);

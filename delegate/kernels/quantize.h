@@ -21,6 +21,13 @@ void AddQuantizationSimulatorDefines(const QuantParams& q, bool round,
                                      bool round_stored_integers,
                                      std::map<std::string, std::string>& defines);
 
+// The define that rounds a float partition input that only QUANTIZE reads
+// where the upload converts it (layout_convert.comp, or conv2d.comp's
+// BHWC_INPUT read), and its expression for the QUANTIZE's params `q`:
+// TFLite's vector-path rounding (ew_quantize_input).
+constexpr char kInputQuantDefine[] = "INPUT_QUANT(x)";
+std::string QuantizeInputExpression(const QuantParams& q);
+
 // After `node` was built: every uint8/int8 output is rounded to its grid and
 // clamped to its range (with GraphContext::quantization().simulator off:
 // clamped only) by one elementwise dispatch that writes the tensor's new

@@ -277,6 +277,10 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
     d["MEAN_PROLOGUE"] = "";
     d["A_VEC4"] = std::to_string(a_vec4);
     d["MEAN_PIXELS"] = std::to_string(pixels);
+    // The mean's fused epilogue (a quantized AVERAGE_POOL_2D's simulator
+    // step) on each averaged vec4: unary, it reads no index or operand.
+    auto epilogue = mean.defines.find(kEpilogueDefine);
+    if (epilogue != mean.defines.end()) d[kMeanEpilogueDefine] = epilogue->second;
     d["MEAN_BATCH_STRIDE"] = std::to_string(pixels * IntDefine(mean, "IN_S"));
     gemm.inputs[0] = map;
     gemm.label = mean.label + " + " + gemm.label;
@@ -363,6 +367,12 @@ int FuseSoftmaxIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
       Dispatch merged = gemm;
       merged.defines["SOFTMAX_EPILOGUE"] = "";
       merged.defines["SOFTMAX_BETA"] = softmax.defines.at("BETA");
+      // The softmax's fused epilogue (a quantized SOFTMAX's simulator step)
+      // on each stored probability.
+      auto epilogue = softmax.defines.find(kEpilogueDefine);
+      if (epilogue != softmax.defines.end()) {
+        merged.defines[kSoftmaxOutEpilogueDefine] = epilogue->second;
+      }
       merged.outputs = softmax.outputs;
       const ValueId counter = static_cast<ValueId>(vals.size() + counters.size());
       counters.push_back(counter);

@@ -84,6 +84,13 @@ bool IsFusableProducer(const Dispatch& dispatch, bool elementwise_producers) {
   if (dispatch.shader == "elementwise") {
     return elementwise_producers && dispatch.outputs.size() == 1;
   }
+  // Reductions whose store takes a unary epilogue (no tensor operand,
+  // see TakesEpilogueOperand): a quantized AVERAGE_POOL_2D's or SOFTMAX's
+  // simulator step, which otherwise costs a dependent dispatch and keeps the
+  // mean and the softmax out of the logits GEMM (dw_fusion.h).
+  if (dispatch.shader == "mean" || dispatch.shader == "channel_normalize") {
+    return dispatch.outputs.size() == 1 && dispatch.inputs.size() == 1;
+  }
   // The convolutions: bindings out0 = 0, in0 = 1, weights = 2, bias = 3,
   // and the optional epilogue operand at 4.
   return (dispatch.shader == "conv2d" || dispatch.shader == "gemm" ||
@@ -92,6 +99,12 @@ bool IsFusableProducer(const Dispatch& dispatch, bool elementwise_producers) {
          dispatch.inputs.size() == (dispatch.defines.count("EPILOGUE_IN") ? 4u : 3u);
 }
 
+
+// Whether the producer's shader has the EPILOGUE_IN binding (the
+// reductions do not).
+bool TakesEpilogueOperand(const Dispatch& producer) {
+  return producer.shader != "mean" && producer.shader != "channel_normalize";
+}
 
 }  // namespace
 
@@ -167,6 +180,7 @@ int FuseEpilogues(const std::vector<Value>& values,
           continue;
         }
         if (conv.defines.count("EPILOGUE_IN")) continue;  // one operand only
+        if (!TakesEpilogueOperand(conv)) continue;
       }
       auto combined = operand == 0 ? BinaryExpression(consumer, x, other)
                                    : BinaryExpression(consumer, other, x);

@@ -12,8 +12,10 @@
 //
 // What fuses (everything else is left as it was):
 //  - producer: a conv2d / gemm / depthwise_conv2d dispatch (its own fused
-//    ReLU-family activation stays and runs first), or an elementwise one
-//    (its own op runs first: chains like x * scale + offset);
+//    ReLU-family activation stays and runs first), an elementwise one
+//    (its own op runs first: chains like x * scale + offset), or a mean /
+//    channel_normalize one (unary steps and literal operands only: they have
+//    no operand binding);
 //  - consumer: an elementwise dispatch with the producer's output as one
 //    input, of the same shape as its output, not splatted;
 //  - the consumer's binary step (ADD SUB MUL DIV MAXIMUM MINIMUM, either
@@ -46,6 +48,10 @@ constexpr char kEpilogueDefine[] = "EPILOGUE(x,index,slice)";
 // A depthwise epilogue carried into the prologue of the GEMM it fuses into
 // (delegate/passes/dw_fusion.h; gemm.comp, gemm_dw_splitk.comp).
 constexpr char kDwEpilogueDefine[] = "DW_EPILOGUE(x)";
+// A mean's / softmax's unary epilogue carried into the GEMM they fuse into
+// (delegate/passes/dw_fusion.h; gemm.comp MEAN_PROLOGUE, SOFTMAX_EPILOGUE).
+constexpr char kMeanEpilogueDefine[] = "MEAN_EPILOGUE(x)";
+constexpr char kSoftmaxOutEpilogueDefine[] = "SOFTMAX_OUT_EPILOGUE(x)";
 
 // Fuses in place; returns how many consumer dispatches were folded away.
 // `values` are the partition's Values (shapes, kinds, views); `keep` lists

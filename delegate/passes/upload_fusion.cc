@@ -19,10 +19,18 @@ int Readers(const std::vector<Value>& values, ValueId id,
   return readers;
 }
 
-bool ReadsImageStraight(const Dispatch& d, ValueId tensor) {
+// `tensor` itself, or a view of it with its shape (a QUANTIZE of a float
+// input is such a view in the float view: kernels/quantize.cc).
+bool SameTensor(const std::vector<Value>& values, ValueId id, ValueId tensor) {
+  return id == tensor ||
+         (values[id].storage_of == tensor && values[id].shape == values[tensor].shape);
+}
+
+bool ReadsImageStraight(const std::vector<Value>& values, const Dispatch& d,
+                        ValueId tensor) {
   return d.shader == "conv2d" && d.defines.count("GENERIC") != 0 &&
          d.defines.count("ONE_INPUT_SLICE") != 0 && d.defines.count("BHWC_INPUT") == 0 &&
-         !d.inputs.empty() && d.inputs[0] == tensor;
+         !d.inputs.empty() && SameTensor(values, d.inputs[0], tensor);
 }
 
 }  // namespace
@@ -40,12 +48,14 @@ int FuseUploadConversions(const std::vector<Value>& values,
     if (conversion) {
       const ValueId tensor = it->outputs[0];
       const Value& value = values[tensor];
-      bool viewed = false;
-      for (const Value& other : values) viewed |= other.storage_of == tensor;
+      bool viewed = false;  // through a view that reads other elements
+      for (ValueId id = 0; id < static_cast<ValueId>(values.size()); ++id) {
+        viewed |= values[id].storage_of == tensor && !SameTensor(values, id, tensor);
+      }
       if (value.storage_of < 0 && !viewed && value.shape.slices() == 1 &&
           Readers(values, tensor, *kernels, readbacks) == 1) {
         for (Dispatch& d : *kernels) {
-          if (ReadsImageStraight(d, tensor)) consumer = &d;
+          if (ReadsImageStraight(values, d, tensor)) consumer = &d;
         }
       }
     }
@@ -56,6 +66,10 @@ int FuseUploadConversions(const std::vector<Value>& values,
     consumer->inputs[0] = it->inputs[0];  // the BHWC staging buffer
     consumer->defines["BHWC_INPUT"] = "";
     consumer->defines["IN_C"] = std::to_string(values[it->outputs[0]].shape.c);
+    // The conversion's rounding of an input that only QUANTIZE reads
+    // (runtime.cc) moves with it into the convolution's read.
+    auto rounding = it->defines.find("INPUT_QUANT(x)");
+    if (rounding != it->defines.end()) consumer->defines[rounding->first] = rounding->second;
     it = uploads->erase(it);
     ++fused;
   }

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "delegate/abi/half.h"
+#include "delegate/kernels/quantize.h"
 #include "delegate/passes/dw_fusion.h"
 #include "delegate/passes/dw_splitk.h"
 #include "delegate/passes/fusion.h"
@@ -142,14 +143,29 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
       continue;
     }
     ValueId staging = builder.NewTemporary(shape);
-    pre.push_back(convert(value, staging, /*to_phwc4=*/true));
-    runtime->uploads_.push_back(
-        {index, staging, elements, type, half_staging, false, false, shape});
+    Dispatch conversion = convert(value, staging, /*to_phwc4=*/true);
+    auto grid = builder.quantized_uploads().find(index);
+    const bool gpu_rounded = grid != builder.quantized_uploads().end() &&
+                             type == abi::kFloat32;
+    if (gpu_rounded) {
+      // A float input that only QUANTIZE reads: rounded to its grid by the
+      // conversion (or, fused, by the convolution that reads the staging),
+      // from fp32 staging (halves would round before the grid does).
+      conversion.defines[kInputQuantDefine] = QuantizeInputExpression(grid->second);
+    }
+    pre.push_back(std::move(conversion));
+    runtime->uploads_.push_back({index, staging, elements, type,
+                                 half_staging && !gpu_rounded, false, false, shape});
+    if (gpu_rounded) {
+      runtime->uploads_.back().quantize_tail = true;
+      runtime->uploads_.back().quantization = grid->second;
+    }
   }
   for (Transfer& upload : runtime->uploads_) {
     auto grid = builder.quantized_uploads().find(upload.tflite_index);
-    if (grid != builder.quantized_uploads().end() && upload.type == abi::kFloat32) {
-      upload.quantize = true;
+    if (upload.direct && grid != builder.quantized_uploads().end() &&
+        upload.type == abi::kFloat32) {
+      upload.quantize = true;  // no conversion dispatch: rounded on the CPU
       upload.quantization = grid->second;
     }
   }

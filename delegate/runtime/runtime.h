@@ -91,9 +91,13 @@ class PartitionRuntime {
     bool direct;    // no conversion dispatch: the tensor's own buffer
     bool relayout;  // a direct upload where PHWC4 != BHWC: CPU relayout
     Shape4 shape;
-    // A float input rounded to this grid on the CPU first
-    // (GraphBuilder::QuantizeOnUpload).
+    // A float input that only QUANTIZE reads (GraphBuilder::
+    // QuantizeOnUpload), rounded to this grid: `quantize`, on the CPU (a
+    // direct upload); `quantize_tail`, by the conversion on the GPU, all but
+    // the elements after whole groups of 8, which TFLite rounds otherwise
+    // (QuantizeElementLikeTflite) and the CPU puts on the grid.
     bool quantize = false;
+    bool quantize_tail = false;
     QuantParams quantization;
   };
   // Per Value: whether the CPU writes or reads its buffer (then it has its
@@ -141,6 +145,10 @@ class PartitionRuntime {
   void StoreModelData(const ModelData& data);
 
   Status UploadInput(const Transfer& upload, const abi::Tensor& tensor);
+  // A float input the conversion rounds (Transfer::quantize_tail), into its
+  // fp32 staging.
+  Status UploadRoundedOnGpu(const Transfer& upload, const float* floats, void* mapped,
+                            bool stream);
   Status DownloadOutput(const Transfer& download, abi::Tensor& tensor);
 
   DeviceProfile device_;

@@ -80,6 +80,7 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
   // Written straight into a persistent mapping where there is one.
   void* mapped = buffer.mapped_for_write() ? buffer.mapped() : nullptr;
   const bool stream = mapped != nullptr && device_.streaming_upload;
+  if (upload.quantize_tail) return UploadRoundedOnGpu(upload, floats, mapped, stream);
   if (!upload.half) {
     if (!upload.relayout && stream) {
       StreamingCopy(mapped, floats, bytes);
@@ -107,6 +108,35 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
                                     : (phwc4_halves_.resize(stored), phwc4_halves_.data());
   BhwcToPhwc4(half_scratch_.data(), upload.shape, out);
   return mapped != nullptr ? Status::Ok() : buffer.Upload(0, bytes, out);
+}
+
+Status PartitionRuntime::UploadRoundedOnGpu(const Transfer& upload, const float* floats,
+                                            void* mapped, bool stream) {
+  // The conversion rounds every element as TFLite's vector path does (whole
+  // groups of 8); the few after them TFLite rounds half away from zero of
+  // x / scale, which a GPU's division cannot promise on ties: put on the
+  // grid here, where the GPU's rounding leaves them as they are.
+  const gl::Buffer& buffer = buffers_[upload.buffer];
+  const size_t grouped = upload.elements / 8 * 8;
+  float tail[8];
+  for (size_t i = grouped; i < upload.elements; ++i) {
+    tail[i - grouped] = DequantizeValue(
+        QuantizeElementLikeTflite(floats[i], i, upload.elements, upload.quantization),
+        upload.quantization);
+  }
+  const size_t tail_bytes = (upload.elements - grouped) * sizeof(float);
+  if (mapped != nullptr) {
+    if (stream) {
+      StreamingCopy(mapped, floats, grouped * sizeof(float));
+    } else {
+      std::memcpy(mapped, floats, grouped * sizeof(float));
+    }
+    std::memcpy(static_cast<float*>(mapped) + grouped, tail, tail_bytes);
+    return Status::Ok();
+  }
+  TFG_RETURN_IF_ERROR(buffer.Upload(0, grouped * sizeof(float), floats));
+  return tail_bytes > 0 ? buffer.Upload(grouped * sizeof(float), tail_bytes, tail)
+                        : Status::Ok();
 }
 
 Status PartitionRuntime::DownloadOutput(const Transfer& download,

@@ -58,7 +58,11 @@ struct QuantizedTensor {
 // TFLite's QUANTIZE in double: round half away from zero, add the zero
 // point, clamp.
 int ReferenceQuantize(float x, float scale, int zero_point, int qmin, int qmax) {
-  const double v = static_cast<double>(x / scale);  // TFLite divides in float
+  // TFLite's reference kernel divides in double (its op params hold the
+  // scale as a double): ai-edge-litert 2.3.0 quantizes 0.5372549f at scale
+  // 1/127.5 (68.5 in float, 68.49999995 in double) to 68
+  // (test_quantized_models.py, test_image_quantized_on_the_gpu_equals_tflite).
+  const double v = static_cast<double>(x) / static_cast<double>(scale);
   const double rounded = v < 0 ? -std::floor(-v + 0.5) : std::floor(v + 0.5);
   const double q = rounded + zero_point;
   return static_cast<int>(std::min<double>(qmax, std::max<double>(qmin, q)));

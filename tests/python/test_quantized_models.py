@@ -279,3 +279,43 @@ def test_quantize_of_a_float_input_equals_tflite_on_exact_ties(dtype, zero_point
     gpu, stats = gt.run_gpu(model, [ties[np.newaxis]])
     assert stats["nodes_delegated"] == 1
     np.testing.assert_array_equal(gpu[0][0].astype(int) - zero_point, cpu)
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+def test_image_quantized_on_the_gpu_equals_tflite(monkeypatch, fp16):
+    """An image input of 101x99x3 floats (staged: the conversion, or the
+    first convolution reading the staging itself with TFLITE_GLES_FUSE_UPLOAD
+    =1, rounds it to the QUANTIZE's grid on the GPU), made of the exact ties
+    an image scaled to [-1, 1] at scale 1/127.5 hits, with values beyond the
+    range and a tail of 5 elements after the groups of 8. An int8 3x3
+    convolution that passes its input through (one tap of 1 per channel, the
+    output's params the input's) shows the quantized input: it must equal
+    TFLite's element for element, with and without the fusion, and the
+    fusion must save the conversion dispatch."""
+    from tflite_builder import ModelBuilder, QuantParams
+    shape = [1, 101, 99, 3]
+    grid = QuantParams(1 / 127.5, -3)
+    b = ModelBuilder()
+    x = b.add_input(shape)
+    q = b.add_tensor(shape, dtype=np.int8, quant=grid)
+    b.add_op("QUANTIZE", [x], [q])
+    weights = np.zeros([3, 3, 3, 3], np.int8)
+    for c in range(3):
+        weights[c, 1, 1, c] = 1
+    w = b.add_const(weights, quant=QuantParams([1.0] * 3, [0] * 3, 0))
+    bias = b.add_const(np.zeros(3, np.int32), quant=QuantParams([grid.scale] * 3, [0] * 3, 0))
+    y = b.add_tensor(shape, dtype=np.int8, quant=grid)
+    b.add_op("CONV_2D", [q, w, bias], [y], {"padding": "SAME", "stride_w": 1, "stride_h": 1,
+                                             "fused_activation_function": "NONE"}, version=3)
+    model = b.build()
+    rng = np.random.default_rng(15)
+    pixels = rng.integers(0, 256, shape).astype(np.float32) / np.float32(127.5) - np.float32(1)
+    wide = rng.uniform(-1.2, 1.2, shape).astype(np.float32)
+    image = np.where(rng.random(shape) < 0.7, pixels, wide).astype(np.float32)
+    cpu, (plain, plain_stats), (fused, fused_stats) = gt.run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_FUSE_UPLOAD", model, [image],
+        {"precision_loss_allowed": fp16})
+    assert plain_stats["nodes_delegated"] == plain_stats["nodes_total"] == 2, plain_stats
+    np.testing.assert_array_equal(plain[0], cpu[0])
+    np.testing.assert_array_equal(fused[0], cpu[0])
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
