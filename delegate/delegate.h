@@ -75,7 +75,8 @@ class GlesDelegate {
   };
   // The checks every binding call starts with: applied, this thread's
   // context, the tensor index and role.
-  Status CheckBindable(int tensor_index, bool* output, Shape4* shape);
+  // `need_current`: the delegate's context must be current on this thread.
+  Status CheckBindable(int tensor_index, bool* output, Shape4* shape, bool need_current);
   Status ApiError(const std::string& message);
   // A partition was freed (re-applied, resized, interpreter destroyed):
   // its bindings end, with a message, and the tensors lose their handles.

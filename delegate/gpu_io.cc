@@ -104,14 +104,15 @@ Status GlesDelegate::ApiError(const std::string& message) {
   return Status::Error(last_error_);
 }
 
-Status GlesDelegate::CheckBindable(int tensor_index, bool* output, Shape4* shape) {
+Status GlesDelegate::CheckBindable(int tensor_index, bool* output, Shape4* shape,
+                                   bool need_current) {
   if (!env_ || context_ == nullptr || runtimes_.empty()) {
     return ApiError(
         "no GPU partition to bind to: bind after ModifyGraphWithDelegate has "
         "applied this delegate with nodes on the GPU");
   }
   const EGLContext current = eglGetCurrentContext();
-  if (current != env_->context()) {
+  if (need_current && current != env_->context()) {
     char text[160];
     std::snprintf(text, sizeof(text),
                   "the delegate's EGLContext %p is not current on this thread (%p is): "
@@ -154,7 +155,8 @@ Status GlesDelegate::CheckBindable(int tensor_index, bool* output, Shape4* shape
 StatusOr<size_t> GlesDelegate::BoundBufferBytes(int tensor_index, int layout) {
   bool output = false;
   Shape4 shape;
-  TFG_RETURN_IF_ERROR(CheckBindable(tensor_index, &output, &shape));
+  // Only a size: no GL work, any thread.
+  TFG_RETURN_IF_ERROR(CheckBindable(tensor_index, &output, &shape, /*need_current=*/false));
   if (layout != 0 && layout != 1) {
     return ApiError("unknown buffer layout " + std::to_string(layout));
   }
@@ -176,7 +178,7 @@ Status GlesDelegate::BindBuffer(int tensor_index, GLuint buffer, int layout, uin
 Status GlesDelegate::BindGpu(int tensor_index, GpuBinding binding, uint32_t flags) {
   bool output = false;
   Shape4 shape;
-  TFG_RETURN_IF_ERROR(CheckBindable(tensor_index, &output, &shape));
+  TFG_RETURN_IF_ERROR(CheckBindable(tensor_index, &output, &shape, /*need_current=*/true));
   if ((flags & ~TFLITE_GLES_BIND_NO_HOST_COPY) != 0) {
     return ApiError("unknown bind flags " + std::to_string(flags));
   }
