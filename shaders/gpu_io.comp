@@ -16,22 +16,39 @@
 // APP_PHWC4_TO_BHWC:   binding 0 = BHWC floats (staging), 1 = app PHWC4.
 // TENSOR_TO_APP_BHWC:  binding 0 = app BHWC, 1 = the tensor (TENSOR_IN).
 // TENSOR_TO_APP_PHWC4: binding 0 = app PHWC4, 1 = the tensor (TENSOR_IN).
-// Application buffers are plain float32 SSBOs whatever the storage choice.
+// Application buffers are float32. One read from them goes through a
+// samplerBuffer view (R32F for BHWC, RGBA32F for PHWC4) where the device
+// reads staging buffers that way (READ_TEXBUF or STAGING_TEXBUF: SSBO loads
+// cost llvmpipe many times more), unless APP_SSBO says the view would exceed
+// GL_MAX_TEXTURE_BUFFER_SIZE; writes to them are plain SSBO stores.
 //
 // @axis APP_BHWC_TO_TENSOR APP_PHWC4_TO_TENSOR APP_PHWC4_TO_BHWC TENSOR_TO_APP_BHWC TENSOR_TO_APP_PHWC4
+// @axis - APP_SSBO
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64 B=1 H=4 W=4 C=6 S=2
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
+#if (READ_TEXBUF || STAGING_TEXBUF) && !defined(APP_SSBO)
+#define APP_IN_FLOATS layout(binding = 1) uniform highp samplerBuffer app
+#define APP_IN_VEC4S layout(binding = 1) uniform highp samplerBuffer app
+#define APP_FLOAT(i) texelFetch(app, i).x
+#define APP_VEC4(i) texelFetch(app, i)
+#else
+#define APP_IN_FLOATS layout(std430, binding = 1) readonly buffer App { float app[]; }
+#define APP_IN_VEC4S layout(std430, binding = 1) readonly buffer App { vec4 app[]; }
+#define APP_FLOAT(i) app[i]
+#define APP_VEC4(i) app[i]
+#endif
+
 #if defined(APP_BHWC_TO_TENSOR)
 TENSOR_OUT(tensor, 0, Tensor);
-layout(std430, binding = 1) readonly buffer App { float app[]; };
+APP_IN_FLOATS;
 #elif defined(APP_PHWC4_TO_TENSOR)
 TENSOR_OUT(tensor, 0, Tensor);
-layout(std430, binding = 1) readonly buffer App { vec4 app[]; };
+APP_IN_VEC4S;
 #elif defined(APP_PHWC4_TO_BHWC)
 layout(std430, binding = 0) writeonly buffer Staging { float staging[]; };
-layout(std430, binding = 1) readonly buffer App { vec4 app[]; };
+APP_IN_VEC4S;
 #elif defined(TENSOR_TO_APP_BHWC)
 layout(std430, binding = 0) writeonly buffer App { float app[]; };
 TENSOR_IN(tensor, 1, Tensor);
@@ -54,14 +71,14 @@ void main() {
   int lanes = min(4, C - s * 4);
   vec4 v = vec4(0.0);
 #if defined(APP_BHWC_TO_TENSOR)
-  for (int k = 0; k < lanes; ++k) v[k] = app[base + k];
+  for (int k = 0; k < lanes; ++k) v[k] = APP_FLOAT(base + k);
   STORE(tensor, i, v);
 #elif defined(APP_PHWC4_TO_TENSOR)
-  vec4 a = app[i];
+  vec4 a = APP_VEC4(i);
   for (int k = 0; k < lanes; ++k) v[k] = a[k];
   STORE(tensor, i, v);
 #elif defined(APP_PHWC4_TO_BHWC)
-  vec4 a = app[i];
+  vec4 a = APP_VEC4(i);
   for (int k = 0; k < lanes; ++k) staging[base + k] = a[k];
 #elif defined(TENSOR_TO_APP_BHWC)
   v = LOAD(tensor, i);

@@ -119,6 +119,22 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::GpuIoStep(
   dispatch.outputs = {output};
   dispatch.inputs = {input};
   dispatch.label = std::string("bound buffer conversion (") + variant + ")";
+  // The application's buffer read through a samplerBuffer where the device
+  // reads staging that way (gpu_io.comp), if the view fits the device's limit.
+  if (std::string(variant).rfind("APP_", 0) == 0) {
+    const size_t id = static_cast<size_t>(input);
+    const bool vec4s = std::string(variant) != "APP_BHWC_TO_TENSOR";
+    const size_t texels = external_[id].bytes / (vec4s ? 16 : 4);
+    const bool texbuf = device_.texture_buffer_reads || device_.staging_texture_reads;
+    if (texbuf && texels <= static_cast<size_t>(device_.gpu->max_texture_buffer_texels)) {
+      TFG_ASSIGN_OR_RETURN(external_[id].view,
+                           gl::TextureBufferView::CreateForName(
+                               external_[id].buffer, vec4s ? GL_RGBA32F : GL_R32F, 0,
+                               external_[id].bytes));
+    } else {
+      dispatch.defines["APP_SSBO"] = "";
+    }
+  }
   return MakeStep(std::move(dispatch), programs);
 }
 
