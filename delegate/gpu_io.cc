@@ -4,8 +4,6 @@
 // FreeBufferHandle) through which the interpreter copies a bound output back
 // on its own rules (docs/gpu_io.md). The GPU side is
 // delegate/runtime/runtime_gpu_io.cc.
-#include <GLES3/gl31.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,7 +12,7 @@
 #include "delegate/delegate.h"
 #include "delegate/graph/quantization.h"
 #include "delegate/runtime/transfer_layout.h"
-#include "egl/gl_call.h"
+#include "egl/foreign_buffer.h"
 
 namespace tflite_gles {
 
@@ -23,20 +21,6 @@ namespace {
 std::string TensorName(const abi::Context* context, int index) {
   const char* name = context->tensors[index].name;
   return "tensor " + std::to_string(index) + (name ? " ('" + std::string(name) + "')" : "");
-}
-
-// The buffer's size, with GL_COPY_READ_BUFFER bound to it only meanwhile.
-StatusOr<size_t> BufferSize(GLuint buffer) {
-  GLint64 size = 0;
-  TFG_GL(glBindBuffer(GL_COPY_READ_BUFFER, buffer));
-  auto query = [&]() -> Status {
-    TFG_GL(glGetBufferParameteri64v(GL_COPY_READ_BUFFER, GL_BUFFER_SIZE, &size));
-    return Status::Ok();
-  };
-  Status status = query();
-  TFG_GL(glBindBuffer(GL_COPY_READ_BUFFER, 0));
-  TFG_RETURN_IF_ERROR(status);
-  return static_cast<size_t>(size);
 }
 
 // BHWC floats of `shape` from a float32 buffer in `layout`, or into it.
@@ -111,7 +95,7 @@ Status GlesDelegate::CheckBindable(int tensor_index, bool* output, Shape4* shape
         "no GPU partition to bind to: bind after ModifyGraphWithDelegate has "
         "applied this delegate with nodes on the GPU");
   }
-  const EGLContext current = eglGetCurrentContext();
+  const EGLContext current = gl::CurrentContext();
   if (need_current && current != env_->context()) {
     char text[160];
     std::snprintf(text, sizeof(text),
@@ -186,9 +170,7 @@ Status GlesDelegate::BindGpu(int tensor_index, GpuBinding binding, uint32_t flag
     // A name this context does not know: deleted, never made, or made in a
     // context that shares no objects with this one. (Such a context's name
     // may also happen to name one of ours: that is refused below.)
-    GLboolean is_buffer = GL_FALSE;
-    TFG_GL(is_buffer = glIsBuffer(binding.buffer));
-    if (is_buffer != GL_TRUE) {
+    if (!gl::IsBufferObject(binding.buffer)) {
       return ApiError("GL name " + std::to_string(binding.buffer) +
                       " is not a buffer object in the delegate's EGLContext (deleted, never "
                       "bound, or made in a context that shares no objects with it)");
@@ -201,7 +183,7 @@ Status GlesDelegate::BindGpu(int tensor_index, GpuBinding binding, uint32_t flag
                         "delegate's?)");
       }
     }
-    TFG_ASSIGN_OR_RETURN(binding.bytes, BufferSize(binding.buffer));
+    TFG_ASSIGN_OR_RETURN(binding.bytes, gl::BufferObjectSize(binding.buffer));
     const size_t needed = GpuLayoutBytes(binding.layout, shape);
     if (binding.bytes != needed) {
       return ApiError("buffer " + std::to_string(binding.buffer) + " holds " +
@@ -260,7 +242,7 @@ Status GlesDelegate::Unbind(int tensor_index) {
   if (it == bound_.end()) {
     return ApiError("tensor " + std::to_string(tensor_index) + " is not bound");
   }
-  if (!env_ || eglGetCurrentContext() != env_->context()) {
+  if (!env_ || gl::CurrentContext() != env_->context()) {
     return ApiError("the delegate's EGLContext is not current on this thread: unbind on "
                     "the thread that runs Invoke");
   }
@@ -355,7 +337,7 @@ void GpuIoCallbacks::FreeBufferHandle(abi::Context* context, abi::Delegate* dele
   // otherwise the partition's runtime keeps the binding until it is freed.
   for (auto it = self->bound_.begin(); it != self->bound_.end(); ++it) {
     if (it->second.handle != *handle) continue;
-    const bool current = self->env_ && eglGetCurrentContext() == self->env_->context();
+    const bool current = self->env_ && gl::CurrentContext() == self->env_->context();
     for (int id : it->second.partitions) {
       auto runtime = self->runtimes_.find(id);
       if (runtime != self->runtimes_.end() && current) runtime->second->UnbindGpu(it->first);
@@ -390,32 +372,24 @@ Status GlesDelegate::CopyBuffer(int handle, abi::Tensor* tensor, bool to_tensor)
   const size_t bytes = bound->binding.bytes;
   std::vector<float> stored(bytes / sizeof(float));
   std::vector<float> bhwc(elements);
-  const GLenum target = to_tensor ? GL_COPY_READ_BUFFER : GL_COPY_WRITE_BUFFER;
-  TFG_GL(glBindBuffer(target, bound->binding.buffer));
-  auto copy = [&]() -> Status {
-    if (to_tensor) {
-      void* mapped = nullptr;
-      TFG_GL(mapped = glMapBufferRange(target, 0, static_cast<GLsizeiptr>(bytes),
-                                       GL_MAP_READ_BIT));
-      if (mapped == nullptr) return Status::Error("glMapBufferRange returned null");
-      std::memcpy(stored.data(), mapped, bytes);
-      GLboolean intact = GL_TRUE;
-      TFG_GL(intact = glUnmapBuffer(target));
-      if (intact != GL_TRUE) return Status::Error("the buffer's contents were lost (glUnmapBuffer)");
+  Status status = Status::Ok();
+  if (to_tensor) {
+    status = gl::ReadBufferObject(bound->binding.buffer, bytes, stored.data());
+    if (status.ok()) {
       FromLayout(stored.data(), bound->binding.layout, shape, bhwc.data());
-      return FloatsToTensor(bhwc.data(), elements, *tensor);
+      status = FloatsToTensor(bhwc.data(), elements, *tensor);
     }
-    TFG_RETURN_IF_ERROR(TensorToFloats(*tensor, elements, bhwc.data()));
-    if (bound->binding.layout == GpuLayout::kPhwc4Float32) {
-      BhwcToPhwc4(bhwc.data(), shape, stored.data());
-    } else {
-      stored = bhwc;
+  } else {
+    status = TensorToFloats(*tensor, elements, bhwc.data());
+    if (status.ok()) {
+      if (bound->binding.layout == GpuLayout::kPhwc4Float32) {
+        BhwcToPhwc4(bhwc.data(), shape, stored.data());
+      } else {
+        stored = bhwc;
+      }
+      status = gl::WriteBufferObject(bound->binding.buffer, bytes, stored.data());
     }
-    TFG_GL(glBufferSubData(target, 0, static_cast<GLsizeiptr>(bytes), stored.data()));
-    return Status::Ok();
-  };
-  Status status = copy();
-  TFG_GL(glBindBuffer(target, 0));
+  }
   if (!status.ok()) return ApiError("buffer handle copy: " + status.message());
   return Status::Ok();
 }
