@@ -358,3 +358,30 @@ def test_buffer_handle_callbacks(app):
     interp.invoke()
     assert gt.relative_error(interp.get_tensor(out["index"]), cpu_outputs(model, x)) <= FP32
     del interp
+
+
+def test_cpu_op_reading_a_bound_output_gets_it_through_the_interpreter(app):
+    """ADD (GPU) -> an op only the CPU runs -> MUL (GPU): the ADD's output is
+    bound, so the delegate leaves it stale; the interpreter copies it back
+    (CopyFromBufferHandle) before the CPU op reads it, by its own rule."""
+    shape = [1, 6, 5, 7]
+    b = gt.ModelBuilder()
+    x, y = b.add_input(shape), b.add_input(shape)
+    s, t, o = b.add_tensor(shape), b.add_tensor(shape), b.add_tensor(shape)
+    b.add_op("ADD", [x, y], [s], {"fused_activation_function": "RELU"})
+    b.add_op("CUMSUM", [s, b.add_const(np.array(3, np.int32))], [t])
+    b.add_op("MUL", [t, y], [o], {"fused_activation_function": "NONE"})
+    model = b.build()
+    delegate, interp, io = bound_interpreter(model, {"max_delegated_partitions": "2"})
+    assert gt.stats(delegate)["partitions"] == 2
+    gl = gpu_io.Gl()
+    buffer = gl.create_buffer(io.buffer_bytes(s))
+    io.bind_buffer(s, buffer)
+    for seed in range(2):
+        inputs = gt.random_inputs([shape, shape], seed=seed)
+        got = gt.invoke(interp, inputs)[0]
+        np.testing.assert_allclose(got, gt.invoke(gt.interpreter(model), inputs)[0],
+                                   rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(gl.read_buffer(buffer, int(np.prod(shape))).reshape(shape),
+                                      np.maximum(inputs[0] + inputs[1], 0))
+    del interp
