@@ -61,8 +61,9 @@ enum class GpuLayout : int {
   // view, real = scale * (q - zero_point)).
   kBhwcFloat32 = 0,
   // The delegate's: B x ceil(C/4) x H x W vec4s (slice-major), 16 bytes
-  // each; padded lanes of the last slice read as zero on input, are written
-  // as zero on output.
+  // each; padded lanes of the last slice are ignored on input and written
+  // as zero on output (so only C % 4 == 0 tensors in fp32 storage are
+  // stored in the bound buffer itself; others get a gpu_io.comp dispatch).
   kPhwc4Float32 = 1,
 };
 
