@@ -71,6 +71,10 @@ class GlesDelegate {
     uint32_t flags = 0;
     GpuBinding binding;
     Shape4 shape;
+    // The float32 buffer the values live in: the application's, or (for a
+    // producer or sink) the runtime's own, which the buffer-handle copies
+    // read and write as well.
+    GpuBufferRef ref;
     std::vector<int> partitions;  // ids of the partitions it is bound in
   };
   // The checks every binding call starts with: applied, this thread's

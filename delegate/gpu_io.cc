@@ -211,6 +211,7 @@ Status GlesDelegate::BindGpu(int tensor_index, GpuBinding binding, uint32_t flag
                       binding.Describe() + ": " + status.message());
     }
     bound.partitions.push_back(id);
+    if (bound.ref.buffer == 0) bound.ref = *runtime->GpuRefOf(tensor_index);
   }
   if (output && (flags & TFLITE_GLES_BIND_NO_HOST_COPY) == 0) {
     // The interpreter's rules from here on: a stale tensor with our handle
@@ -303,8 +304,8 @@ GlesDelegate::BoundTensor* GlesDelegate::FindHandle(int handle) {
 }
 
 // TfLiteDelegate's buffer-handle callbacks. The handle names a bound output;
-// its data is the bound float32 buffer (binding.buffer, or for a sink's
-// binding nothing the CPU can read).
+// its data is the float32 buffer it lives in (BoundTensor::ref: the
+// application's, or the runtime's own behind a sink).
 abi::Status GpuIoCallbacks::CopyFromBufferHandle(abi::Context* context,
                                                  abi::Delegate* delegate, int handle,
                                                  abi::Tensor* tensor) {
@@ -356,10 +357,6 @@ Status GlesDelegate::CopyBuffer(int handle, abi::Tensor* tensor, bool to_tensor)
   if (bound == nullptr || tensor == nullptr) {
     return ApiError("buffer handle " + std::to_string(handle) + " is not one of this delegate's");
   }
-  if (bound->binding.buffer == 0) {
-    return ApiError("buffer handle " + std::to_string(handle) + " is bound to " +
-                    bound->binding.Describe() + ", which the CPU cannot read");
-  }
   Status current = env_->EnsureCurrent();
   if (!current.ok()) return ApiError("buffer handle copy: " + current.message());
   const Shape4& shape = bound->shape;
@@ -369,12 +366,12 @@ Status GlesDelegate::CopyBuffer(int handle, abi::Tensor* tensor, bool to_tensor)
     return ApiError("buffer handle copy: the tensor has no data or does not match the " +
                     std::to_string(elements) + " elements bound");
   }
-  const size_t bytes = bound->binding.bytes;
+  const size_t bytes = bound->ref.bytes;
   std::vector<float> stored(bytes / sizeof(float));
   std::vector<float> bhwc(elements);
   Status status = Status::Ok();
   if (to_tensor) {
-    status = gl::ReadBufferObject(bound->binding.buffer, bytes, stored.data());
+    status = gl::ReadBufferObject(bound->ref.buffer, bytes, stored.data());
     if (status.ok()) {
       FromLayout(stored.data(), bound->binding.layout, shape, bhwc.data());
       status = FloatsToTensor(bhwc.data(), elements, *tensor);
@@ -387,7 +384,7 @@ Status GlesDelegate::CopyBuffer(int handle, abi::Tensor* tensor, bool to_tensor)
       } else {
         stored = bhwc;
       }
-      status = gl::WriteBufferObject(bound->binding.buffer, bytes, stored.data());
+      status = gl::WriteBufferObject(bound->ref.buffer, bytes, stored.data());
     }
   }
   if (!status.ok()) return ApiError("buffer handle copy: " + status.message());

@@ -78,6 +78,9 @@ class PartitionRuntime {
   // The binding of a bound tensor (null if none), for the buffer-handle
   // copies of delegate/gpu_io.cc.
   const GpuBinding* GpuBindingOf(int tflite_index) const;
+  // The float32 buffer a bound tensor lives in (the application's, or the
+  // runtime's own for a producer or sink); null if not bound.
+  const GpuBufferRef* GpuRefOf(int tflite_index) const;
   // Whether `name` is one of this runtime's own GL buffers.
   bool OwnsBuffer(GLuint name) const;
 
@@ -114,7 +117,7 @@ class PartitionRuntime {
     // A float input rounded to this grid on the CPU first
     // (GraphBuilder::QuantizeOnUpload).
     bool quantize = false;
-    QuantParams quantization;
+    QuantParams quantization{};
     bool write_back = false;  // a partition input written back (not bindable)
     bool gpu_bound = false;   // bound on the GPU: no host copy (BindGpu)
   };

@@ -52,6 +52,13 @@ const GpuBinding* PartitionRuntime::GpuBindingOf(int tflite_index) const {
   return nullptr;
 }
 
+const GpuBufferRef* PartitionRuntime::GpuRefOf(int tflite_index) const {
+  for (const GpuBound& bound : gpu_bound_) {
+    if (bound.tflite_index == tflite_index) return &bound.ref;
+  }
+  return nullptr;
+}
+
 bool PartitionRuntime::OwnsBuffer(GLuint name) const {
   if (name == 0) return false;
   if (arena_.id() == name || uniforms_.id() == name) return true;
