@@ -174,13 +174,15 @@ class PartitionRuntime {
     GpuBufferRef ref;    // the float32 buffer the tensor is bound to
     std::vector<Step> steps;  // gpu_io.comp dispatches, before / after
     std::vector<ValueId> aliased;  // values now stored in an external buffer
+    std::vector<ValueId> externals;  // values AddExternalValue made for it
     int skipped_step = -1;  // the layout conversion the binding replaces
   };
   // Resolves `bound` (its ref set) against the partition: aliases, steps.
   Status PlanBound(GpuBound& bound, ProgramCache& programs);
   Status AliasValue(ValueId value, GLuint buffer, size_t bytes, GLenum view_format,
                     GpuBound& bound);
-  ValueId AddExternalValue(const Shape4& shape, GLuint buffer, size_t bytes);
+  ValueId AddExternalValue(const Shape4& shape, GLuint buffer, size_t bytes,
+                           GpuBound& bound);
   StatusOr<Step> GpuIoStep(const char* variant, const Shape4& shape,
                            ValueId output, ValueId input, ProgramCache& programs);
   void ReleaseBound(GpuBound& bound);

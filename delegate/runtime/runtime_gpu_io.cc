@@ -72,7 +72,7 @@ bool PartitionRuntime::OwnsBuffer(GLuint name) const {
 }
 
 ValueId PartitionRuntime::AddExternalValue(const Shape4& shape, GLuint buffer,
-                                           size_t bytes) {
+                                           size_t bytes, GpuBound& bound) {
   Value value;
   value.kind = Value::Kind::kIntermediate;
   value.shape = shape;
@@ -86,6 +86,7 @@ ValueId PartitionRuntime::AddExternalValue(const Shape4& shape, GLuint buffer,
   external_.resize(values_.size());
   external_[id].buffer = buffer;
   external_[id].bytes = bytes;
+  bound.externals.push_back(static_cast<ValueId>(id));
   return static_cast<ValueId>(id);
 }
 
@@ -196,7 +197,7 @@ Status PartitionRuntime::PlanBound(GpuBound& bound, ProgramCache& programs) {
     const ValueId root = StorageRoot(values_, tensor);
     return values_[static_cast<size_t>(root)].vec4_count() == shape.vec4_count();
   };
-  const ValueId external = AddExternalValue(shape, ref.buffer, ref.bytes);
+  const ValueId external = AddExternalValue(shape, ref.buffer, ref.bytes, bound);
   if (bound.input) {
     if (!phwc4 && !transfer->direct) {
       return AliasValue(transfer->buffer, ref.buffer, ref.bytes, GL_R32F, bound);
@@ -221,7 +222,7 @@ Status PartitionRuntime::PlanBound(GpuBound& bound, ProgramCache& programs) {
     // staging: PHWC4 -> BHWC floats into a buffer that stands in for it.
     const size_t bytes = GpuLayoutBytes(GpuLayout::kBhwcFloat32, shape);
     TFG_ASSIGN_OR_RETURN(bound.scratch, gl::Buffer::Create(bytes, nullptr, GL_STREAM_COPY));
-    const ValueId scratch = AddExternalValue(shape, bound.scratch.id(), bytes);
+    const ValueId scratch = AddExternalValue(shape, bound.scratch.id(), bytes, bound);
     TFG_ASSIGN_OR_RETURN(Step step, GpuIoStep("APP_PHWC4_TO_BHWC", shape, scratch,
                                               external, programs));
     bound.steps.push_back(std::move(step));
@@ -301,10 +302,15 @@ Status PartitionRuntime::BindGpu(int tflite_index, GpuBinding binding,
 }
 
 void PartitionRuntime::ReleaseBound(GpuBound& bound) {
-  for (ValueId id : bound.aliased) {
-    if (static_cast<size_t>(id) < external_.size()) external_[id] = ExternalStorage();
+  // The views on the application's buffer go now (the values made for the
+  // binding stay in values_, unused: ids must not move).
+  for (const auto* ids : {&bound.aliased, &bound.externals}) {
+    for (ValueId id : *ids) {
+      if (static_cast<size_t>(id) < external_.size()) external_[id] = ExternalStorage();
+    }
   }
   bound.aliased.clear();
+  bound.externals.clear();
   if (bound.skipped_step >= 0 && static_cast<size_t>(bound.skipped_step) < skip_step_.size()) {
     skip_step_[static_cast<size_t>(bound.skipped_step)] = 0;
   }
