@@ -134,6 +134,26 @@ TFLITE_GLES_EXPORT const char* TfLiteGlesDelegateLastError(
   return Unwrap(const_cast<TfLiteDelegate*>(delegate))->last_error().c_str();
 }
 
+TFLITE_GLES_EXPORT int TfLiteGlesDelegateBindBuffer(TfLiteDelegate* delegate,
+                                                    int tensor_index, uint32_t gl_buffer,
+                                                    int32_t layout, uint32_t flags) {
+  if (!IsOurs(delegate)) return 1;
+  return Unwrap(delegate)->BindBuffer(tensor_index, gl_buffer, layout, flags).ok() ? 0 : 1;
+}
+
+TFLITE_GLES_EXPORT int TfLiteGlesDelegateUnbindBuffer(TfLiteDelegate* delegate,
+                                                      int tensor_index) {
+  if (!IsOurs(delegate)) return 1;
+  return Unwrap(delegate)->Unbind(tensor_index).ok() ? 0 : 1;
+}
+
+TFLITE_GLES_EXPORT int64_t TfLiteGlesDelegateBufferBytes(TfLiteDelegate* delegate,
+                                                         int tensor_index, int32_t layout) {
+  if (!IsOurs(delegate)) return -1;
+  auto bytes = Unwrap(delegate)->BoundBufferBytes(tensor_index, layout);
+  return bytes.ok() ? static_cast<int64_t>(*bytes) : -1;
+}
+
 TFLITE_GLES_EXPORT void TfLiteGlesGetLiveObjects(TfLiteGlesLiveObjects* counts) {
   if (counts == nullptr) return;
   counts->delegates = GlesDelegate::LiveCount();

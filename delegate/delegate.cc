@@ -90,6 +90,7 @@ struct DelegateCallbacks {
     }
     partition->id = self->partitions_created_++;
     Status status = BuildPartition(self, context, params, partition);
+    if (status.ok()) self->runtimes_[partition->id] = partition->runtime.get();
     if (!status.ok()) {
       partition->build_error = status.message();
       // Delegate::Prepare reports it, so that TFLite restores the CPU plan.
@@ -193,7 +194,7 @@ struct DelegateCallbacks {
     return Status::Ok();
   }
 
-  static void Free(abi::Context*, void* buffer) {
+  static void Free(abi::Context* context, void* buffer) {
     // GL objects delete themselves only while their context is current;
     // otherwise they go with the context (gl_objects.h explains why).
     auto* partition = static_cast<Partition*>(buffer);
@@ -207,6 +208,8 @@ struct DelegateCallbacks {
         partition->owner->dispatches_ -= partition->runtime->dispatch_count();
       }
       partition->owner->profiles_.erase(partition->id);
+      partition->owner->runtimes_.erase(partition->id);
+      partition->owner->DropBindingsOf(partition->id, context);
       partition->owner->memory_.erase(partition->id);
     }
     delete partition;
@@ -244,6 +247,7 @@ struct DelegateCallbacks {
     if (self->options_.enable_profiling) {
       self->profiles_[partition->id] = partition->runtime->timings();
     }
+    if (!self->bound_.empty()) self->MarkBoundOutputsStale(partition->id, context);
     ++self->invokes_;
     return abi::kOk;
   }
@@ -252,6 +256,9 @@ struct DelegateCallbacks {
 GlesDelegate::GlesDelegate(Options options) : options_(std::move(options)) {
   delegate_.data_ = this;
   delegate_.Prepare = DelegateCallbacks::Prepare;
+  delegate_.CopyFromBufferHandle = GpuIoCallbacks::CopyFromBufferHandle;
+  delegate_.CopyToBufferHandle = GpuIoCallbacks::CopyToBufferHandle;
+  delegate_.FreeBufferHandle = GpuIoCallbacks::FreeBufferHandle;
   // See Options::reapply_on_resize for what the flag trades.
   delegate_.flags = options_.reapply_on_resize
                         ? abi::kDelegateFlagsNone
@@ -268,6 +275,11 @@ GlesDelegate::~GlesDelegate() {
     std::lock_guard<std::mutex> lock(g_owners_mutex);
     g_owners.erase(this);
   }
+  // Bound outputs still carry our handle while their interpreter lives
+  // (a freed partition would have dropped them): the interpreter must not
+  // call back into a deleted delegate when it frees those tensors.
+  for (const auto& [index, bound] : bound_) ClearHandle(bound, context_);
+  bound_.clear();
   // Programs before the context that owns them.
   programs_.reset();
   env_.reset();
@@ -362,6 +374,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     return abi::kDelegateError;
   }
   quantized_ = QuantizedCounts();
+  context_ = context;
   graph_ = std::make_unique<GraphContext>(
       context, QuantizationOptions{options_.quantized_models_allowed,
                                    options_.quantization_simulator});

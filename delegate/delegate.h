@@ -18,6 +18,15 @@
 
 namespace tflite_gles {
 
+// TfLiteDelegate's buffer-handle callbacks (delegate/gpu_io.cc).
+struct GpuIoCallbacks {
+  static abi::Status CopyFromBufferHandle(abi::Context* context, abi::Delegate* delegate,
+                                          int handle, abi::Tensor* tensor);
+  static abi::Status CopyToBufferHandle(abi::Context* context, abi::Delegate* delegate,
+                                        int handle, abi::Tensor* tensor);
+  static void FreeBufferHandle(abi::Context* context, abi::Delegate* delegate, int* handle);
+};
+
 class GlesDelegate {
  public:
   explicit GlesDelegate(Options options);
@@ -37,8 +46,52 @@ class GlesDelegate {
   void FillProgramCacheStats(TfLiteGlesProgramCacheStats* stats) const;
   const std::string& last_error() const { return last_error_; }
 
+  // GPU bindings of partition inputs and outputs (delegate/gpu_io.cc,
+  // docs/gpu_io.md). Each failure is also remembered for LastError().
+  // BindBuffer: an application's float32 GL buffer of `layout`
+  // (TfLiteGlesBufferLayout); `flags`: TFLITE_GLES_BIND_* bits.
+  Status BindBuffer(int tensor_index, GLuint buffer, int layout, uint32_t flags);
+  // Any binding (buffer, producer or sink, delegate/runtime/gpu_binding.h):
+  // the entry point the texture bindings build on. `binding.buffer` is
+  // checked (a buffer of this context, of the layout's size) when non-zero.
+  Status BindGpu(int tensor_index, GpuBinding binding, uint32_t flags);
+  Status Unbind(int tensor_index);
+  // Bytes a buffer bound to `tensor_index` in `layout` must hold.
+  StatusOr<size_t> BoundBufferBytes(int tensor_index, int layout);
+
  private:
   friend struct DelegateCallbacks;
+  friend struct GpuIoCallbacks;
+
+  // One bound tensor: what the callbacks of TfLiteDelegate's buffer handles
+  // (CopyFromBufferHandle and friends) need, and the partitions holding it.
+  struct BoundTensor {
+    int handle = -1;  // the tensor's buffer_handle, -1 without one
+    bool output = false;
+    uint32_t flags = 0;
+    GpuBinding binding;
+    Shape4 shape;
+    // The float32 buffer the values live in: the application's, or (for a
+    // producer or sink) the runtime's own, which the buffer-handle copies
+    // read and write as well.
+    GpuBufferRef ref;
+    std::vector<int> partitions;  // ids of the partitions it is bound in
+  };
+  // The checks every binding call starts with: applied, this thread's
+  // context, the tensor index and role.
+  // `need_current`: the delegate's context must be current on this thread.
+  Status CheckBindable(int tensor_index, bool* output, Shape4* shape, bool need_current);
+  Status ApiError(const std::string& message);
+  // A partition was freed (re-applied, resized, interpreter destroyed):
+  // its bindings end, with a message, and the tensors lose their handles.
+  void DropBindingsOf(int partition_id, abi::Context* context);
+  // After a partition's invoke: its bound outputs' host data is stale.
+  void MarkBoundOutputsStale(int partition_id, abi::Context* context);
+  void ClearHandle(const BoundTensor& bound, abi::Context* context);
+  BoundTensor* FindHandle(int handle);
+  // The bound buffer of `handle` into `tensor` (its float view converted to
+  // its type), or `tensor` into the buffer.
+  Status CopyBuffer(int handle, abi::Tensor* tensor, bool to_tensor);
 
   // Delegate::Prepare: acquire the GL context, check nodes, partition.
   abi::Status Prepare(abi::Context* context);
@@ -66,6 +119,12 @@ class GlesDelegate {
   // Memory of each allocated live partition, by creation order.
   std::map<int, MemoryStats> memory_;
   std::string last_error_;
+  // The context of the last Prepare (tensor fields of bound outputs), the
+  // live partitions' runtimes by id, and the bound tensors by index.
+  abi::Context* context_ = nullptr;
+  std::map<int, PartitionRuntime*> runtimes_;
+  std::map<int, BoundTensor> bound_;
+  int next_handle_ = 1;
   std::string init_error_;  // first partition build failure of a Prepare
   // Quantized models (delegate/graph/quantization.h), for the INFO line of a
   // Prepare: constants dequantized at init, activations with a simulator

@@ -222,11 +222,18 @@ StatusOr<TextureBufferView> TextureBufferView::Create(const Buffer& buffer,
                                                       GLenum format,
                                                       size_t offset,
                                                       size_t bytes) {
+  return CreateForName(buffer.id(), format, offset, bytes);
+}
+
+StatusOr<TextureBufferView> TextureBufferView::CreateForName(GLuint buffer,
+                                                             GLenum format,
+                                                             size_t offset,
+                                                             size_t bytes) {
   TextureBufferView view;
   view.context_ = eglGetCurrentContext();
   TFG_GL(glGenTextures(1, &view.id_));
   TFG_GL(glBindTexture(GL_TEXTURE_BUFFER, view.id_));
-  TFG_GL(glTexBufferRange(GL_TEXTURE_BUFFER, format, buffer.id(),
+  TFG_GL(glTexBufferRange(GL_TEXTURE_BUFFER, format, buffer,
                           static_cast<GLintptr>(offset),
                           static_cast<GLsizeiptr>(bytes)));
   TFG_GL(glBindTexture(GL_TEXTURE_BUFFER, 0));

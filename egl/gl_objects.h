@@ -114,6 +114,10 @@ class TextureBufferView {
   // `format` is GL_RGBA32F, GL_RGBA16F or GL_R32F.
   static StatusOr<TextureBufferView> Create(const Buffer& buffer, GLenum format,
                                             size_t offset, size_t bytes);
+  // The same over a buffer this class does not own (an application's,
+  // bound to a tensor: delegate/runtime/gpu_binding.h).
+  static StatusOr<TextureBufferView> CreateForName(GLuint buffer, GLenum format,
+                                                   size_t offset, size_t bytes);
   TextureBufferView(TextureBufferView&& other) noexcept {
     *this = std::move(other);
   }

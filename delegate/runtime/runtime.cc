@@ -213,6 +213,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
         {index, staging, static_cast<size_t>(builder.shape(value).elements()),
          builder.graph().context()->tensors[index].type, false, false, false,
          builder.shape(value)});
+    runtime->downloads_.back().write_back = true;
   }
   runtime->values_ = builder.TakeValues();
   if (device.fuse_epilogues) {
@@ -252,6 +253,13 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
 }
 
 Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
+  TFG_ASSIGN_OR_RETURN(Step step, MakeStep(std::move(dispatch), programs));
+  steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
+                                                            ProgramCache& programs) {
   const egl::GpuInfo& gpu = *device_.gpu;
   Step step;
   for (int axis = 0; axis < 3; ++axis) {
@@ -320,8 +328,7 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
   }
   step.program = *program;
   step.dispatch = std::move(dispatch);
-  steps_.push_back(std::move(step));
-  return Status::Ok();
+  return step;
 }
 
 }  // namespace tflite_gles

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "delegate/graph/graph.h"
+#include "delegate/runtime/gpu_binding.h"
 #include "delegate/runtime/invoke_timeline.h"
 #include "delegate/passes/memory_planner.h"
 #include "delegate/runtime/program_cache.h"
@@ -61,6 +62,28 @@ class PartitionRuntime {
   int barrier_count() const { return barriers_; }
   const std::vector<DispatchTiming>& timings() const { return timings_; }
 
+  // GPU bindings (gpu_binding.h, runtime_gpu_io.cc). Whether `tflite_index`
+  // is a partition input / output this runtime moves to or from the CPU
+  // (constants and folded constant outputs are not), and its shape.
+  bool HasInput(int tflite_index) const;
+  bool HasOutput(int tflite_index) const;
+  Shape4 TransferShape(int tflite_index) const;
+  // Binds `binding` to the input or output `tflite_index` (replacing an
+  // earlier binding of it); with the context current. The caller checked
+  // the application buffer's size (GpuLayoutBytes of TransferShape).
+  Status BindGpu(int tflite_index, GpuBinding binding, ProgramCache& programs);
+  // Back to the host transfer; false if it was not bound.
+  bool UnbindGpu(int tflite_index);
+  bool IsGpuBound(int tflite_index) const;
+  // The binding of a bound tensor (null if none), for the buffer-handle
+  // copies of delegate/gpu_io.cc.
+  const GpuBinding* GpuBindingOf(int tflite_index) const;
+  // The float32 buffer a bound tensor lives in (the application's, or the
+  // runtime's own for a producer or sink); null if not bound.
+  const GpuBufferRef* GpuRefOf(int tflite_index) const;
+  // Whether `name` is one of this runtime's own GL buffers.
+  bool OwnsBuffer(GLuint name) const;
+
  private:
   struct Step {
     const gl::Program* program = nullptr;
@@ -98,7 +121,9 @@ class PartitionRuntime {
     // (QuantizeElementLikeTflite) and the CPU puts on the grid.
     bool quantize = false;
     bool quantize_tail = false;
-    QuantParams quantization;
+    QuantParams quantization{};
+    bool write_back = false;  // a partition input written back (not bindable)
+    bool gpu_bound = false;   // bound on the GPU: no host copy (BindGpu)
   };
   // Per Value: whether the CPU writes or reads its buffer (then it has its
   // own buffer, outside the arena) and in what form.
@@ -117,6 +142,7 @@ class PartitionRuntime {
 
   PartitionRuntime() = default;
   Status AddStep(Dispatch dispatch, ProgramCache& programs);
+  StatusOr<Step> MakeStep(Dispatch dispatch, ProgramCache& programs);
   // `barrier`: a glMemoryBarrier first (Step::barrier_before, or always
   // when profiling each dispatch on its own).
   Status BindAndDispatch(const Step& step, bool barrier);
@@ -151,6 +177,42 @@ class PartitionRuntime {
                             bool stream);
   Status DownloadOutput(const Transfer& download, abi::Tensor& tensor);
 
+  // A value whose storage is a buffer outside the runtime (an application's,
+  // or a GPU binding's own): dispatches bind it instead of the value's own
+  // buffer or arena range (runtime_gpu_io.cc).
+  struct ExternalStorage {
+    GLuint buffer = 0;  // 0: none
+    size_t bytes = 0;
+    gl::TextureBufferView view;  // where the value is read through one
+  };
+  // One bound tensor (BindGpu).
+  struct GpuBound {
+    int tflite_index = -1;
+    bool input = false;
+    GpuBinding binding;
+    gl::Buffer own;      // the producer's / sink's buffer (binding.buffer 0)
+    gl::Buffer scratch;  // BHWC floats for an upload conversion fused away
+    GpuBufferRef ref;    // the float32 buffer the tensor is bound to
+    std::vector<Step> steps;  // gpu_io.comp dispatches, before / after
+    std::vector<ValueId> aliased;  // values now stored in an external buffer
+    std::vector<ValueId> externals;  // values AddExternalValue made for it
+    int skipped_step = -1;  // the layout conversion the binding replaces
+  };
+  // Resolves `bound` (its ref set) against the partition: aliases, steps.
+  Status PlanBound(GpuBound& bound, ProgramCache& programs);
+  Status AliasValue(ValueId value, GLuint buffer, size_t bytes, GLenum view_format,
+                    GpuBound& bound);
+  ValueId AddExternalValue(const Shape4& shape, GLuint buffer, size_t bytes,
+                           GpuBound& bound);
+  StatusOr<Step> GpuIoStep(const char* variant, const Shape4& shape,
+                           ValueId output, ValueId input, ProgramCache& programs);
+  void ReleaseBound(GpuBound& bound);
+  // Run's parts for bound tensors: producers and conversions before the
+  // first step, conversions and sinks after the last.
+  bool skipped(size_t step) const { return step < skip_step_.size() && skip_step_[step]; }
+  Status RunBoundInputs();
+  Status RunBoundOutputs();
+
   DeviceProfile device_;
   ModelDataCache* model_data_ = nullptr;  // the serialization cache's, or none
   std::vector<Value> values_;
@@ -179,6 +241,10 @@ class PartitionRuntime {
   int barriers_ = 0;  // steps with a barrier before them (PlaceBarriers)
   long long gpu_bytes_ = 0;
   std::vector<DispatchTiming> timings_;
+  std::vector<GpuBound> gpu_bound_;
+  std::vector<ExternalStorage> external_;  // per value (empty: none)
+  std::vector<uint8_t> skip_step_;         // per step: replaced by a binding
+  ProgramCache* programs_ = nullptr;       // for the gpu_io conversions
   // DeviceProfile::report_phases / report_timeline (off: no clock reads).
   InvokeTimeline timeline_;
   // Signalled when the GPU has read this invoke's mapped upload staging

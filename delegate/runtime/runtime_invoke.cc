@@ -17,6 +17,12 @@ namespace tflite_gles {
 Status PartitionRuntime::BindForWrite(ValueId view, GLuint binding) const {
   // Views (Value::storage_of) use their root's storage.
   const size_t id = static_cast<size_t>(StorageRoot(values_, view));
+  // A buffer bound to a partition input or output (runtime_gpu_io.cc).
+  if (id < external_.size() && external_[id].buffer != 0) {
+    TFG_GL(glBindBufferRange(GL_SHADER_STORAGE_BUFFER, binding, external_[id].buffer, 0,
+                             static_cast<GLsizeiptr>(external_[id].bytes)));
+    return Status::Ok();
+  }
   if (arena_offset_[id] != kOwnBuffer) {
     return arena_.BindAsStorage(binding, arena_offset_[id], arena_bytes_[id]);
   }
@@ -25,6 +31,9 @@ Status PartitionRuntime::BindForWrite(ValueId view, GLuint binding) const {
 
 Status PartitionRuntime::BindForRead(ValueId view, GLuint binding) const {
   const size_t id = static_cast<size_t>(StorageRoot(values_, view));
+  if (id < external_.size() && external_[id].buffer != 0 && external_[id].view.id() != 0) {
+    return external_[id].view.Bind(binding);
+  }
   // Texture-buffer reads, or an upload staging buffer read as one
   // (DeviceProfile::staging_texture_reads): only those have a view.
   if (views_[id].id() != 0) return views_[id].Bind(binding);
@@ -76,6 +85,11 @@ Status PartitionRuntime::DispatchProfiled() {
   if (timer_.size() > 0) {
     for (size_t i = 0; i < steps_.size(); ++i) {
       TFG_RETURN_IF_ERROR(timer_.Begin(static_cast<int>(i)));
+      // A step a GPU binding replaced runs as an empty query.
+      if (skipped(i)) {
+        TFG_RETURN_IF_ERROR(timer_.End());
+        continue;
+      }
       TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i], /*barrier=*/true));
       TFG_RETURN_IF_ERROR(timer_.End());
     }
@@ -94,7 +108,9 @@ Status PartitionRuntime::DispatchProfiled() {
   }
   // Synchronous profiling: finish before and after each dispatch (on
   // llvmpipe a dispatch runs inside the call anyway).
-  for (const Step& step : steps_) {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& step = steps_[i];
+    if (skipped(i)) continue;
     TFG_GL(glFinish());
     auto start = std::chrono::steady_clock::now();
     TFG_RETURN_IF_ERROR(BindAndDispatch(step, /*barrier=*/true));
@@ -116,9 +132,11 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   // fence makes sure of it even if that invoke failed half way.
   TFG_RETURN_IF_ERROR(staging_reads_done_.Wait());
   for (const Transfer& upload : uploads_) {
+    if (upload.gpu_bound) continue;  // read on the GPU (RunBoundInputs)
     TFG_RETURN_IF_ERROR(
         UploadInput(upload, context->tensors[upload.tflite_index]));
   }
+  TFG_RETURN_IF_ERROR(RunBoundInputs());
   TFG_RETURN_IF_ERROR(timeline_.Uploaded());
   if (profile) {
     TFG_RETURN_IF_ERROR(DispatchProfiled());
@@ -129,6 +147,7 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     };
     if (flush_point(0)) TFG_GL(glFlush());
     for (size_t i = 0; i < steps_.size(); ++i) {
+      if (skipped(i)) continue;
       TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i], steps_[i].barrier_before));
       // The time line's stamp before the flush, so that it travels in the
       // same batch as its dispatch.
@@ -136,6 +155,7 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
       if (flush_point(i + 1)) TFG_GL(glFlush());
     }
   }
+  TFG_RETURN_IF_ERROR(RunBoundOutputs());
   // Readback through a map (GL_BUFFER_UPDATE), or through persistent
   // mappings, whose shader writes need the client-mapped barrier before the
   // fence the CPU then waits for.
@@ -144,8 +164,10 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
                              ? GL_BUFFER_UPDATE_BARRIER_BIT |
                                    GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT_EXT
                              : GL_BUFFER_UPDATE_BARRIER_BIT));
-  const bool fenced_readback =
-      readback != DeviceProfile::Readback::kMap && !downloads_.empty();
+  const bool host_downloads =
+      std::any_of(downloads_.begin(), downloads_.end(),
+                  [](const Transfer& t) { return !t.gpu_bound; });
+  const bool fenced_readback = readback != DeviceProfile::Readback::kMap && host_downloads;
   // One fence serves both: the readback waits for it, and (if the readback
   // did not) the next invoke does before writing mapped upload staging.
   if ((device_.mapped_upload_staging && !uploads_.empty()) || fenced_readback) {
@@ -158,6 +180,7 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
                                  readback == DeviceProfile::Readback::kMappedSpin));
   }
   for (const Transfer& download : downloads_) {
+    if (download.gpu_bound) continue;  // written on the GPU (RunBoundOutputs)
     TFG_RETURN_IF_ERROR(
         DownloadOutput(download, context->tensors[download.tflite_index]));
   }

@@ -189,6 +189,14 @@ Status OpTester::Check(bool fp16) {
 
 Status OpTester::Run(bool fp16) { return Execute(fp16, 1, nullptr); }
 
+Status OpTester::RunRepeated(bool fp16, int runs) { return Execute(fp16, runs, nullptr); }
+
+void OpTester::SetInputData(int index, const std::vector<float>& data) {
+  std::vector<float>& floats = data_[static_cast<size_t>(index)]->floats;
+  // In place: the tensor's data pointer stays valid.
+  std::copy(data.begin(), data.begin() + std::min(data.size(), floats.size()), floats.begin());
+}
+
 Status OpTester::Profile(bool fp16, int runs, std::vector<double>* kernel_ms) {
   return Execute(fp16, runs, kernel_ms);
 }
@@ -214,7 +222,9 @@ Status OpTester::Execute(bool fp16, int runs, std::vector<double>* kernel_ms) {
                        PartitionRuntime::Create(builder, inputs, outputs_,
                                                 device, programs));
   for (int run = 0; run < runs; ++run) {
+    if (hook_) TFG_RETURN_IF_ERROR(hook_(*runtime, programs, run, false));
     TFG_RETURN_IF_ERROR(runtime->Run(&context_, kernel_ms != nullptr));
+    if (hook_) TFG_RETURN_IF_ERROR(hook_(*runtime, programs, run, true));
     if (kernel_ms == nullptr) continue;
     double total = 0;
     for (const DispatchTiming& timing : runtime->timings()) {

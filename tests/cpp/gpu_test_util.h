@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "delegate/graph/graph.h"
+#include "delegate/runtime/runtime.h"
 #include "delegate/abi/tflite_abi.h"
 #include "delegate/abi/tflite_builtin.h"
 #include "egl/egl_environment.h"
@@ -47,6 +48,17 @@ class OpTester {
     tune_ = std::move(tune);
   }
 
+  // Called before (`after` false) and after each run of Run/RunRepeated
+  // with the partition's runtime, e.g. to bind GPU buffers to its inputs
+  // and outputs (delegate/runtime/gpu_binding.h) and check them.
+  using RunHook = std::function<Status(PartitionRuntime& runtime, ProgramCache& programs,
+                                       int run, bool after)>;
+  void SetRunHook(RunHook hook) { hook_ = std::move(hook); }
+  // New values for the input tensor `index` (same count), e.g. between runs.
+  void SetInputData(int index, const std::vector<float>& data);
+  // Run, `runs` times on one built partition.
+  Status RunRepeated(bool fp16, int runs);
+
   // Checks the node with the kernel registry (OK or the decline reason).
   Status Check(bool fp16 = false);
   // Checks, builds and runs; outputs are pre-filled with NaN so an element
@@ -78,6 +90,7 @@ class OpTester {
   std::string custom_name_;
   std::vector<uint8_t> custom_data_;
   std::function<void(DeviceProfile*)> tune_;
+  RunHook hook_;
   int specialize_shapes_ = -1;  // -1: the device's default
 };
 

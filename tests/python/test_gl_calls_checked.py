@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 ERROR_MACHINERY = {"glGetError", "eglGetError"}
 PURE_QUERIES = {"eglGetCurrentContext", "eglGetCurrentDisplay", "eglGetCurrentSurface",
-                "eglQueryString", "eglGetProcAddress", "glGetString", "glGetStringi"}
+                "eglQueryString", "eglGetProcAddress", "glGetString", "glGetStringi",
+                "glIsBuffer"}
 RESULT_CHECKED = {"eglGetDisplay", "eglCreateContext", "eglCreatePbufferSurface",
                   "eglMakeCurrent", "glCreateShader", "glCreateProgram", "glMapBufferRange",
                   "glUnmapBuffer", "glBufferData", "glFenceSync",

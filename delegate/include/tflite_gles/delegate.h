@@ -273,6 +273,60 @@ typedef struct TfLiteGlesLiveObjects {
 
 void TfLiteGlesGetLiveObjects(TfLiteGlesLiveObjects* counts);
 
+/* GPU-resident inputs and outputs (docs/gpu_io.md). After
+ * ModifyGraphWithDelegate, on the thread where the delegate's EGLContext is
+ * current (the application's context, current when the delegate was
+ * applied), a GL buffer object of that context (or of one sharing objects
+ * with it) can be bound to a partition input or output:
+ *  - a bound input is read by the partition's first dispatches from the
+ *    buffer; the TFLite tensor's bytes are not read;
+ *  - a bound output is written into the buffer by the last dispatches; the
+ *    TFLite tensor is not written but marked stale with a buffer handle of
+ *    this delegate, so the interpreter copies it back after Invoke (its
+ *    default) or when EnsureTensorDataIsReadable asks, unless the output was
+ *    bound with TFLITE_GLES_BIND_NO_HOST_COPY.
+ * Contents are float32 (quantized and int32/bool tensors too: their float
+ * view, real = scale * (q - zero_point)). A binding survives invokes; it
+ * ends with TfLiteGlesDelegateUnbindBuffer, or (with a warning) when the
+ * partition is rebuilt: the delegate re-applied, the input resized. */
+typedef enum {
+  /* TFLite's logical order: B*H*W*C floats. */
+  TFLITE_GLES_BUFFER_LAYOUT_BHWC_FLOAT32 = 0,
+  /* The delegate's own: B x ceil(C/4) x H x W vec4 of floats (16 bytes),
+   * channels 4s..4s+3 of pixel (h, w) in slice s; padded lanes of the last
+   * slice are ignored on input and written as zero on output. Saves the
+   * layout conversion (see docs/gpu_io.md for what it saves where). */
+  TFLITE_GLES_BUFFER_LAYOUT_PHWC4_FLOAT32 = 1,
+} TfLiteGlesBufferLayout;
+
+/* TfLiteGlesDelegateBindBuffer flag, outputs only: no buffer handle, the
+ * TFLite tensor is never written nor copied back by the interpreter (its
+ * bytes keep what they held). For runtimes that cannot allow buffer-handle
+ * outputs (Python's Interpreter copies every output back otherwise). */
+#define TFLITE_GLES_BIND_NO_HOST_COPY 1u
+
+/* Binds `gl_buffer` (a GL buffer object name) in `layout` (a
+ * TfLiteGlesBufferLayout) to the tensor `tensor_index`, replacing an earlier
+ * binding of it. The buffer must hold exactly
+ * TfLiteGlesDelegateBufferBytes(delegate, tensor_index, layout) bytes.
+ * Returns 0 (kTfLiteOk) or 1 (kTfLiteError, with the reason in
+ * TfLiteGlesDelegateLastError): not our delegate, not applied yet, called
+ * where the delegate's context is not current, unknown tensor index, a
+ * tensor that is no GPU partition input or output, not a buffer of this
+ * context, wrong size, unknown layout or flag. */
+int TfLiteGlesDelegateBindBuffer(struct TfLiteDelegate* delegate, int tensor_index,
+                                 uint32_t gl_buffer, int32_t layout, uint32_t flags);
+
+/* Ends the binding of `tensor_index` (a stale output is copied back into
+ * its TFLite tensor first). Returns 0, or 1 if it was not bound (see
+ * TfLiteGlesDelegateLastError). */
+int TfLiteGlesDelegateUnbindBuffer(struct TfLiteDelegate* delegate, int tensor_index);
+
+/* Bytes a buffer bound to `tensor_index` in `layout` must hold, or -1 (see
+ * TfLiteGlesDelegateLastError). */
+int64_t TfLiteGlesDelegateBufferBytes(struct TfLiteDelegate* delegate, int tensor_index,
+                                      int32_t layout);
+
 /* External-delegate entry points (TFLite's external_delegate interface):
  * keys/values are option strings; on error, report_error receives a message
  * naming the valid keys and NULL is returned. */

@@ -1,0 +1,381 @@
+// PartitionRuntime, GPU bindings (gpu_binding.h): a partition input read
+// from, or output written to, a float32 GL buffer outside the runtime
+// instead of crossing to the CPU.
+//
+// Where the runtime's own buffer at the crossing point has the bound layout
+// and float32 elements, the external buffer stands in for it (an "alias":
+// every dispatch binds it instead, so no dispatch is added):
+//  - a BHWC input with a staging buffer: the upload conversion (or the
+//    kernel it was fused into) reads the external floats;
+//  - a BHWC output with a staging buffer: the readback conversion writes them;
+//  - a PHWC4 input or output in fp32 storage: the tensor itself lives in the
+//    external buffer and its layout conversion is skipped.
+// Elsewhere (fp16 storage, direct transfers, a PHWC4 input whose upload
+// conversion was fused into a kernel) one gpu_io.comp dispatch converts.
+#include "delegate/runtime/runtime.h"
+
+#include <GLES3/gl32.h>
+
+#include <algorithm>
+#include "egl/gl_call.h"
+
+namespace tflite_gles {
+
+bool PartitionRuntime::HasInput(int tflite_index) const {
+  return std::any_of(uploads_.begin(), uploads_.end(),
+                     [&](const Transfer& t) { return t.tflite_index == tflite_index; });
+}
+
+bool PartitionRuntime::HasOutput(int tflite_index) const {
+  return std::any_of(downloads_.begin(), downloads_.end(), [&](const Transfer& t) {
+    return t.tflite_index == tflite_index && !t.write_back;
+  });
+}
+
+Shape4 PartitionRuntime::TransferShape(int tflite_index) const {
+  for (const auto* list : {&uploads_, &downloads_}) {
+    for (const Transfer& t : *list) {
+      if (t.tflite_index == tflite_index) return t.shape;
+    }
+  }
+  return Shape4();
+}
+
+bool PartitionRuntime::IsGpuBound(int tflite_index) const {
+  return GpuBindingOf(tflite_index) != nullptr;
+}
+
+const GpuBinding* PartitionRuntime::GpuBindingOf(int tflite_index) const {
+  for (const GpuBound& bound : gpu_bound_) {
+    if (bound.tflite_index == tflite_index) return &bound.binding;
+  }
+  return nullptr;
+}
+
+const GpuBufferRef* PartitionRuntime::GpuRefOf(int tflite_index) const {
+  for (const GpuBound& bound : gpu_bound_) {
+    if (bound.tflite_index == tflite_index) return &bound.ref;
+  }
+  return nullptr;
+}
+
+bool PartitionRuntime::OwnsBuffer(GLuint name) const {
+  if (name == 0) return false;
+  if (arena_.id() == name || uniforms_.id() == name) return true;
+  for (const gl::Buffer& buffer : buffers_) {
+    if (buffer.id() == name) return true;
+  }
+  for (const GpuBound& bound : gpu_bound_) {
+    if (bound.own.id() == name || bound.scratch.id() == name) return true;
+  }
+  return false;
+}
+
+ValueId PartitionRuntime::AddExternalValue(const Shape4& shape, GLuint buffer,
+                                           size_t bytes, GpuBound& bound) {
+  Value value;
+  value.kind = Value::Kind::kIntermediate;
+  value.shape = shape;
+  values_.push_back(value);
+  const size_t id = values_.size() - 1;
+  host_.resize(values_.size());
+  buffers_.resize(values_.size());
+  views_.resize(values_.size());
+  arena_offset_.resize(values_.size(), kOwnBuffer);
+  arena_bytes_.resize(values_.size(), 0);
+  external_.resize(values_.size());
+  external_[id].buffer = buffer;
+  external_[id].bytes = bytes;
+  bound.externals.push_back(static_cast<ValueId>(id));
+  return static_cast<ValueId>(id);
+}
+
+Status PartitionRuntime::AliasValue(ValueId value, GLuint buffer, size_t bytes,
+                                    GLenum view_format, GpuBound& bound) {
+  const size_t id = static_cast<size_t>(StorageRoot(values_, value));
+  external_.resize(values_.size());
+  ExternalStorage& storage = external_[id];
+  storage.buffer = buffer;
+  storage.bytes = bytes;
+  storage.view = gl::TextureBufferView();
+  // Read through a samplerBuffer where the runtime's own buffer is: the
+  // shaders were compiled for that (same format family: R32F for BHWC
+  // floats, RGBA32F for fp32 PHWC4; a half staging view R16F reads floats
+  // either way).
+  if (views_[id].id() != 0) {
+    TFG_ASSIGN_OR_RETURN(storage.view,
+                         gl::TextureBufferView::CreateForName(buffer, view_format, 0, bytes));
+  }
+  bound.aliased.push_back(static_cast<ValueId>(id));
+  return Status::Ok();
+}
+
+StatusOr<PartitionRuntime::Step> PartitionRuntime::GpuIoStep(
+    const char* variant, const Shape4& shape, ValueId output, ValueId input,
+    ProgramCache& programs) {
+  Dispatch dispatch;
+  dispatch.shader = "gpu_io";
+  dispatch.defines[variant] = "";
+  dispatch.defines["TOTAL"] = std::to_string(shape.vec4_count());
+  dispatch.defines["B"] = std::to_string(shape.b);
+  dispatch.defines["H"] = std::to_string(shape.h);
+  dispatch.defines["W"] = std::to_string(shape.w);
+  dispatch.defines["C"] = std::to_string(shape.c);
+  dispatch.defines["S"] = std::to_string(shape.slices());
+  dispatch.grid = {static_cast<uint32_t>(shape.vec4_count()), 1, 1};
+  dispatch.local = {device_.preferred_local_x, 1, 1};
+  dispatch.outputs = {output};
+  dispatch.inputs = {input};
+  dispatch.label = std::string("bound buffer conversion (") + variant + ")";
+  // The application's buffer read through a samplerBuffer where the device
+  // reads staging that way (gpu_io.comp), if the view fits the device's limit.
+  if (std::string(variant).rfind("APP_", 0) == 0) {
+    const size_t id = static_cast<size_t>(input);
+    const bool vec4s = std::string(variant) != "APP_BHWC_TO_TENSOR";
+    const size_t texels = external_[id].bytes / (vec4s ? 16 : 4);
+    const bool texbuf = device_.texture_buffer_reads || device_.staging_texture_reads;
+    if (texbuf && texels <= static_cast<size_t>(device_.gpu->max_texture_buffer_texels)) {
+      TFG_ASSIGN_OR_RETURN(external_[id].view,
+                           gl::TextureBufferView::CreateForName(
+                               external_[id].buffer, vec4s ? GL_RGBA32F : GL_R32F, 0,
+                               external_[id].bytes));
+    } else {
+      dispatch.defines["APP_SSBO"] = "";
+    }
+  }
+  return MakeStep(std::move(dispatch), programs);
+}
+
+Status PartitionRuntime::PlanBound(GpuBound& bound, ProgramCache& programs) {
+  const Transfer* transfer = nullptr;
+  for (const auto* list : {&uploads_, &downloads_}) {
+    for (const Transfer& t : *list) {
+      if (t.tflite_index == bound.tflite_index && !t.write_back &&
+          (list == &uploads_) == bound.input) {
+        transfer = &t;
+      }
+    }
+  }
+  if (transfer == nullptr) {
+    return Status::Error("tensor " + std::to_string(bound.tflite_index) +
+                         " is not a partition " + (bound.input ? "input" : "output"));
+  }
+  const Shape4 shape = transfer->shape;
+  const GpuBufferRef& ref = bound.ref;
+  const bool phwc4 = ref.layout == GpuLayout::kPhwc4Float32;
+  // The layout conversion between the staging value and the tensor, if the
+  // partition has one (a direct transfer has none: the staging value is the
+  // tensor's own PHWC4 buffer).
+  int conversion = -1;
+  if (!transfer->direct) {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Dispatch& d = steps_[i].dispatch;
+      if (d.shader != "layout_convert") continue;
+      const bool reads = !d.inputs.empty() && d.inputs[0] == transfer->buffer;
+      const bool writes = !d.outputs.empty() && d.outputs[0] == transfer->buffer;
+      if ((bound.input && reads && d.defines.count("TO_PHWC4")) ||
+          (!bound.input && writes && d.defines.count("TO_BHWC"))) {
+        conversion = static_cast<int>(i);
+      }
+    }
+  }
+  // The tensor's PHWC4 value: the direct buffer, or the conversion's other side.
+  ValueId tensor = -1;
+  if (transfer->direct) {
+    tensor = transfer->buffer;
+  } else if (conversion >= 0) {
+    const Dispatch& d = steps_[static_cast<size_t>(conversion)].dispatch;
+    tensor = bound.input ? d.outputs[0] : d.inputs[0];
+  }
+  const bool fp16 = device_.fp16;
+  // An alias of the tensor needs its storage to be exactly this tensor's
+  // float vec4s (a view's root may be laid out for another shape), with no
+  // padded lanes: kernels read an input's as they are (an application's
+  // may hold anything there) and may leave an output's nonzero.
+  auto tensor_aliasable = [&]() {
+    if (tensor < 0 || fp16 || shape.c % 4 != 0) return false;
+    const ValueId root = StorageRoot(values_, tensor);
+    return values_[static_cast<size_t>(root)].vec4_count() == shape.vec4_count();
+  };
+  const ValueId external = AddExternalValue(shape, ref.buffer, ref.bytes, bound);
+  if (bound.input) {
+    if (!phwc4 && !transfer->direct) {
+      return AliasValue(transfer->buffer, ref.buffer, ref.bytes, GL_R32F, bound);
+    }
+    if (!phwc4) {  // direct: the tensor's own buffer is PHWC4
+      TFG_ASSIGN_OR_RETURN(Step step, GpuIoStep("APP_BHWC_TO_TENSOR", shape, tensor,
+                                                external, programs));
+      bound.steps.push_back(std::move(step));
+      return Status::Ok();
+    }
+    if (tensor >= 0) {
+      bound.skipped_step = conversion;
+      if (tensor_aliasable()) {
+        return AliasValue(tensor, ref.buffer, ref.bytes, GL_RGBA32F, bound);
+      }
+      TFG_ASSIGN_OR_RETURN(Step step, GpuIoStep("APP_PHWC4_TO_TENSOR", shape, tensor,
+                                                external, programs));
+      bound.steps.push_back(std::move(step));
+      return Status::Ok();
+    }
+    // The upload conversion was fused into the kernel that reads the BHWC
+    // staging: PHWC4 -> BHWC floats into a buffer that stands in for it.
+    const size_t bytes = GpuLayoutBytes(GpuLayout::kBhwcFloat32, shape);
+    TFG_ASSIGN_OR_RETURN(bound.scratch, gl::Buffer::Create(bytes, nullptr, GL_STREAM_COPY));
+    const ValueId scratch = AddExternalValue(shape, bound.scratch.id(), bytes, bound);
+    TFG_ASSIGN_OR_RETURN(Step step, GpuIoStep("APP_PHWC4_TO_BHWC", shape, scratch,
+                                              external, programs));
+    bound.steps.push_back(std::move(step));
+    return AliasValue(transfer->buffer, bound.scratch.id(), bytes, GL_R32F, bound);
+  }
+  // Outputs.
+  if (!phwc4 && !transfer->direct) {
+    return AliasValue(transfer->buffer, ref.buffer, ref.bytes, GL_R32F, bound);
+  }
+  if (phwc4 && conversion >= 0) bound.skipped_step = conversion;
+  if (tensor_aliasable()) {
+    return AliasValue(tensor, ref.buffer, ref.bytes, GL_RGBA32F, bound);
+  }
+  if (tensor < 0) {
+    return Status::Error("output tensor " + std::to_string(bound.tflite_index) +
+                         " has no GPU value to read (internal)");
+  }
+  TFG_ASSIGN_OR_RETURN(Step step, GpuIoStep(phwc4 ? "TENSOR_TO_APP_PHWC4"
+                                                  : "TENSOR_TO_APP_BHWC",
+                                            shape, external, tensor, programs));
+  bound.steps.push_back(std::move(step));
+  return Status::Ok();
+}
+
+Status PartitionRuntime::BindGpu(int tflite_index, GpuBinding binding,
+                                 ProgramCache& programs) {
+  TFG_RETURN_IF_ERROR(Allocate());
+  const bool input = HasInput(tflite_index);
+  if (!input && !HasOutput(tflite_index)) {
+    return Status::Error("tensor " + std::to_string(tflite_index) +
+                         " is not an input or output of this GPU partition");
+  }
+  UnbindGpu(tflite_index);
+  programs_ = &programs;
+  GpuBound bound;
+  bound.tflite_index = tflite_index;
+  bound.input = input;
+  const Shape4 shape = TransferShape(tflite_index);
+  bound.ref.layout = binding.layout;
+  bound.ref.shape = shape;
+  bound.ref.bytes = GpuLayoutBytes(binding.layout, shape);
+  if (binding.buffer != 0) {
+    if (binding.bytes != bound.ref.bytes) {
+      return Status::Error("buffer " + std::to_string(binding.buffer) + " holds " +
+                           std::to_string(binding.bytes) + " bytes; tensor " +
+                           std::to_string(tflite_index) + " in " +
+                           GpuLayoutName(binding.layout) + " needs " +
+                           std::to_string(bound.ref.bytes));
+    }
+    bound.ref.buffer = binding.buffer;
+  } else {
+    if (input ? binding.producer == nullptr : binding.sink == nullptr) {
+      return Status::Error(std::string("a binding without a buffer needs a ") +
+                           (input ? "producer" : "sink"));
+    }
+    TFG_ASSIGN_OR_RETURN(bound.own,
+                         gl::Buffer::Create(bound.ref.bytes, nullptr, GL_STREAM_COPY));
+    bound.ref.buffer = bound.own.id();
+  }
+  bound.binding = std::move(binding);
+  Status planned = PlanBound(bound, programs);
+  if (!planned.ok()) {
+    ReleaseBound(bound);
+    return planned;
+  }
+  skip_step_.resize(steps_.size(), 0);
+  if (bound.skipped_step >= 0) skip_step_[static_cast<size_t>(bound.skipped_step)] = 1;
+  for (auto* list : {&uploads_, &downloads_}) {
+    for (Transfer& t : *list) {
+      if (t.tflite_index == tflite_index && !t.write_back && (list == &uploads_) == input) {
+        t.gpu_bound = true;
+      }
+    }
+  }
+  gpu_bound_.push_back(std::move(bound));
+  return Status::Ok();
+}
+
+void PartitionRuntime::ReleaseBound(GpuBound& bound) {
+  // The views on the application's buffer go now (the values made for the
+  // binding stay in values_, unused: ids must not move).
+  for (const auto* ids : {&bound.aliased, &bound.externals}) {
+    for (ValueId id : *ids) {
+      if (static_cast<size_t>(id) < external_.size()) external_[id] = ExternalStorage();
+    }
+  }
+  bound.aliased.clear();
+  bound.externals.clear();
+  if (bound.skipped_step >= 0 && static_cast<size_t>(bound.skipped_step) < skip_step_.size()) {
+    skip_step_[static_cast<size_t>(bound.skipped_step)] = 0;
+  }
+}
+
+bool PartitionRuntime::UnbindGpu(int tflite_index) {
+  auto it = std::find_if(gpu_bound_.begin(), gpu_bound_.end(), [&](const GpuBound& b) {
+    return b.tflite_index == tflite_index;
+  });
+  if (it == gpu_bound_.end()) return false;
+  ReleaseBound(*it);
+  for (auto* list : {&uploads_, &downloads_}) {
+    for (Transfer& t : *list) {
+      if (t.tflite_index == tflite_index && (list == &uploads_) == it->input) {
+        t.gpu_bound = false;
+      }
+    }
+  }
+  gpu_bound_.erase(it);
+  return true;
+}
+
+Status PartitionRuntime::RunBoundInputs() {
+  bool any = false;
+  for (GpuBound& bound : gpu_bound_) {
+    if (!bound.input) continue;
+    if (!any) {
+      // Whatever the application did to its buffers before this invoke
+      // (shader writes, buffer updates) is visible to the dispatches below.
+      TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
+      any = true;
+    }
+    if (bound.binding.producer) {
+      TFG_RETURN_IF_ERROR(bound.binding.producer->Produce(bound.ref, *programs_));
+      TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
+    }
+    for (const Step& step : bound.steps) {
+      TFG_RETURN_IF_ERROR(BindAndDispatch(step, /*barrier=*/false));
+    }
+  }
+  // The partition's first dispatches read what the conversions wrote.
+  if (any) TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
+  return Status::Ok();
+}
+
+Status PartitionRuntime::RunBoundOutputs() {
+  bool any = false;
+  for (GpuBound& bound : gpu_bound_) {
+    if (bound.input) continue;
+    if (!any) {
+      TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
+      any = true;
+    }
+    for (const Step& step : bound.steps) {
+      TFG_RETURN_IF_ERROR(BindAndDispatch(step, /*barrier=*/false));
+    }
+    if (bound.binding.sink) {
+      TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
+      TFG_RETURN_IF_ERROR(bound.binding.sink->Consume(bound.ref, *programs_));
+    }
+  }
+  // The application may read its buffers any way next (map, copy, vertex
+  // fetch, shader): every kind of access sees these writes.
+  if (any) TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
+  return Status::Ok();
+}
+
+}  // namespace tflite_gles
