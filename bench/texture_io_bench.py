@@ -122,7 +122,7 @@ def main() -> int:
     bound = gl.read_texture(target, out_shape[2], out_shape[1], "rgba32f")[..., :out_shape[-1]]
     difference = float(np.abs(bound - reference).max())
 
-    in_bytes = height * width * channels * 4
+    in_bytes = int(height * width * channels * 4)
     out_bytes = int(np.prod(out_shape)) * 4
     copy_ms = statistics.median(samples["copy"])
     print(f"model {Path(args.model).name} {'fp16' if args.fp16 else 'fp32'}, "

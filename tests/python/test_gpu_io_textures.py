@@ -23,6 +23,7 @@ from gles_testing import (LIB, REPO, ModelBuilder, assert_close, interpreter, ma
 import sys
 sys.path.insert(0, str(REPO / "python"))
 import model_catalog  # noqa: E402  (tools/, on the path through gles_testing)
+from sample_images import load_rgb  # noqa: E402
 from tflite_gles import gpu_textures  # noqa: E402
 
 SELFIE = model_catalog.CATALOG["selfie_segmentation"]
@@ -321,3 +322,33 @@ def test_every_refusal_says_why_and_changes_nothing(app_context):
 def test_a_foreign_delegate_pointer_is_refused():
     with pytest.raises(gpu_textures.TextureError, match="not a tflite-gles delegate"):
         gpu_textures.bind_input_texture(0, 0, 1, library=LIB)
+
+
+def test_a_quantized_models_input_texture_feeds_its_float_view(app_context):
+    """uint8 MobileNet: a bound texture gives the input's real values, the
+    float view the delegate computes in (docs/design.md, "Quantized
+    models"). Texels on the input's grid are exactly what the copy path
+    dequantizes, so both paths give the same bytes, and the CPU's class."""
+    model = str(model_catalog.SHARED_MODELS / "mobilenet_v1_0.25_224_quant.tflite")
+    delegate = make_delegate()
+    interp = interpreter(model, delegate)
+    interp.allocate_tensors()
+    detail = interp.get_input_details()[0]
+    assert detail["dtype"] == np.uint8
+    scale, zero_point = detail["quantization"]
+    _, height, width, _ = detail["shape"]
+    # A photograph (its bytes are the quantized input): a clear top-1 class.
+    q = load_rgb("chelsea", height, width)[None]
+    real = (q[0].astype(np.float32) - np.float32(zero_point)) * np.float32(scale)
+    copy_path = run(interp, q)
+    texture = gl.make_texture(np.concatenate([real, np.ones_like(real[..., :1])], -1),
+                              "rgba32f")
+    gpu_textures.bind_input_texture(delegate, detail["index"], texture)
+    interp.set_tensor(detail["index"], np.zeros_like(q))  # only the texture is right
+    interp.invoke()
+    bound = interp.get_tensor(output_index(interp))
+    assert np.array_equal(bound, copy_path)
+    cpu = run(cpu_interpreter(model), q)
+    assert np.argmax(bound) == np.argmax(cpu)
+    gpu_textures.unbind_texture(delegate, detail["index"])
+    gl.delete_texture(texture)

@@ -20,7 +20,7 @@ SELFIE = model_catalog.CATALOG["selfie_segmentation"]
 MODEL = SELFIE.path
 # The GPU's mask (fp32, stored as 8 bits) and the CPU's, both thresholded at
 # one half, overlap at least this much (intersection over union).
-IOU_BOUND = 0.97
+IOU_BOUND = 0.99
 
 
 def gl_bilinear_resize(rgb: np.ndarray, width: int, height: int) -> np.ndarray:
