@@ -18,7 +18,7 @@ timeout 100 python3 -m pytest -q -p no:cacheprovider tests/python/test_gpu_io_te
 tail -n 2 "$OUT/gputex-tests.txt"
 for precision in fp32 fp16; do
   flag=""; [ "$precision" = fp16 ] && flag="--fp16"
-  timeout 60 python3 bench/texture_io_bench.py --model "$M/selfie_segmentation.tflite" \
+  timeout 70 python3 bench/texture_io_bench.py --model "$M/selfie_segmentation.tflite" \
     $flag --rounds 200 --warmup 10 --json "$OUT/gputex-$precision.json" \
     > "$OUT/gputex-$precision.txt" 2>&1
 done

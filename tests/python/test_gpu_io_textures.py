@@ -23,7 +23,6 @@ from gles_testing import (LIB, REPO, ModelBuilder, assert_close, interpreter, ma
 import sys
 sys.path.insert(0, str(REPO / "python"))
 import model_catalog  # noqa: E402  (tools/, on the path through gles_testing)
-from sample_images import load_rgb  # noqa: E402
 from tflite_gles import gpu_textures  # noqa: E402
 
 SELFIE = model_catalog.CATALOG["selfie_segmentation"]
@@ -337,6 +336,7 @@ def test_a_quantized_models_input_texture_feeds_its_float_view(app_context):
     assert detail["dtype"] == np.uint8
     scale, zero_point = detail["quantization"]
     _, height, width, _ = detail["shape"]
+    from sample_images import load_rgb  # Pillow: here only (the GPU machine may lack it)
     # A photograph (its bytes are the quantized input): a clear top-1 class.
     q = load_rgb("chelsea", height, width)[None]
     real = (q[0].astype(np.float32) - np.float32(zero_point)) * np.float32(scale)
