@@ -7,6 +7,7 @@
 # in $TFLITE_GLES_MODELS. Writes under $OUT:
 #   gputex-{fp32,fp16}.json   every frame's time per mode (bench/texture_io_bench.py)
 #   gputex-tests.txt          the texture tests on the GPU
+# ROUNDS (default 200) sets the interleaved rounds per precision.
 # and prints the two tables last.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -19,7 +20,10 @@ tail -n 2 "$OUT/gputex-tests.txt"
 for precision in fp32 fp16; do
   flag=""; [ "$precision" = fp16 ] && flag="--fp16"
   timeout 70 python3 bench/texture_io_bench.py --model "$M/selfie_segmentation.tflite" \
-    $flag --rounds 200 --warmup 10 --json "$OUT/gputex-$precision.json" \
+    $flag --rounds "${ROUNDS:-200}" --warmup 10 --json "$OUT/gputex-$precision.json" \
     > "$OUT/gputex-$precision.txt" 2>&1
 done
-for precision in fp32 fp16; do echo "== $precision"; grep -v "^INFO\|^WARNING" "$OUT/gputex-$precision.txt" | tail -n 6; done
+for precision in fp32 fp16; do
+  echo "== $precision: $(grep -m1 '^INFO: tflite-gles: delegated' "$OUT/gputex-$precision.txt")"
+  grep -v "^INFO\|^WARNING" "$OUT/gputex-$precision.txt" | tail -n 6
+done

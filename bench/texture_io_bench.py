@@ -134,7 +134,7 @@ def main() -> int:
               "max_abs_difference": difference, "modes": {}}
     for name, values in samples.items():
         median = statistics.median(values)
-        deciles = statistics.quantiles(values, n=10)
+        deciles = statistics.quantiles(values, n=10, method="inclusive")
         saved = 0 if name == "copy" else in_bytes + (out_bytes if name == "tex_in_out" else 0)
         print(f"| {name} | {median:.3f} | {min(values):.3f} | {deciles[0]:.3f} | "
               f"{deciles[-1]:.3f} | "
