@@ -18,7 +18,7 @@ Status GlesDelegate::BindTexture(int tensor_index, const TextureParams& params, 
   Shape4 shape;
   // Applied yet, this thread and context, the index, a partition's
   // input or output: as for buffers.
-  TFG_RETURN_IF_ERROR(CheckBindable(tensor_index, &is_output, &shape));
+  TFG_RETURN_IF_ERROR(CheckBindable(tensor_index, &is_output, &shape, /*need_current=*/true));
   const char* name = context_->tensors[tensor_index].name;
   const std::string what = std::string(output ? "output" : "input") + " tensor " +
                            std::to_string(tensor_index) +

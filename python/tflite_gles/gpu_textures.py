@@ -1,6 +1,7 @@
 """Bind an application's GL textures to a model's image input and output
 (docs/gpu_io.md, "Textures"): ctypes over the C API of
-delegate/include/tflite_gles/delegate.h.
+delegate/include/tflite_gles/delegate.h. gpu_io.GpuIo offers the same as
+methods (bind_input_texture, bind_output_texture, unbind).
 
     import tflite_gles
     from tflite_gles import gpu_textures
@@ -37,7 +38,10 @@ Number = Union[float, int]
 NO_HOST_COPY = 1
 
 
-class TextureError(RuntimeError):
+from tflite_gles.gpu_io import GpuIoError  # noqa: E402
+
+
+class TextureError(GpuIoError):
     """A binding the delegate refused; the message says why."""
 
 

@@ -167,7 +167,7 @@ TEST(TextureIo, OutputTexturesOfEachFormatHoldTheTensorAndGlsExpansion) {
   std::vector<float> image = RandomData(kH * kW * 3, 3, -1, 1);
   for (GLenum format : {GL_RGBA32F, GL_RGBA16F, GL_RGBA8}) {
     for (int out_c = 1; out_c <= 4; ++out_c) {
-      SCOPED_TRACE("format " + TextureFormatName(format) + ", " + std::to_string(out_c) +
+      SCOPED_TRACE("format " + gl::TextureFormatName(format) + ", " + std::to_string(out_c) +
                    " channels");
       const auto w = RandomData(out_c * 9 * 3, 4 + out_c, -0.3f, 0.3f);
       const auto bias = RandomData(out_c, 5, -0.2f, 0.2f);
@@ -213,34 +213,34 @@ TEST(TextureIo, OutputTexturesOfEachFormatHoldTheTensorAndGlsExpansion) {
 TEST(TextureIo, CheckTextureNamesWhatIsWrong) {
   TestEnvironment();
   const GLuint good = MakeTexture(GL_RGBA8, 8, 6, nullptr, GL_UNSIGNED_BYTE);
-  auto facts = CheckTexture(good, 8, 6, /*output=*/true, "t");
+  auto facts = gl::CheckTexture(good, 8, 6, /*output=*/true, "t");
   ASSERT_TRUE(facts.ok()) << facts.status().message();
   EXPECT_EQ(facts->internal_format, static_cast<GLenum>(GL_RGBA8));
-  auto message = [](const StatusOr<TextureFacts>& result) {
+  auto message = [](const StatusOr<gl::TextureFacts>& result) {
     return result.ok() ? std::string("(accepted)") : result.status().message();
   };
-  EXPECT_NE(message(CheckTexture(good, 6, 8, false, "t")).find("is 8x6 but the tensor is 6x8"),
+  EXPECT_NE(message(gl::CheckTexture(good, 6, 8, false, "t")).find("is 8x6 but the tensor is 6x8"),
             std::string::npos);
   const GLuint integer = MakeTexture(GL_RGBA8UI, 8, 6, nullptr, GL_UNSIGNED_BYTE);
-  EXPECT_NE(message(CheckTexture(integer, 8, 6, false, "t")).find("GL_RGBA8UI"),
+  EXPECT_NE(message(gl::CheckTexture(integer, 8, 6, false, "t")).find("GL_RGBA8UI"),
             std::string::npos);
   GLuint cube = 0;
   glGenTextures(1, &cube);
   glBindTexture(GL_TEXTURE_CUBE_MAP, cube);
   glBindTexture(GL_TEXTURE_CUBE_MAP, 0);
-  EXPECT_NE(message(CheckTexture(cube, 8, 6, false, "t")).find("not a GL_TEXTURE_2D"),
+  EXPECT_NE(message(gl::CheckTexture(cube, 8, 6, false, "t")).find("not a GL_TEXTURE_2D"),
             std::string::npos);
   GLuint mutable_texture = 0;
   glGenTextures(1, &mutable_texture);
   glBindTexture(GL_TEXTURE_2D, mutable_texture);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 8, 6, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
   glBindTexture(GL_TEXTURE_2D, 0);
-  EXPECT_TRUE(CheckTexture(mutable_texture, 8, 6, false, "t").ok());
-  EXPECT_NE(message(CheckTexture(mutable_texture, 8, 6, true, "t")).find("glTexStorage2D"),
+  EXPECT_TRUE(gl::CheckTexture(mutable_texture, 8, 6, false, "t").ok());
+  EXPECT_NE(message(gl::CheckTexture(mutable_texture, 8, 6, true, "t")).find("glTexStorage2D"),
             std::string::npos);
   GLuint deleted = MakeTexture(GL_RGBA8, 8, 6, nullptr, GL_UNSIGNED_BYTE);
   glDeleteTextures(1, &deleted);
-  EXPECT_NE(message(CheckTexture(deleted, 8, 6, false, "t")).find("is not a texture"),
+  EXPECT_NE(message(gl::CheckTexture(deleted, 8, 6, false, "t")).find("is not a texture"),
             std::string::npos);
   for (GLuint texture : {good, integer, cube, mutable_texture}) glDeleteTextures(1, &texture);
   EXPECT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));

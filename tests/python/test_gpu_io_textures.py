@@ -352,3 +352,26 @@ def test_a_quantized_models_input_texture_feeds_its_float_view(app_context):
     assert np.argmax(bound) == np.argmax(cpu)
     gpu_textures.unbind_texture(delegate, detail["index"])
     gl.delete_texture(texture)
+
+
+def test_gpu_io_binds_textures_as_it_binds_buffers(app_context):
+    """gpu_io.GpuIo (the buffer helper) offers the texture bindings too, and
+    its errors and unbind cover them."""
+    from tflite_gles import gpu_io
+    model = conv_model(7, 5, 3, 2, seed=11)
+    delegate = make_delegate()
+    interp = interpreter(model, delegate)
+    interp.allocate_tensors()
+    io = gpu_io.GpuIo(delegate, LIB)
+    texels = random_texels(np.random.default_rng(12), 7, 5, "rgba8")
+    texture = gl.make_texture(texels)
+    with pytest.raises(gpu_io.GpuIoError, match="is 7x5 but the tensor is 5x7"):
+        io.bind_input_texture(input_index(interp), gl.make_texture(texels.transpose(1, 0, 2)))
+    io.bind_input_texture(input_index(interp), texture, scale=2, offset=-1)
+    interp.invoke()
+    image = as_tensor(texels, "rgba8", 2.0, -1.0, (0, 1, 2))
+    assert_close([interp.get_tensor(output_index(interp))], [run(cpu_interpreter(model), image)])
+    io.unbind(input_index(interp))
+    other = np.random.default_rng(13).uniform(-1, 1, image.shape).astype(np.float32)
+    assert_close([run(interp, other)], [run(cpu_interpreter(model), other)])
+    gl.delete_texture(texture)
