@@ -61,10 +61,13 @@ StatusOr<TextureProgram> BuildProgram(const char* mode, GLenum image_format,
   return result;
 }
 
-Status SetUniforms(const gl::Program& program, const TextureParams& params) {
+// `channels`: only the input variant reads io_channels; in the output one it
+// is not an active uniform, and setting an inactive location may be
+// GL_INVALID_OPERATION.
+Status SetUniforms(const gl::Program& program, const TextureParams& params, bool channels) {
   TFG_GL(glProgramUniform4fv(program.id(), 0, 1, params.scale));
   TFG_GL(glProgramUniform4fv(program.id(), 1, 1, params.offset));
-  TFG_GL(glProgramUniform4iv(program.id(), 2, 1, params.channels));
+  if (channels) TFG_GL(glProgramUniform4iv(program.id(), 2, 1, params.channels));
   return Status::Ok();
 }
 
@@ -86,7 +89,7 @@ class TextureProducer final : public GpuProducer {
     if (target.layout != GpuLayout::kBhwcFloat32) {
       return Status::Error(what_ + ": a texture fills BHWC float32 bindings only");
     }
-    TFG_RETURN_IF_ERROR(SetUniforms(*program_.program, params_));
+    TFG_RETURN_IF_ERROR(SetUniforms(*program_.program, params_, /*channels=*/true));
     TFG_GL(glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, target.buffer, 0,
                              static_cast<GLsizeiptr>(target.bytes)));
     TFG_GL(glActiveTexture(GL_TEXTURE0 + kTextureUnit));
@@ -135,7 +138,7 @@ class TextureSink final : public GpuSink {
     if (source.layout != GpuLayout::kBhwcFloat32) {
       return Status::Error(what_ + ": a texture reads BHWC float32 bindings only");
     }
-    TFG_RETURN_IF_ERROR(SetUniforms(*program_.program, params_));
+    TFG_RETURN_IF_ERROR(SetUniforms(*program_.program, params_, /*channels=*/false));
     TFG_GL(glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 1, source.buffer, 0,
                              static_cast<GLsizeiptr>(source.bytes)));
     TFG_GL(glBindImageTexture(kImageUnit, params_.texture, 0, GL_FALSE, 0, GL_WRITE_ONLY,
