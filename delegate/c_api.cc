@@ -1,6 +1,8 @@
 // The exported C API: create/delete, stats, and the external-delegate entry
 // points that load_delegate() and benchmark_model use. Nothing here throws;
 // allocation failure is reported like any other error.
+#include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <new>
 #include <string>
@@ -159,6 +161,62 @@ TFLITE_GLES_EXPORT void TfLiteGlesGetLiveObjects(TfLiteGlesLiveObjects* counts) 
   counts->delegates = GlesDelegate::LiveCount();
   counts->owned_egl_contexts = tflite_gles::egl::GlEnvironment::LiveOwnedContexts();
   counts->gpu_buffers = tflite_gles::gl::Buffer::LiveCount();
+}
+
+TFLITE_GLES_EXPORT TfLiteGlesTextureBinding TfLiteGlesTextureBindingDefault(void) {
+  TfLiteGlesTextureBinding binding{};
+  binding.size = sizeof(binding);
+  const tflite_gles::TextureParams defaults;
+  for (int c = 0; c < 4; ++c) {
+    binding.scale[c] = defaults.scale[c];
+    binding.offset[c] = defaults.offset[c];
+    binding.channels[c] = defaults.channels[c];
+  }
+  return binding;
+}
+
+namespace {
+int BindTexture(TfLiteDelegate* delegate, int tensor_index, uint32_t texture,
+                const TfLiteGlesTextureBinding* binding, bool output, uint32_t flags) {
+  if (!IsOurs(delegate)) return 1;
+  TfLiteGlesTextureBinding fields = TfLiteGlesTextureBindingDefault();
+  // Only the fields of the caller's (possibly older, smaller) struct.
+  if (binding != nullptr) {
+    std::memcpy(&fields, binding, std::min(binding->size, sizeof(fields)));
+  }
+  tflite_gles::TextureParams params;
+  params.texture = texture;
+  for (int c = 0; c < 4; ++c) {
+    params.scale[c] = fields.scale[c];
+    params.offset[c] = fields.offset[c];
+    params.channels[c] = fields.channels[c];
+  }
+  return Unwrap(delegate)->BindTexture(tensor_index, params, output, flags).ok() ? 0 : 1;
+}
+}  // namespace
+
+TFLITE_GLES_EXPORT int TfLiteGlesDelegateBindInputTexture(
+    TfLiteDelegate* delegate, int tensor_index, uint32_t texture,
+    const TfLiteGlesTextureBinding* binding) {
+  return BindTexture(delegate, tensor_index, texture, binding, /*output=*/false, 0);
+}
+
+TFLITE_GLES_EXPORT int TfLiteGlesDelegateBindOutputTexture(
+    TfLiteDelegate* delegate, int tensor_index, uint32_t texture,
+    const TfLiteGlesTextureBinding* binding, uint32_t flags) {
+  return BindTexture(delegate, tensor_index, texture, binding, /*output=*/true, flags);
+}
+
+TFLITE_GLES_EXPORT int TfLiteGlesDelegateUnbindTexture(TfLiteDelegate* delegate,
+                                                       int tensor_index) {
+  if (!IsOurs(delegate)) return 1;
+  return Unwrap(delegate)->Unbind(tensor_index).ok() ? 0 : 1;
+}
+
+TFLITE_GLES_EXPORT int TfLiteGlesDelegateTensorIndex(const TfLiteDelegate* delegate,
+                                                     const void* tensor) {
+  if (!IsOurs(delegate)) return -1;
+  return Unwrap(const_cast<TfLiteDelegate*>(delegate))->TensorIndex(tensor);
 }
 
 TFLITE_GLES_EXPORT TfLiteDelegate* tflite_plugin_create_delegate(

@@ -12,6 +12,7 @@
 #include "delegate/graph/graph.h"
 #include "delegate/options.h"
 #include "delegate/runtime/runtime.h"
+#include "delegate/runtime/texture_io.h"
 #include "delegate/abi/tflite_abi.h"
 #include "egl/egl_environment.h"
 #include "tflite_gles/delegate.h"
@@ -58,6 +59,12 @@ class GlesDelegate {
   Status Unbind(int tensor_index);
   // Bytes a buffer bound to `tensor_index` in `layout` must hold.
   StatusOr<size_t> BoundBufferBytes(int tensor_index, int layout);
+  // An application's 2D texture as partition input (`output` false) or
+  // output `tensor_index` (delegate/texture_binding.cc); Unbind ends it.
+  Status BindTexture(int tensor_index, const TextureParams& params, bool output,
+                     uint32_t flags);
+  // The index of a TfLiteTensor* of the applied graph, or -1.
+  int TensorIndex(const void* tensor) const;
 
  private:
   friend struct DelegateCallbacks;

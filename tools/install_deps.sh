@@ -35,6 +35,9 @@ APT_PACKAGES=(
   ninja-build
   # memcheck tells whose a crash is (tests/python/heap_check.py)
   valgrind
+  # stb_image.h / stb_image_write.h: tools/gpu_pipeline_example.cc decodes
+  # and writes PNGs with them
+  libstb-dev
 )
 # Pinned: the reference runtime and everything the tests, tools and benches import.
 PIP_PACKAGES=(

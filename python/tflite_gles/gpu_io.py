@@ -109,6 +109,24 @@ class GpuIo:
         self._check(self._lib.TfLiteGlesDelegateUnbindBuffer(self._delegate, tensor_index),
                     lambda rc: rc != 0)
 
+    # Textures (docs/gpu_io.md, "Textures"): tflite_gles.gpu_textures does the
+    # work; its TextureError is a GpuIoError. `unbind` ends them too.
+    def bind_input_texture(self, tensor_index: int, texture: int, scale=1.0, offset=0.0,
+                           channels=None) -> None:
+        """2D texture `texture` feeds input `tensor_index`: channel c =
+        texel[channels[c]] * scale[c] + offset[c] (RGBA8 reads as [0, 1])."""
+        from tflite_gles import gpu_textures
+        gpu_textures.bind_input_texture(self._delegate.value, tensor_index, texture, scale,
+                                        offset, channels, library=self._lib._name)
+
+    def bind_output_texture(self, tensor_index: int, texture: int, scale=1.0, offset=0.0,
+                            host_copy: bool = True) -> None:
+        """Output `tensor_index` is written into the immutable RGBA texture
+        `texture`: lane c = channel c * scale[c] + offset[c]."""
+        from tflite_gles import gpu_textures
+        gpu_textures.bind_output_texture(self._delegate.value, tensor_index, texture, scale,
+                                         offset, host_copy, library=self._lib._name)
+
 
 # --- A minimal GLES 3.1 surface for applications without a GL binding -----
 

@@ -19,13 +19,16 @@ REPO = Path(__file__).resolve().parents[2]
 ERROR_MACHINERY = {"glGetError", "eglGetError"}
 PURE_QUERIES = {"eglGetCurrentContext", "eglGetCurrentDisplay", "eglGetCurrentSurface",
                 "eglQueryString", "eglGetProcAddress", "glGetString", "glGetStringi",
-                "glIsBuffer"}
+                "glIsBuffer", "glIsTexture"}
 RESULT_CHECKED = {"eglGetDisplay", "eglCreateContext", "eglCreatePbufferSurface",
                   "eglMakeCurrent", "glCreateShader", "glCreateProgram", "glMapBufferRange",
                   "glUnmapBuffer", "glBufferData", "glFenceSync",
-                  "glClientWaitSync"}
+                  "glClientWaitSync",
+                  # binding a texture of another target is GL_INVALID_OPERATION: the
+                  # one way GLES 3.1 tells a texture's target (foreign_texture.cc)
+                  "glBindTexture"}
 CLEANUP = {"glDeleteBuffers", "glDeleteTextures", "glDeleteProgram", "glDeleteShader",
-           "glBindBuffer", "glDeleteSync", "eglDestroyContext", "eglDestroySurface", "eglTerminate"}
+           "glBindBuffer", "glDeleteSync", "glDeleteSamplers", "eglDestroyContext", "eglDestroySurface", "eglTerminate"}
 ALLOWED_IN_EGL = ERROR_MACHINERY | PURE_QUERIES | RESULT_CHECKED | CLEANUP
 
 CALL = re.compile(r"\b((?:gl|egl)[A-Z][A-Za-z0-9_]*)\s*\(")

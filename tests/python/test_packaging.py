@@ -85,8 +85,9 @@ def test_wheel_holds_the_package_and_its_library_only(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     package = sorted(n for n in names if not n.split("/")[0].endswith(".dist-info"))
+    # The GPU binding helpers (docs/gpu_io.md) are part of the package.
     assert package == ["tflite_gles/__init__.py", "tflite_gles/gpu_io.py",
-                       "tflite_gles/libtflite_gles.so"], package
+                       "tflite_gles/gpu_textures.py", "tflite_gles/libtflite_gles.so"], package
 
 
 def site_packages(python: Path) -> str:

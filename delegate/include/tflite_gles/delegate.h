@@ -327,6 +327,72 @@ int TfLiteGlesDelegateUnbindBuffer(struct TfLiteDelegate* delegate, int tensor_i
 int64_t TfLiteGlesDelegateBufferBytes(struct TfLiteDelegate* delegate, int tensor_index,
                                       int32_t layout);
 
+/* Textures (docs/gpu_io.md, "Textures"): an application's GL_TEXTURE_2D
+ * stands in for an image input or output of a GPU partition, so the pixels
+ * never visit the CPU (a camera frame in, a mask out). It is a GPU binding
+ * like a buffer's (above: same thread and context rules, same lifetime,
+ * same TFLITE_GLES_BIND_NO_HOST_COPY flag for outputs, ended by
+ * TfLiteGlesDelegateUnbindBuffer or TfLiteGlesDelegateUnbindTexture); the
+ * texture is a name of the delegate's context (or of one sharing objects
+ * with it: then make the writes visible across contexts, e.g. glFinish).
+ *
+ * The texture's size is the tensor's (width = W, height = H, batch 1, 1 to
+ * 4 channels); the delegate never resizes. Texel (x, y) is pixel (w = x,
+ * h = y): row 0, as glTexImage2D takes it from memory, is the first row.
+ * Inputs: GL_RGBA8 (or unsized GL_RGBA of bytes), GL_RGBA16F or GL_RGBA32F,
+ * read with texelFetch (no filtering; the delegate's own sampler object
+ * makes a texture without mipmaps complete). Outputs: GL_RGBA8, GL_RGBA16F
+ * or GL_RGBA32F allocated with glTexStorage2D (GLES 3.1 image units take
+ * only immutable textures). The texture is checked at bind and again at
+ * every Invoke (deleted, or reallocated to another size or format: Invoke
+ * fails with the reason). A bound output is written into the texture; its
+ * TFLite tensor is copied back by the interpreter's buffer-handle rules
+ * unless TFLITE_GLES_BIND_NO_HOST_COPY is given (then never). */
+typedef struct TfLiteGlesTextureBinding {
+  /* sizeof(TfLiteGlesTextureBinding); set by TfLiteGlesTextureBindingDefault
+   * (the library reads only the fields that fit in it). */
+  size_t size;
+  /* Input: tensor channel c = texel[channels[c]] * scale[c] + offset[c],
+   * where texelFetch gives RGBA8 as byte / 255 ([0, 1]) and float formats
+   * as stored. So bytes to [-1, 1]: scale 2, offset -1; to [0, 1]: scale 1,
+   * offset 0; (byte - mean) / std: scale 255 / std, offset -mean / std.
+   * Output: texel lane c = tensor channel c * scale[c] + offset[c] for the
+   * tensor's C channels; the other lanes are G = B = 0, A = 1 (as GL
+   * expands an R or RG texture); GL_RGBA8 stores clamp to [0, 1].
+   * Defaults: scale 1, offset 0. */
+  float scale[4];
+  float offset[4];
+  /* Input only: the texture component (0 = R, 1 = G, 2 = B, 3 = A) each
+   * tensor channel takes; default {0, 1, 2, 3} (RGB of RGBA for a
+   * 3-channel tensor, all four for 4). */
+  int32_t channels[4];
+} TfLiteGlesTextureBinding;
+
+TfLiteGlesTextureBinding TfLiteGlesTextureBindingDefault(void);
+
+/* Each returns 0 (kTfLiteOk) or 1 (kTfLiteError, nothing changed; the
+ * reason in TfLiteGlesDelegateLastError): besides the buffer binding's
+ * reasons, a texture that is not a live 2D texture of the context, of
+ * another size or an unsupported format, a mutable output texture, a
+ * tensor that is not batch 1 with 1 to 4 channels, a channel outside 0..3,
+ * an input bound as output or the reverse. `binding` NULL: the defaults.
+ * `flags`: TFLITE_GLES_BIND_NO_HOST_COPY (outputs) or 0. */
+int TfLiteGlesDelegateBindInputTexture(struct TfLiteDelegate* delegate, int tensor_index,
+                                       uint32_t texture,
+                                       const TfLiteGlesTextureBinding* binding);
+int TfLiteGlesDelegateBindOutputTexture(struct TfLiteDelegate* delegate, int tensor_index,
+                                        uint32_t texture,
+                                        const TfLiteGlesTextureBinding* binding,
+                                        uint32_t flags);
+/* TfLiteGlesDelegateUnbindBuffer under the name that reads right here. */
+int TfLiteGlesDelegateUnbindTexture(struct TfLiteDelegate* delegate, int tensor_index);
+
+/* The index of `tensor` (a TfLiteTensor* from TfLiteInterpreterGetInputTensor
+ * or ...GetOutputTensor of the interpreter the delegate was applied to: the
+ * C API has no index getter) in that graph, or -1 if it is none of its
+ * tensors or the delegate has no GPU partition. */
+int TfLiteGlesDelegateTensorIndex(const struct TfLiteDelegate* delegate, const void* tensor);
+
 /* External-delegate entry points (TFLite's external_delegate interface):
  * keys/values are option strings; on error, report_error receives a message
  * naming the valid keys and NULL is returned. */
