@@ -160,6 +160,17 @@ Status PartitionRuntime::PlanBound(GpuBound& bound, ProgramCache& programs) {
     return Status::Error("tensor " + std::to_string(bound.tflite_index) +
                          " is not a partition " + (bound.input ? "input" : "output"));
   }
+  if (bound.input && (transfer->quantize || transfer->quantize_tail)) {
+    // The upload puts this float input on the grid of the QUANTIZE that
+    // reads it, partly on the CPU (TFLite's rounding of a tail of fewer
+    // than 8 elements), and that QUANTIZE takes no step of its own: a bound
+    // buffer would skip the rounding and the int8 model would read values
+    // off its grid.
+    return Status::Error("input tensor " + std::to_string(bound.tflite_index) +
+                         " is rounded to the grid of the QUANTIZE that reads it while it is "
+                         "uploaded; it cannot be bound on the GPU (set it through the "
+                         "interpreter)");
+  }
   const Shape4 shape = transfer->shape;
   const GpuBufferRef& ref = bound.ref;
   const bool phwc4 = ref.layout == GpuLayout::kPhwc4Float32;
