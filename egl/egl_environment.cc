@@ -403,6 +403,16 @@ Status GlEnvironment::ReadGpuInfo() {
     TFG_GL(glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, i,
                            &info_.max_workgroup_count[i]));
   }
+  for (int i = 0; i < 3; ++i) {
+    TFG_GL(glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, i,
+                           &info_.max_workgroup_size[i]));
+  }
+  TFG_GL(glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS,
+                       &info_.max_ssbo_binding_points));
+  TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_IMAGE_UNIFORMS, &info_.max_image_uniforms));
+  TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_UNIFORM_COMPONENTS,
+                       &info_.max_uniform_components));
+  TFG_GL(glGetIntegerv(GL_MAX_TEXTURE_SIZE, &info_.max_texture_size));
   TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS,
                        &info_.max_workgroup_invocations));
   TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE,

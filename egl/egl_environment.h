@@ -42,13 +42,22 @@ struct GpuInfo {
   long long max_ssbo_bytes = 0;       // GL_MAX_SHADER_STORAGE_BLOCK_SIZE
   int max_texture_buffer_texels = 0;  // GL_MAX_TEXTURE_BUFFER_SIZE
   int max_workgroup_count[3] = {0, 0, 0};
+  int max_workgroup_size[3] = {0, 0, 0};  // GL_MAX_COMPUTE_WORK_GROUP_SIZE
   int max_workgroup_invocations = 0;
   int max_shared_memory_bytes = 0;    // GL_MAX_COMPUTE_SHARED_MEMORY_SIZE
-  int max_ssbo_bindings = 0;          // per compute shader
-  int max_texture_units = 0;          // per compute shader
+  int max_ssbo_bindings = 0;          // GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS
+  // GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS: every SSBO binding index is below it.
+  int max_ssbo_binding_points = 0;
+  int max_texture_units = 0;          // GL_MAX_COMPUTE_TEXTURE_IMAGE_UNITS
+  int max_image_uniforms = 0;         // GL_MAX_COMPUTE_IMAGE_UNIFORMS
+  int max_uniform_components = 0;     // GL_MAX_COMPUTE_UNIFORM_COMPONENTS
+  int max_texture_size = 0;           // GL_MAX_TEXTURE_SIZE
   int texture_buffer_offset_alignment = 1;
   int ssbo_offset_alignment = 1;
   int uniform_buffer_offset_alignment = 1;  // GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT
+  // The device profile the limits above were clamped to ("native": as the
+  // GPU reports them; delegate/device/device_profiles.h).
+  std::string profile = "native";
 
   bool HasExtension(const std::string& name) const;
   bool IsLlvmpipe() const;

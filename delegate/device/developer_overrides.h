@@ -50,6 +50,9 @@ struct DeveloperOverrides {
   std::optional<bool> report_phases;             // TFLITE_GLES_X_PHASES
   std::optional<bool> report_timeline;           // TFLITE_GLES_X_TIMELINE
   std::string dump_graph;                        // TFLITE_GLES_DUMP_GRAPH (a path)
+  // The user switch for the device profile (delegate/device/device_profiles.h;
+  // README): read here with the rest, parsed where the profile is chosen.
+  std::string device_profile;                    // TFLITE_GLES_DEVICE_PROFILE
 };
 
 // Reads the whole table from the environment. The delegate reads it once per
