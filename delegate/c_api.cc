@@ -83,6 +83,7 @@ TFLITE_GLES_EXPORT TfLiteGlesDelegateOptionsV2 TfLiteGlesDelegateOptionsV2Defaul
   options.quantized_models_allowed = defaults.quantized_models_allowed;
   options.quantization_simulator = defaults.quantization_simulator;
   options.device_profile = defaults.device_profile;
+  options.egl_device = nullptr;
   return options;
 }
 

@@ -67,6 +67,12 @@ Status CheckInputShapesUnchanged(const abi::Context* context,
   return Status::Ok();
 }
 
+// The display description without the reasons earlier displays were passed
+// over: which device ran the delegate, for the INFO line.
+std::string DeviceUsed(const std::string& description) {
+  return description.substr(0, description.find(" (passed over"));
+}
+
 const abi::IntArray* AsIntArray(const std::vector<int>& storage) {
   return reinterpret_cast<const abi::IntArray*>(storage.data());
 }
@@ -297,7 +303,7 @@ Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
     case TFLITE_GLES_EGL_PLATFORM_DEFAULT: platform = egl::DisplayPlatform::kDefault; break;
     default: break;
   }
-  TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform));
+  TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform, options_.egl_device));
   programs_ = std::make_unique<ProgramCache>();
   programs_->OpenSerializationCache(options_.serialization_dir,
                                      options_.model_token);
@@ -449,9 +455,10 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   if (options_.log_info) {
     std::fprintf(stderr,
                  "INFO: tflite-gles: delegated %d of %d nodes in %d partition%s "
-                 "on %s (%s%s%s)\n",
+                 "on %s, %s (%s%s%s)\n",
                  nodes_delegated_, nodes_total_, partitions_,
                  partitions_ == 1 ? "" : "s", env_->info().renderer.c_str(),
+                 DeviceUsed(env_->display_description()).c_str(),
                  device_.fp16 ? "fp16" : "fp32",
                  gpu_.profile == "native" ? "" : ", device profile ",
                  gpu_.profile == "native" ? "" : gpu_.profile.c_str());

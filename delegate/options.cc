@@ -223,6 +223,10 @@ StatusOr<Options> OptionsFromCV2(const TfLiteGlesDelegateOptionsV2& c) {
                            " is out of range");
     }
   }
+  if (has(offsetof(TfLiteGlesDelegateOptionsV2, egl_device), sizeof(c.egl_device)) &&
+      c.egl_device != nullptr) {
+    TFG_RETURN_IF_ERROR(ParseString("egl_device", c.egl_device, &options.egl_device));
+  }
   return options;
 }
 
@@ -241,7 +245,8 @@ std::string DescribeOptionKeys() {
          "reapply_on_resize: true|false; "
          "quantized_models_allowed: true|false; "
          "quantization_simulator: true|false; "
-         "device_profile: " + Choices(kDeviceProfiles);
+         "device_profile: " + Choices(kDeviceProfiles) + "; " +
+         "egl_device: index or DRM device file";
 }
 
 StatusOr<Options> OptionsFromKeyValues(
@@ -283,6 +288,8 @@ StatusOr<Options> OptionsFromKeyValues(
       status = ParseBool(key, value, &options.quantized_models_allowed);
     } else if (key == "quantization_simulator") {
       status = ParseBool(key, value, &options.quantization_simulator);
+    } else if (key == "egl_device") {
+      status = ParseString(key, value, &options.egl_device);
     } else if (key == "device_profile") {
       status = ParseEnum(key, value, kDeviceProfiles, &options.device_profile);
     } else if (key == "log_level") {

@@ -69,8 +69,12 @@ class GlEnvironment {
   // one that another tflite-gles environment created), otherwise creates one
   // on the chosen display. Fails with a message naming every
   // display that was tried and why it was rejected.
+  // `device` (option egl_device): on the EGL device platform, the device
+  // with this index, or with this DRM device file / render node
+  // ("/dev/dri/renderD129"); empty: the first that initializes. A device
+  // that names none is an error listing the devices.
   static StatusOr<std::unique_ptr<GlEnvironment>> Acquire(
-      DisplayPlatform platform);
+      DisplayPlatform platform, const std::string& device = "");
 
   GlEnvironment(const GlEnvironment&) = delete;
   GlEnvironment& operator=(const GlEnvironment&) = delete;

@@ -133,7 +133,6 @@ TEST(SharedMemoryGemm, FullyConnectedSplitKAndTiledRows) {
 }
 
 TEST(SharedMemoryGemm, TileChoiceStaysWithinTheWorkgroupAndSharedMemory) {
-  const egl::GlEnvironment& env = TestEnvironment();
   DeviceProfile device;
   device.gpu = &TestGpuInfo();
   device.min_invocations = 1 << 15;
@@ -161,7 +160,6 @@ TEST(SharedMemoryGemm, TileChoiceStaysWithinTheWorkgroupAndSharedMemory) {
 }
 
 TEST(SharedMemoryGemm, DepthwiseFusedTilesUseRegisterTilesOnlyOnSmallMaps) {
-  const egl::GlEnvironment& env = TestEnvironment();
   DeviceProfile device;
   device.gpu = &TestGpuInfo();
   device.min_invocations = 1 << 15;

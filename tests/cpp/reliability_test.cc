@@ -127,7 +127,6 @@ class ShapeOnlyNode {
   }
 
   Status Check(bool fp16) {
-    const egl::GlEnvironment& env = TestEnvironment();
     DeviceProfile device;
     device.gpu = &TestGpuInfo();
     device.fp16 = fp16;

@@ -125,6 +125,12 @@ typedef struct TfLiteGlesDelegateOptionsV2 {
   int32_t quantization_simulator;
   /* TfLiteGlesDeviceProfile (default native). */
   int32_t device_profile;
+  /* Which GPU of the EGL device platform runs the delegate: its index
+   * ("1"), or its DRM render node or device file ("/dev/dri/renderD129",
+   * stable across boots where the index is not). NULL or "" (default): the
+   * first device that initializes. Implies the device platform; the INFO
+   * line names the device used. Copied at creation. */
+  const char* egl_device;
 } TfLiteGlesDelegateOptionsV2;
 
 /* experimental_flags bit: keep every elementwise op in its own dispatch
