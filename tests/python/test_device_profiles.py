@@ -12,6 +12,7 @@ name is refused), so these tests cannot pass by running the native limits.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import gles_testing as gt
@@ -64,3 +65,29 @@ def test_a_bad_profile_name_is_refused(monkeypatch):
     spec = mc.CATALOG["mobilenet_v1_0.25_224"]
     with pytest.raises((RuntimeError, ValueError)):
         gt.interpreter(str(spec.path), gt.make_delegate({}))
+
+
+# Shapes at and past the minimum limits: a 1x256x256x8 tensor is 131072
+# texels (twice a 65536-texel texture buffer); a concat whose output slices
+# take channels from 4 inputs needs 5 buffers in one dispatch; a mean over
+# 4096 positions wants workgroups past 128 invocations.
+NEAR_LIMITS = [
+    ("ADD", [[1, 256, 256, 8], [1, 256, 256, 8]], {}),
+    ("CONCATENATION", [[1, 8, 8, 1]] * 6 + [[1, 8, 8, 3]], {"axis": 3}),
+    ("MEAN", [[1, 64, 64, 12]], "mean"),
+]
+
+
+@pytest.mark.parametrize("op,shapes,options", NEAR_LIMITS, ids=[c[0] for c in NEAR_LIMITS])
+def test_shapes_past_the_minimum_limits_run_on_the_gpu(op, shapes, options):
+    rng = np.random.default_rng(7)
+    if options == "mean":
+        model = gt.single_op_model(op, shapes, {"keep_dims": True},
+                                   consts={1: np.array([1, 2], np.int32)})
+    else:
+        model = gt.single_op_model(op, shapes, options)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    cpu, gpu, stats = gt.run_cpu_and_gpu(model, inputs, MINIMUM)
+    assert stats["nodes_delegated"] == stats["nodes_total"] == 1, stats
+    for g, c in zip(gpu, cpu):
+        assert gt.relative_error(g, c) <= 1e-5, f"{op}: {gt.relative_error(g, c):.3g}"
