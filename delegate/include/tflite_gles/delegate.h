@@ -129,7 +129,8 @@ typedef struct TfLiteGlesDelegateOptionsV2 {
    * ("1"), or its DRM render node or device file ("/dev/dri/renderD129",
    * stable across boots where the index is not). NULL or "" (default): the
    * first device that initializes. Implies the device platform; the INFO
-   * line names the device used. Copied at creation. */
+   * line names the device used. Ignored when the application's EGLContext
+   * is current (that context's GPU runs the delegate). Copied at creation. */
   const char* egl_device;
 } TfLiteGlesDelegateOptionsV2;
 
