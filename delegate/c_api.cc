@@ -84,6 +84,8 @@ TFLITE_GLES_EXPORT TfLiteGlesDelegateOptionsV2 TfLiteGlesDelegateOptionsV2Defaul
   options.base = TfLiteGlesDelegateOptionsDefault();
   options.quantized_models_allowed = defaults.quantized_models_allowed;
   options.quantization_simulator = defaults.quantization_simulator;
+  options.device_profile = defaults.device_profile;
+  options.egl_device = nullptr;
   return options;
 }
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "delegate/device/device_profiles.h"
 #include "delegate/device/device_tuning.h"
 #include "delegate/graph/partition_plan.h"
 #include "delegate/graph/graph_dump.h"
@@ -64,6 +65,12 @@ Status CheckInputShapesUnchanged(const abi::Context* context,
     }
   }
   return Status::Ok();
+}
+
+// The display description without the reasons earlier displays were passed
+// over: which device ran the delegate, for the INFO line.
+std::string DeviceUsed(const std::string& description) {
+  return description.substr(0, description.find(" (passed over"));
 }
 
 const abi::IntArray* AsIntArray(const std::vector<int>& storage) {
@@ -322,7 +329,8 @@ Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
   if (serializing && overrides.driver_cache.value_or(true)) {
     driver_cache_dir = options_.serialization_dir + "/" + kDriverShaderCacheFolder;
   }
-  TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform, driver_cache_dir));
+  TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform, options_.egl_device,
+                                                        driver_cache_dir));
   programs_ = std::make_unique<ProgramCache>();
   if (overrides.program_binaries.value_or(true)) {
     programs_->OpenSerializationCache(options_.serialization_dir,
@@ -331,7 +339,12 @@ Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
 
   // The storage choice, in one place: the read path the device measured
   // best (PreferTextureBufferReads), unless the options ask for one.
-  const egl::GpuInfo& gpu = env_->info();
+  // The device profile (delegate/device/device_profiles.h): every limit
+  // below is the GPU's, clamped to the profile's.
+  TFG_ASSIGN_OR_RETURN(const int profile,
+                       ChooseDeviceProfile(options_.device_profile, overrides.device_profile));
+  gpu_ = ApplyDeviceProfile(env_->info(), profile);
+  const egl::GpuInfo& gpu = gpu_;
   device_.gpu = &gpu;
   // fp16 where precision loss is allowed and it pays on this device, or
   // where memory comes first (it halves every tensor and weight).
@@ -340,7 +353,7 @@ Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
       options_.storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER ||
       (options_.storage == TFLITE_GLES_STORAGE_AUTO && PreferTextureBufferReads(gpu));
   device_.texture_buffer_reads = gpu.has_texture_buffer && texture_reads_wanted;
-  device_.staging_texture_reads = gpu.has_texture_buffer && !device_.texture_buffer_reads;
+  device_.staging_texture_reads = !device_.texture_buffer_reads && TextureBuffersHoldTensors(gpu);
   if (options_.storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER &&
       !gpu.has_texture_buffer) {
     return Status::Error("storage=texture_buffer requested, but '" +
@@ -475,10 +488,13 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   if (options_.log_info) {
     std::fprintf(stderr,
                  "INFO: tflite-gles: delegated %d of %d nodes in %d partition%s "
-                 "on %s (%s)\n",
+                 "on %s, %s (%s%s%s)\n",
                  nodes_delegated_, nodes_total_, partitions_,
                  partitions_ == 1 ? "" : "s", env_->info().renderer.c_str(),
-                 device_.fp16 ? "fp16" : "fp32");
+                 DeviceUsed(env_->display_description()).c_str(),
+                 device_.fp16 ? "fp16" : "fp32",
+                 gpu_.profile == "native" ? "" : ", device profile ",
+                 gpu_.profile == "native" ? "" : gpu_.profile.c_str());
     if (!quantized_.constants.empty() || quantized_.simulated > 0 ||
         quantized_.transfers > 0) {
       std::fprintf(stderr,

@@ -111,6 +111,9 @@ class GlesDelegate {
   std::unique_ptr<egl::GlEnvironment> env_;
   std::unique_ptr<ProgramCache> programs_;
   DeviceProfile device_;
+  // The GPU's limits clamped to the device profile in force; device_.gpu
+  // points here (delegate/device/device_profiles.h).
+  egl::GpuInfo gpu_;
   std::unique_ptr<GraphContext> graph_;  // during Prepare and kernel Init
 
   int nodes_total_ = 0;

@@ -36,6 +36,10 @@ constexpr EnumName kStorages[] = {
     {"auto", TFLITE_GLES_STORAGE_AUTO},
     {"ssbo", TFLITE_GLES_STORAGE_SSBO},
     {"texture_buffer", TFLITE_GLES_STORAGE_TEXTURE_BUFFER}};
+constexpr EnumName kDeviceProfiles[] = {
+    {"native", TFLITE_GLES_DEVICE_PROFILE_NATIVE},
+    {"gles31-minimum", TFLITE_GLES_DEVICE_PROFILE_GLES31_MINIMUM},
+    {"mali-g52", TFLITE_GLES_DEVICE_PROFILE_MALI_G52}};
 constexpr EnumName kLogLevels[] = {{"info", 1}, {"warning", 0}};
 
 template <size_t N>
@@ -130,6 +134,10 @@ Status Validate(const Options& options) {
     return Status::Error("egl_platform " + std::to_string(options.egl_platform) +
                          " is out of range");
   }
+  if (!InRange(kDeviceProfiles, options.device_profile)) {
+    return Status::Error("device_profile " + std::to_string(options.device_profile) +
+                         " is out of range");
+  }
   if (!InRange(kStorages, options.storage)) {
     return Status::Error("storage " + std::to_string(options.storage) +
                          " is out of range");
@@ -207,6 +215,18 @@ StatusOr<Options> OptionsFromCV2(const TfLiteGlesDelegateOptionsV2& c) {
           sizeof(c.quantization_simulator))) {
     options.quantization_simulator = c.quantization_simulator != 0;
   }
+  if (has(offsetof(TfLiteGlesDelegateOptionsV2, device_profile),
+          sizeof(c.device_profile))) {
+    options.device_profile = c.device_profile;
+    if (!InRange(kDeviceProfiles, options.device_profile)) {
+      return Status::Error("device_profile " + std::to_string(options.device_profile) +
+                           " is out of range");
+    }
+  }
+  if (has(offsetof(TfLiteGlesDelegateOptionsV2, egl_device), sizeof(c.egl_device)) &&
+      c.egl_device != nullptr) {
+    TFG_RETURN_IF_ERROR(ParseString("egl_device", c.egl_device, &options.egl_device));
+  }
   return options;
 }
 
@@ -224,7 +244,9 @@ std::string DescribeOptionKeys() {
          "log_level: " + Choices(kLogLevels) + "; "
          "reapply_on_resize: true|false; "
          "quantized_models_allowed: true|false; "
-         "quantization_simulator: true|false";
+         "quantization_simulator: true|false; "
+         "device_profile: " + Choices(kDeviceProfiles) + "; " +
+         "egl_device: index or DRM device file";
 }
 
 StatusOr<Options> OptionsFromKeyValues(
@@ -266,6 +288,10 @@ StatusOr<Options> OptionsFromKeyValues(
       status = ParseBool(key, value, &options.quantized_models_allowed);
     } else if (key == "quantization_simulator") {
       status = ParseBool(key, value, &options.quantization_simulator);
+    } else if (key == "egl_device") {
+      status = ParseString(key, value, &options.egl_device);
+    } else if (key == "device_profile") {
+      status = ParseEnum(key, value, kDeviceProfiles, &options.device_profile);
     } else if (key == "log_level") {
       status = ParseEnum(key, value, kLogLevels, &choice);
       options.log_info = choice == 1;

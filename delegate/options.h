@@ -39,6 +39,12 @@ struct Options {
   // the float view follows the integer model; false: only clamped to their
   // range (which TFLite's integer kernels always saturate to).
   bool quantization_simulator = true;
+  // The limits shaders and storage are planned for (TfLiteGlesDeviceProfile;
+  // delegate/device/device_profiles.h); TFLITE_GLES_DEVICE_PROFILE overrides.
+  int device_profile = TFLITE_GLES_DEVICE_PROFILE_NATIVE;
+  // Which EGL device (index, or DRM device file / render node); empty: the
+  // first that initializes (egl::GlEnvironment::Acquire).
+  std::string egl_device;
 
   // fp16 storage is allowed when precision loss is allowed and no priority
   // asks for max precision (whether it is used is the device's choice:

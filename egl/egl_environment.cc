@@ -4,6 +4,7 @@
 #include <GLES3/gl32.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -75,8 +76,42 @@ struct DisplayCandidate {
   std::string description;
 };
 
+// A stable name for an EGL device, where the driver offers one: its DRM
+// render node or device file (EGL_EXT_device_drm_render_node,
+// EGL_EXT_device_drm; both NVIDIA's and Mesa's drivers expose them). ""
+// where none is offered (Mesa's software device).
+std::string DeviceFile(EGLDeviceEXT device) {
+  auto query_string = reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(
+      eglGetProcAddress("eglQueryDeviceStringEXT"));
+  if (query_string == nullptr) return "";
+  const char* extensions = query_string(device, EGL_EXTENSIONS);
+  // EGL_DRM_RENDER_NODE_FILE_EXT: a render node needs no DRM master.
+  constexpr EGLint kRenderNode = 0x3377;
+  if (HasToken(extensions, "EGL_EXT_device_drm_render_node")) {
+    const char* node = query_string(device, kRenderNode);
+    if (node != nullptr) return node;
+  }
+  if (HasToken(extensions, "EGL_EXT_device_drm")) {
+    const char* file = query_string(device, EGL_DRM_DEVICE_FILE_EXT);
+    if (file != nullptr) return file;
+  }
+  return "";
+}
+
+// Whether device `index` (with `file`) is the one `selector` names: empty
+// (any), its index, or its DRM device file / render node.
+bool Selected(const std::string& selector, int index, const std::string& file) {
+  if (selector.empty()) return true;
+  if (selector.find_first_not_of("0123456789") == std::string::npos) {
+    return std::to_string(index) == selector;
+  }
+  return !file.empty() && file == selector;
+}
+
 // EGL_EXT_platform_device: how NVIDIA's driver runs without a window system.
-StatusOr<DisplayCandidate> OpenDeviceDisplay() {
+// `selector` (option egl_device) picks one device; empty: the first that
+// initializes.
+StatusOr<DisplayCandidate> OpenDeviceDisplay(const std::string& selector) {
   const char* client_extensions = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
   // NVIDIA's GLVND may advertise enumeration as part of EGL_EXT_device_base.
   const bool platform = HasToken(client_extensions, "EGL_EXT_platform_device");
@@ -105,7 +140,11 @@ StatusOr<DisplayCandidate> OpenDeviceDisplay() {
   // Several devices: the first one that initializes wins. Mesa lists its
   // software device too; it works like the surfaceless platform.
   std::string reasons;
+  std::string listed;
   for (EGLint i = 0; i < count; ++i) {
+    const std::string file = DeviceFile(devices[i]);
+    listed += " " + std::to_string(i) + (file.empty() ? "" : " (" + file + ")");
+    if (!Selected(selector, i, file)) continue;
     EGLDisplay display =
         get_platform_display(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
     if (display == EGL_NO_DISPLAY) {
@@ -119,7 +158,11 @@ StatusOr<DisplayCandidate> OpenDeviceDisplay() {
     }
     return DisplayCandidate{display, "EGL device platform (device " +
                                          std::to_string(i) + " of " +
-                                         std::to_string(count) + ")"};
+                                         std::to_string(count) +
+                                         (file.empty() ? "" : ", " + file) + ")"};
+  }
+  if (!selector.empty() && reasons.empty()) {
+    return Status::Error("egl_device '" + selector + "' names none of the devices:" + listed);
   }
   return Status::Error("no EGL device initialized:" + reasons);
 }
@@ -234,7 +277,8 @@ bool GpuInfo::IsLlvmpipe() const {
 }
 
 StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
-    DisplayPlatform platform, const std::string& driver_cache_dir) {
+    DisplayPlatform platform, const std::string& device,
+    const std::string& driver_cache_dir) {
   std::unique_ptr<GlEnvironment> env(new GlEnvironment());
   env->thread_ = std::this_thread::get_id();
 
@@ -261,12 +305,21 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
     TFG_RETURN_IF_ERROR(ParseDisplayPlatform(forced, &platform)
                             .WithContext("TFLITE_GLES_EGL_PLATFORM"));
   }
+  // A chosen device exists only on the device platform: no silent fallback
+  // to another GPU.
+  if (!device.empty()) {
+    if (platform != DisplayPlatform::kAuto && platform != DisplayPlatform::kDevice) {
+      return Status::Error(std::string("egl_device '") + device + "' needs the EGL device "
+                           "platform, but egl_platform is " + DisplayPlatformName(platform));
+    }
+    platform = DisplayPlatform::kDevice;
+  }
   struct Attempt {
     DisplayPlatform platform;
-    StatusOr<DisplayCandidate> (*open)();
+    std::function<StatusOr<DisplayCandidate>()> open;
   };
   const Attempt attempts[] = {
-      {DisplayPlatform::kDevice, OpenDeviceDisplay},
+      {DisplayPlatform::kDevice, [&device] { return OpenDeviceDisplay(device); }},
       {DisplayPlatform::kSurfaceless, OpenSurfacelessDisplay},
       {DisplayPlatform::kDefault, OpenDefaultDisplay},
   };
@@ -422,6 +475,16 @@ Status GlEnvironment::ReadGpuInfo() {
     TFG_GL(glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, i,
                            &info_.max_workgroup_count[i]));
   }
+  for (int i = 0; i < 3; ++i) {
+    TFG_GL(glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, i,
+                           &info_.max_workgroup_size[i]));
+  }
+  TFG_GL(glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS,
+                       &info_.max_ssbo_binding_points));
+  TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_IMAGE_UNIFORMS, &info_.max_image_uniforms));
+  TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_UNIFORM_COMPONENTS,
+                       &info_.max_uniform_components));
+  TFG_GL(glGetIntegerv(GL_MAX_TEXTURE_SIZE, &info_.max_texture_size));
   TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS,
                        &info_.max_workgroup_invocations));
   TFG_GL(glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE,

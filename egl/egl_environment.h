@@ -42,13 +42,22 @@ struct GpuInfo {
   long long max_ssbo_bytes = 0;       // GL_MAX_SHADER_STORAGE_BLOCK_SIZE
   int max_texture_buffer_texels = 0;  // GL_MAX_TEXTURE_BUFFER_SIZE
   int max_workgroup_count[3] = {0, 0, 0};
+  int max_workgroup_size[3] = {0, 0, 0};  // GL_MAX_COMPUTE_WORK_GROUP_SIZE
   int max_workgroup_invocations = 0;
   int max_shared_memory_bytes = 0;    // GL_MAX_COMPUTE_SHARED_MEMORY_SIZE
-  int max_ssbo_bindings = 0;          // per compute shader
-  int max_texture_units = 0;          // per compute shader
+  int max_ssbo_bindings = 0;          // GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS
+  // GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS: every SSBO binding index is below it.
+  int max_ssbo_binding_points = 0;
+  int max_texture_units = 0;          // GL_MAX_COMPUTE_TEXTURE_IMAGE_UNITS
+  int max_image_uniforms = 0;         // GL_MAX_COMPUTE_IMAGE_UNIFORMS
+  int max_uniform_components = 0;     // GL_MAX_COMPUTE_UNIFORM_COMPONENTS
+  int max_texture_size = 0;           // GL_MAX_TEXTURE_SIZE
   int texture_buffer_offset_alignment = 1;
   int ssbo_offset_alignment = 1;
   int uniform_buffer_offset_alignment = 1;  // GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT
+  // The device profile the limits above were clamped to ("native": as the
+  // GPU reports them; delegate/device/device_profiles.h).
+  std::string profile = "native";
 
   bool HasExtension(const std::string& name) const;
   bool IsLlvmpipe() const;
@@ -60,11 +69,16 @@ class GlEnvironment {
   // one that another tflite-gles environment created), otherwise creates one
   // on the chosen display. Fails with a message naming every
   // display that was tried and why it was rejected.
+  // `device` (option egl_device): on the EGL device platform, the device
+  // with this index, or with this DRM device file / render node
+  // ("/dev/dri/renderD129"); empty: the first that initializes. A device
+  // that names none is an error listing the devices.
   // `driver_cache_dir` non-empty: when a display is initialized for a
   // context of our own, the driver's on-disk shader cache is pointed there
   // (egl/driver_shader_cache.h); ignored for the application's context.
   static StatusOr<std::unique_ptr<GlEnvironment>> Acquire(
-      DisplayPlatform platform, const std::string& driver_cache_dir = "");
+      DisplayPlatform platform, const std::string& device = "",
+      const std::string& driver_cache_dir = "");
 
   GlEnvironment(const GlEnvironment&) = delete;
   GlEnvironment& operator=(const GlEnvironment&) = delete;

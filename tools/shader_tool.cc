@@ -1,11 +1,18 @@
 // Build-time shader tool.
 //
-//   shader_tool validate GLSLANG WORKDIR STAMP file.comp
+//   shader_tool validate GLSLANG WORKDIR STAMP file.comp [LIMITS.conf]
 //     Assembles every variant the file declares (each @axis choice, fp32 and
 //     fp16 storage, samplerBuffer and SSBO reads) with the same code the
 //     runtime uses, and runs glslangValidator on all of them. Any error fails
 //     the build, as does a barrier() outside what GLSL ES 3.10 allows
 //     (gl::CheckBarrierPlacement); the stamp file is written only on success.
+//     LIMITS (tools/gles31_minimum.conf): glslang's resource limits set to
+//     the GLES 3.1 minimums, so that a workgroup size, sampler or image
+//     binding of a variant (with its declared example values) beyond them
+//     fails the build, and the default workgroup must hold at most 128
+//     invocations. What depends on run-time choices (the kernels' workgroup
+//     sizes, the number of buffers a fused dispatch binds) is checked on the
+//     linked program before its first dispatch (egl/program_limits.h).
 //   shader_tool embed OUT.cc file.comp...
 //     Writes the C++ source that embeds the files as raw strings, served by
 //     gl::EmbeddedShader(name).
@@ -41,7 +48,8 @@ std::string BaseName(const std::string& path) {
 }
 
 int Validate(const std::string& glslang, const std::string& workdir,
-             const std::string& stamp, const std::string& path) {
+             const std::string& stamp, const std::string& path,
+             const std::string& limits) {
   std::string source;
   if (!ReadFile(path, &source)) {
     std::cerr << "shader_tool: cannot read " << path << "\n";
@@ -52,6 +60,20 @@ int Validate(const std::string& glslang, const std::string& workdir,
   if (!declaration.ok()) {
     std::cerr << path << ": " << declaration.status().message() << "\n";
     return 1;
+  }
+  if (!limits.empty()) {
+    // The example workgroup: GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS is 128 at
+    // the GLES 3.1 minimum, and glslang checks each axis only.
+    long long invocations = 1;
+    for (const char* axis : {"LOCAL_X", "LOCAL_Y", "LOCAL_Z"}) {
+      auto it = declaration->constants.find(axis);
+      if (it != declaration->constants.end()) invocations *= std::atoll(it->second.c_str());
+    }
+    if (invocations > 128) {
+      std::cerr << path << ": the example workgroup has " << invocations
+                << " invocations; the GLES 3.1 minimum is 128\n";
+      return 1;
+    }
   }
   // Cartesian product of the axes.
   std::vector<std::map<std::string, std::string>> variants = {
@@ -127,9 +149,10 @@ int Validate(const std::string& glslang, const std::string& workdir,
   const std::string log = workdir + "/" + name + ".log";
   bool failed = false;
   for (size_t b = 0; b < batches.size() && !failed; ++b) {
-    const std::string command = "'" + glslang + "' --quiet -S comp" +
-                                batches[b] + (b == 0 ? " > '" : " >> '") +
-                                log + "' 2>&1";
+    const std::string command =
+        "'" + glslang + "' --quiet -S comp" + batches[b] +
+        (limits.empty() ? "" : " '" + limits + "'") + (b == 0 ? " > '" : " >> '") + log +
+        "' 2>&1";
     failed = std::system(command.c_str()) != 0;
   }
   if (failed) {
@@ -181,13 +204,13 @@ int Embed(const std::string& out_path, const std::vector<std::string>& paths) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 5 && args[0] == "validate") {
-    return Validate(args[1], args[2], args[3], args[4]);
+  if ((args.size() == 5 || args.size() == 6) && args[0] == "validate") {
+    return Validate(args[1], args[2], args[3], args[4], args.size() == 6 ? args[5] : "");
   }
   if (args.size() >= 2 && args[0] == "embed") {
     return Embed(args[1], std::vector<std::string>(args.begin() + 2, args.end()));
   }
-  std::cerr << "usage: shader_tool validate GLSLANG WORKDIR STAMP file.comp\n"
+  std::cerr << "usage: shader_tool validate GLSLANG WORKDIR STAMP file.comp [LIMITS.conf]\n"
                "       shader_tool embed OUT.cc file.comp...\n";
   return 2;
 }

@@ -154,6 +154,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.report_timeline = Switch("TFLITE_GLES_X_TIMELINE");
   // A text dump of the TFLite graph at Prepare (graph_dump.h), for debugging.
   o.dump_graph = Text("TFLITE_GLES_DUMP_GRAPH");
+  o.device_profile = Text("TFLITE_GLES_DEVICE_PROFILE");
   return o;
 }
 

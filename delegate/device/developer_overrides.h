@@ -4,7 +4,9 @@
 // sweeps on the device machine and tests that force a path llvmpipe would not
 // take; none is needed to use the delegate. A variable that is unset leaves
 // the device's choice (TuneForDevice) alone; a bad value is ignored with a
-// warning naming it. Outside this table only egl/ reads the environment: the
+// warning naming it. TFLITE_GLES_DEVICE_PROFILE, a user switch, is read here
+// too (parsed by delegate/device/device_profiles.cc). Outside this table only
+// egl/ reads the environment: the
 // user switch TFLITE_GLES_EGL_PLATFORM (egl_environment.cc) and the test hook
 // TFLITE_GLES_TEST_MAX_BUFFER_BYTES (gl_objects.cc), since egl/ knows nothing
 // of the delegate.
@@ -53,6 +55,9 @@ struct DeveloperOverrides {
   std::optional<bool> report_phases;             // TFLITE_GLES_X_PHASES
   std::optional<bool> report_timeline;           // TFLITE_GLES_X_TIMELINE
   std::string dump_graph;                        // TFLITE_GLES_DUMP_GRAPH (a path)
+  // The user switch for the device profile (delegate/device/device_profiles.h;
+  // README): read here with the rest, parsed where the profile is chosen.
+  std::string device_profile;                    // TFLITE_GLES_DEVICE_PROFILE
 };
 
 // Reads the whole table from the environment. The delegate reads it once per

@@ -1,5 +1,6 @@
 #include "delegate/device/device_tuning.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -22,7 +23,17 @@ bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
   // MobileNet v1 ran 0.544 ms with texture-buffer reads vs 0.474 ms with
   // SSBO reads (docs/perf/log.md). Other GPUs keep texture buffers, as
   // mobile GPUs favour the texture path, until someone measures them.
-  return gpu.renderer.find("NVIDIA") == std::string::npos;
+  return gpu.renderer.find("NVIDIA") == std::string::npos && TextureBuffersHoldTensors(gpu);
+}
+
+bool TextureBuffersHoldTensors(const egl::GpuInfo& gpu) {
+  // The read path is chosen per device, not per tensor: where a texture
+  // buffer holds 65536 texels (the EXT_texture_buffer / GLES 3.2 minimum,
+  // what Mali and Adreno report), a 112x112x32 activation (100352 texels)
+  // or a 224x224x3 input staging (150528 floats) would not fit, so such GPUs
+  // read through SSBOs (up to 2^27 bytes even at the minimum). 2^24 texels
+  // hold a 1024x1024x64 tensor.
+  return gpu.has_texture_buffer && gpu.max_texture_buffer_texels >= (1 << 24);
 }
 
 bool Fp16StoragePays(const egl::GpuInfo& gpu) {
@@ -186,6 +197,27 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the
   // GEMM kernels decline with the parse error, so the sweep notices.
   if (!o.gemm_tile.empty()) device->gemm_tile_override = o.gemm_tile;
+  FitDeviceLimits(device);
+}
+
+void FitDeviceLimits(DeviceProfile* device) {
+  const egl::GpuInfo& gpu = *device->gpu;
+  // SSBO binding indices run over outputs, then inputs (with SSBO reads),
+  // then read-write buffers (BindAndDispatch): with SSBO reads every buffer
+  // of a dispatch is one, and its index must stay below the binding points.
+  const int ssbo_limit = std::min(gpu.max_ssbo_bindings, gpu.max_ssbo_binding_points);
+  device->max_dispatch_buffers =
+      device->texture_buffer_reads ? gpu.max_texture_units + 1 : ssbo_limit;
+  // The fusions into gemm.comp bind 6-7 buffers (out, in, weights, bias,
+  // epilogue operand, depthwise weights and bias), the fused softmax 2 more
+  // read-write ones after them, the split-K GEMM up to 9: at the GLES 3.1
+  // minimum (4) they stay separate dispatches.
+  if (!device->texture_buffer_reads && ssbo_limit < 7) {
+    device->fuse_depthwise_into_gemm = false;
+    device->dw_gemm_register_tiles = false;
+  }
+  if (ssbo_limit < 7) device->fuse_softmax_into_gemm = false;
+  if (ssbo_limit < 9) device->split_depthwise_gemm_k = false;
 }
 
 }  // namespace tflite_gles

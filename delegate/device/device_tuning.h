@@ -20,6 +20,17 @@ void TuneForDevice(DeviceProfile* device);
 // SSBOs on this GPU when the options leave it open (storage=auto).
 bool PreferTextureBufferReads(const egl::GpuInfo& gpu);
 
+// Whether a texture buffer holds the tensors of common models on this GPU
+// (max_texture_buffer_texels): the minimum for texture-buffer reads when
+// the options leave the read path open, and for staging reads.
+bool TextureBuffersHoldTensors(const egl::GpuInfo& gpu);
+
+// Keeps the choices that bind many buffers per dispatch within the GPU's
+// limits (DeviceProfile::max_dispatch_buffers and the fusions that exceed
+// it); the last step of TuneForDevice, after the overrides, since a limit is
+// not a preference.
+void FitDeviceLimits(DeviceProfile* device);
+
 // Whether fp16 storage is faster than fp32 on this GPU: where it is not,
 // precision_loss_allowed keeps fp32 (unless memory is the first priority).
 bool Fp16StoragePays(const egl::GpuInfo& gpu);

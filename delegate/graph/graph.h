@@ -99,6 +99,11 @@ struct DeviceProfile {
   // With SSBO reads: the BHWC staging of uploads still read through a
   // samplerBuffer view (see gl::StorageChoice::staging_texture_reads).
   bool staging_texture_reads = false;
+  // The most buffers (outputs + inputs + read-write) one dispatch may bind:
+  // fusions and concat stay within it (GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS
+  // and GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS with SSBO reads, 4 on a GPU at
+  // the GLES 3.1 minimum). Set by TuneForDevice.
+  int max_dispatch_buffers = 1 << 20;
   // Preferred workgroup width along x (multiple of 8 for llvmpipe).
   uint32_t preferred_local_x = 64;
   // Elementwise ops fold into the store of the convolution that feeds them

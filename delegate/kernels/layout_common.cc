@@ -10,7 +10,8 @@ std::string Ivec4(const Int4& v) {
          std::to_string(v[2]) + "," + std::to_string(v[3]) + ")";
 }
 
-// concat.comp binds at most this many inputs per dispatch (texture units).
+// concat.comp binds at most this many inputs per dispatch (texture units);
+// fewer where the device allows fewer buffers per dispatch (one is the output).
 constexpr int kMaxConcatInputs = 8;
 
 }  // namespace
@@ -167,12 +168,32 @@ void EmitConcat(GraphBuilder& builder, const std::vector<ValueId>& inputs,
                             : axis4 == 2 ? "AXIS_W"
                             : lanes      ? "AXIS_C_LANES"
                                          : "AXIS_C_SLICES";
-  // Disjoint unit ranges, each reading at most kMaxConcatInputs inputs.
+  // Disjoint unit ranges, each reading at most max_inputs inputs.
+  const int max_inputs =
+      std::max(2, std::min(kMaxConcatInputs, builder.device().max_dispatch_buffers - 1));
+  // In lanes mode one output slice may hold channels of up to 4 inputs,
+  // more than a dispatch may bind on a GPU with 4 SSBOs per shader (3 inputs
+  // and the output). Then the first max_inputs inputs are joined into a
+  // temporary first, which replaces them: each step binds at most
+  // max_inputs inputs, and the activation applies once, at the last.
+  for (int u = 0; u < units; ++u) {
+    if (last_input(u) - first_input(u) + 1 <= max_inputs) continue;
+    Shape4 joined = out_shape;
+    joined.c = 0;
+    for (int k = 0; k < max_inputs; ++k) joined.c += builder.shape(inputs[k]).c;
+    const ValueId temporary = builder.NewTemporary(joined);
+    const std::vector<ValueId> head(inputs.begin(), inputs.begin() + max_inputs);
+    EmitConcat(builder, head, axis4, temporary, "", label);
+    std::vector<ValueId> rest = {temporary};
+    rest.insert(rest.end(), inputs.begin() + max_inputs, inputs.end());
+    EmitConcat(builder, rest, axis4, out, activation, label);
+    return;
+  }
   int begin = 0;
   while (begin < units) {
     const int k_first = first_input(begin);
     int end = begin + 1;
-    while (end < units && last_input(end) - k_first + 1 <= kMaxConcatInputs) {
+    while (end < units && last_input(end) - k_first + 1 <= max_inputs) {
       ++end;
     }
     const int k_last = last_input(end - 1);

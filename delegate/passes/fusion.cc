@@ -110,7 +110,8 @@ bool TakesEpilogueOperand(const Dispatch& producer) {
 
 int FuseEpilogues(const std::vector<Value>& values,
                   const std::vector<ValueId>& keep,
-                  std::vector<Dispatch>* dispatches, bool elementwise_producers) {
+                  std::vector<Dispatch>* dispatches, bool elementwise_producers,
+                  int max_dispatch_buffers) {
   std::vector<Dispatch>& list = *dispatches;
   std::vector<bool> removed(list.size(), false);
   const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
@@ -181,6 +182,11 @@ int FuseEpilogues(const std::vector<Value>& values,
         }
         if (conv.defines.count("EPILOGUE_IN")) continue;  // one operand only
         if (!TakesEpilogueOperand(conv)) continue;
+        // A GPU with 4 SSBOs per shader: out, input, weights and bias fill them.
+        if (static_cast<int>(conv.outputs.size() + conv.inputs.size() +
+                             conv.read_write.size()) + 1 > max_dispatch_buffers) {
+          continue;
+        }
       }
       auto combined = operand == 0 ? BinaryExpression(consumer, x, other)
                                    : BinaryExpression(consumer, other, x);

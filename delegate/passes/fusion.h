@@ -58,11 +58,14 @@ constexpr char kSoftmaxOutEpilogueDefine[] = "SOFTMAX_OUT_EPILOGUE(x)";
 // Values that must stay materialized besides partition outputs (e.g.
 // write-back sources).
 // `elementwise_producers` false: only convolutions take epilogues
-// (DeviceProfile::fuse_elementwise_chains).
+// (DeviceProfile::fuse_elementwise_chains). An epilogue with a tensor
+// operand is left unfused where it would make the producer bind more than
+// `max_dispatch_buffers` buffers (DeviceProfile::max_dispatch_buffers).
 int FuseEpilogues(const std::vector<Value>& values,
                   const std::vector<ValueId>& keep,
                   std::vector<Dispatch>* dispatches,
-                  bool elementwise_producers = true);
+                  bool elementwise_producers = true,
+                  int max_dispatch_buffers = 1 << 20);
 
 // Drops the dispatches marked in `removed` (one flag each), keeping the
 // order of the rest: the last step of every fusion pass.

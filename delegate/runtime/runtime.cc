@@ -8,6 +8,8 @@
 #include <GLES3/gl32.h>
 
 #include <algorithm>
+#include <cassert>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -20,6 +22,7 @@
 #include "delegate/passes/upload_fusion.h"
 #include "delegate/runtime/transfer_layout.h"
 #include "egl/gl_call.h"
+#include "egl/program_limits.h"
 
 namespace tflite_gles {
 
@@ -222,7 +225,8 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     std::vector<ValueId> keep;
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
-                                    device.fuse_elementwise_chains);
+                                    device.fuse_elementwise_chains,
+                                    device.max_dispatch_buffers);
     runtime->fused_ += FuseDepthwiseIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
     SplitDepthwiseGemmsAcrossWorkgroups(device, &runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseMeanIntoGemm(device, runtime->values_, keep, &kernel_dispatches);
@@ -307,6 +311,20 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
   if (!program.ok()) {
     return program.status().WithContext(dispatch.label + " (shader " +
                                         dispatch.shader + ")");
+  }
+  // Before its first dispatch: the program fits the device's limits, as
+  // clamped by the device profile (a few GL queries per step, at init only).
+  // A kernel or fusion that exceeds one is a bug the profile tests are there
+  // to catch: debug builds stop at it, release builds fail Prepare with it.
+  auto used = gl::QueryProgramResources((*program)->id());
+  if (!used.ok()) return used.status().WithContext(dispatch.label);
+  Status fits = gl::CheckProgramResources(*used, gpu);
+  if (!fits.ok()) {
+    fits = fits.WithContext(dispatch.label + " (shader " + dispatch.shader +
+                            ", device profile " + gpu.profile + ")");
+    std::fprintf(stderr, "ERROR: tflite-gles: %s\n", fits.message().c_str());
+    assert(false && "a dispatch exceeds the device's limits");
+    return fits;
   }
   // The values of the shader's @uniform names (egl/shader_source.h). Every
   // step's block goes into one buffer, written at Allocate; each dispatch

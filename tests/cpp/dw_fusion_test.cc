@@ -112,12 +112,12 @@ class GraphTester {
     };
     const egl::GlEnvironment& env = TestEnvironment();
     DeviceProfile device;
-    device.gpu = &env.info();
+    device.gpu = &TestGpuInfo();
     device.fp16 = fp16;
     device.texture_buffer_reads =
-        env.info().has_texture_buffer && PreferTextureBufferReads(env.info());
+        TestGpuInfo().has_texture_buffer && PreferTextureBufferReads(TestGpuInfo());
     device.staging_texture_reads =
-        env.info().has_texture_buffer && !device.texture_buffer_reads;
+        TestGpuInfo().has_texture_buffer && !device.texture_buffer_reads;
     TuneForDevice(&device);
     device.shared_memory_gemm = true;
     device.fuse_depthwise_into_gemm = fuse;

@@ -133,9 +133,8 @@ TEST(SharedMemoryGemm, FullyConnectedSplitKAndTiledRows) {
 }
 
 TEST(SharedMemoryGemm, TileChoiceStaysWithinTheWorkgroupAndSharedMemory) {
-  const egl::GlEnvironment& env = TestEnvironment();
   DeviceProfile device;
-  device.gpu = &env.info();
+  device.gpu = &TestGpuInfo();
   device.min_invocations = 1 << 15;
   // MobileNet v1's pointwise layers and logits (rows, slices, depth steps).
   const long long shapes[][3] = {{12544, 16, 8}, {3136, 32, 32}, {784, 64, 64},
@@ -148,8 +147,8 @@ TEST(SharedMemoryGemm, TileChoiceStaysWithinTheWorkgroupAndSharedMemory) {
     SCOPED_TRACE(tile->ToString());
     EXPECT_EQ(tile->split_k, s[0] <= 4);
     EXPECT_LE(tile->shared_vec4(), kernels::SharedGemmVec4Limit(device));
-    EXPECT_LE(tile->shared_vec4() * 16, env.info().max_shared_memory_bytes);
-    EXPECT_LE(tile->local_x() * tile->k_parts, env.info().max_workgroup_invocations);
+    EXPECT_LE(tile->shared_vec4() * 16, TestGpuInfo().max_shared_memory_bytes);
+    EXPECT_LE(tile->local_x() * tile->k_parts, TestGpuInfo().max_workgroup_invocations);
   }
   device.gemm_tile_override = "4,4,16,4,8";  // 64 x 8 x 16 partials: too many
   EXPECT_FALSE(kernels::ChooseSharedGemmTile(196, 128, 128, device).ok());
@@ -161,9 +160,8 @@ TEST(SharedMemoryGemm, TileChoiceStaysWithinTheWorkgroupAndSharedMemory) {
 }
 
 TEST(SharedMemoryGemm, DepthwiseFusedTilesUseRegisterTilesOnlyOnSmallMaps) {
-  const egl::GlEnvironment& env = TestEnvironment();
   DeviceProfile device;
-  device.gpu = &env.info();
+  device.gpu = &TestGpuInfo();
   device.min_invocations = 1 << 15;
   // MobileNet v1's fused pairs (rows, output slices, depth steps) and the
   // tile each should get with register tiles on: {rows, slices per
@@ -191,14 +189,14 @@ TEST(SharedMemoryGemm, DepthwiseFusedTilesUseRegisterTilesOnlyOnSmallMaps) {
       ASSERT_TRUE(tile.ok()) << tile.status().message();
       SCOPED_TRACE(std::to_string(c.rows) + " rows, switch " + (on ? "on: " : "off: ") +
                    tile->ToString());
-      EXPECT_LE(tile->local_x() * tile->k_parts, env.info().max_workgroup_invocations);
+      EXPECT_LE(tile->local_x() * tile->k_parts, TestGpuInfo().max_workgroup_invocations);
       EXPECT_EQ((tile->local_x() * tile->k_parts) % tile->wg_rows(), 0);
       if (!on || c.expected[0] == 0) {
         EXPECT_EQ(tile->tile_rows, 1);
         EXPECT_EQ(tile->tile_slices, 1);
         continue;
       }
-      if (env.info().max_workgroup_invocations < c.expected[2] * c.expected[3] * c.expected[4]) {
+      if (TestGpuInfo().max_workgroup_invocations < c.expected[2] * c.expected[3] * c.expected[4]) {
         continue;  // the device cannot run that workgroup: the other rule's tile
       }
       EXPECT_EQ(tile->tile_rows, c.expected[0]);
@@ -213,7 +211,7 @@ TEST(SharedMemoryGemm, DepthwiseFusedTilesUseRegisterTilesOnlyOnSmallMaps) {
   device.dw_gemm_register_tiles = true;
   auto tile = kernels::ChooseDepthwiseGemmTile(196, 128, 128, device);
   ASSERT_TRUE(tile.ok()) << tile.status().message();
-  if (env.info().max_workgroup_invocations >= 2 * 16 * 8) {
+  if (TestGpuInfo().max_workgroup_invocations >= 2 * 16 * 8) {
     EXPECT_EQ(tile->threads_r, 2) << tile->ToString();
     EXPECT_EQ(tile->threads_s, 16) << tile->ToString();
   }

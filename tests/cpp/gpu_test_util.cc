@@ -5,7 +5,9 @@
 #include <cstring>
 #include <limits>
 
+#include "delegate/device/device_profiles.h"
 #include "delegate/device/device_tuning.h"
+#include "tflite_gles/delegate.h"
 #include "delegate/abi/half.h"
 #include "delegate/kernels/registry.h"
 #include "delegate/runtime/runtime.h"
@@ -31,6 +33,19 @@ const egl::GlEnvironment& TestEnvironment() {
     return std::move(*acquired);
   }();
   return *env;
+}
+
+const egl::GpuInfo& TestGpuInfo() {
+  static const egl::GpuInfo gpu = [] {
+    auto profile = ChooseDeviceProfile(TFLITE_GLES_DEVICE_PROFILE_NATIVE,
+                                       ReadDeveloperOverrides().device_profile);
+    if (!profile.ok()) {
+      std::fprintf(stderr, "FATAL: %s\n", profile.status().message().c_str());
+      std::abort();
+    }
+    return ApplyDeviceProfile(TestEnvironment().info(), *profile);
+  }();
+  return gpu;
 }
 
 namespace {
@@ -161,15 +176,18 @@ Status OpTester::Setup(bool fp16, DeviceProfile* device) {
   context_.GetExecutionPlan = GetPlan;
   context_.GetNodeAndRegistration = GetNode;
   const egl::GlEnvironment& env = TestEnvironment();
-  device->gpu = &env.info();
+  const egl::GpuInfo& gpu = TestGpuInfo();
+  device->gpu = &gpu;
   device->fp16 = fp16;
   // storage=auto, as the delegate chooses it.
-  device->texture_buffer_reads =
-      env.info().has_texture_buffer && PreferTextureBufferReads(env.info());
+  device->texture_buffer_reads = gpu.has_texture_buffer && PreferTextureBufferReads(gpu);
   device->staging_texture_reads =
-      env.info().has_texture_buffer && !device->texture_buffer_reads;
+      !device->texture_buffer_reads && TextureBuffersHoldTensors(gpu);
   TuneForDevice(device);
-  if (tune_) tune_(device);
+  if (tune_) {
+    tune_(device);
+    FitDeviceLimits(device);  // a test's choice stays within the limits too
+  }
   if (specialize_shapes_ >= 0) device->specialize_shapes = specialize_shapes_ == 1;
   return env.EnsureCurrent();
 }

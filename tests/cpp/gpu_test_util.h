@@ -22,6 +22,10 @@ namespace tflite_gles::testing {
 
 // The GL environment shared by all tests of the process (created once).
 const egl::GlEnvironment& TestEnvironment();
+// Its GPU's limits clamped to the device profile TFLITE_GLES_DEVICE_PROFILE
+// names (native when unset), as the delegate clamps them: the op tests run
+// under a profile with that variable set (ctest's *_gles31_minimum entries).
+const egl::GpuInfo& TestGpuInfo();
 
 class OpTester {
  public:

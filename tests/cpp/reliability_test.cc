@@ -127,11 +127,10 @@ class ShapeOnlyNode {
   }
 
   Status Check(bool fp16) {
-    const egl::GlEnvironment& env = TestEnvironment();
     DeviceProfile device;
-    device.gpu = &env.info();
+    device.gpu = &TestGpuInfo();
     device.fp16 = fp16;
-    device.texture_buffer_reads = env.info().has_texture_buffer;
+    device.texture_buffer_reads = TestGpuInfo().has_texture_buffer;
     GraphContext graph(&context_);
     NodeView view(&context_, 0, &node_, &registration_);
     return CheckNodeForDevice(view, graph, device);
@@ -147,7 +146,7 @@ class ShapeOnlyNode {
 };
 
 TEST(DeviceLimits, ATensorLargerThanTheStorageLimitIsDeclined) {
-  const egl::GpuInfo& gpu = TestEnvironment().info();
+  const egl::GpuInfo& gpu = TestGpuInfo();
   ASSERT_GT(gpu.max_ssbo_bytes, 0);
   // 1 x 1024 x 1024 x C floats, C just past GL_MAX_SHADER_STORAGE_BLOCK_SIZE.
   const int channels =

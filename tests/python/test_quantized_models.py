@@ -209,7 +209,9 @@ def test_c_api_v2_options_keep_the_old_struct_and_grow_by_size(capfd):
     class CDelegateOptionsV2(ctypes.Structure):
         _fields_ = [("size", ctypes.c_size_t), ("base", CDelegateOptions),
                     ("quantized_models_allowed", ctypes.c_int32),
-                    ("quantization_simulator", ctypes.c_int32)]
+                    ("quantization_simulator", ctypes.c_int32),
+                    ("device_profile", ctypes.c_int32),
+                    ("egl_device", ctypes.c_char_p)]
 
     lib = ctypes.CDLL(str(gt.LIB))
     lib.TfLiteGlesDelegateOptionsV2Default.restype = CDelegateOptionsV2
@@ -221,7 +223,8 @@ def test_c_api_v2_options_keep_the_old_struct_and_grow_by_size(capfd):
     assert options.quantized_models_allowed == 1 and options.quantization_simulator == 1
     assert options.base.max_delegated_partitions >= 1  # the V1 defaults inside
     for size in (ctypes.sizeof(CDelegateOptionsV2),
-                 CDelegateOptionsV2.quantization_simulator.offset):  # an older V2
+                 CDelegateOptionsV2.quantization_simulator.offset,  # an older V2
+                 CDelegateOptionsV2.device_profile.offset):
         options.size = size
         created = lib.TfLiteGlesDelegateCreateV2(ctypes.byref(options))
         assert created, f"size {size} refused: {capfd.readouterr().err}"

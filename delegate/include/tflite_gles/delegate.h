@@ -60,6 +60,16 @@ typedef enum {
   TFLITE_GLES_STORAGE_TEXTURE_BUFFER = 2, /* reads through samplerBuffer */
 } TfLiteGlesStorage;
 
+/* The limits the delegate plans its shaders and storage for
+ * (docs/device_profiles.md). Each profile clamps the limits the GPU reports:
+ * it never raises one. The environment variable TFLITE_GLES_DEVICE_PROFILE
+ * (native|gles31-minimum|mali-g52) overrides the option. */
+typedef enum {
+  TFLITE_GLES_DEVICE_PROFILE_NATIVE = 0,        /* what the GPU reports */
+  TFLITE_GLES_DEVICE_PROFILE_GLES31_MINIMUM = 1, /* the GLES 3.1 minimums */
+  TFLITE_GLES_DEVICE_PROFILE_MALI_G52 = 2,      /* a mid-range mobile GPU */
+} TfLiteGlesDeviceProfile;
+
 /* experimental_flags bit: give every intermediate tensor its own GL buffer
  * instead of sharing one arena by lifetime (for comparisons and debugging). */
 #define TFLITE_GLES_EXPERIMENTAL_NO_MEMORY_PLAN 1u
@@ -115,6 +125,15 @@ typedef struct TfLiteGlesDelegateOptionsV2 {
    * the integer model. 0: only clamped to their range (the saturation of
    * TFLite's integer kernels, which models rely on). */
   int32_t quantization_simulator;
+  /* TfLiteGlesDeviceProfile (default native). */
+  int32_t device_profile;
+  /* Which GPU of the EGL device platform runs the delegate: its index
+   * ("1"), or its DRM render node or device file ("/dev/dri/renderD129",
+   * stable across boots where the index is not). NULL or "" (default): the
+   * first device that initializes. Implies the device platform; the INFO
+   * line names the device used. Ignored when the application's EGLContext
+   * is current (that context's GPU runs the delegate). Copied at creation. */
+  const char* egl_device;
 } TfLiteGlesDelegateOptionsV2;
 
 /* experimental_flags bit: keep every elementwise op in its own dispatch
