@@ -3,6 +3,7 @@
 #include <string>
 
 #include "delegate/abi/tflite_builtin.h"
+#include "delegate/graph/partition_plan.h"
 
 namespace tflite_gles {
 namespace {
@@ -107,8 +108,10 @@ bool ConstantReadAsData(const abi::Context* context, const abi::Node& node, int 
         static_cast<size_t>(node.outputs->data[0]) >= context->tensors_size) {
       return false;
     }
+    // A one-element operand of a one-element output is data too (a MUL of
+    // two scalars): only a smaller operand is a broadcast weight.
     const long long elements = Elements(context->tensors[index].dims);
-    return elements > 1 &&
+    return elements >= 1 &&
            elements == Elements(context->tensors[node.outputs->data[0]].dims);
   }
   // TFLite computes RESHAPE and SQUEEZE of a constant once, at Prepare
@@ -192,7 +195,16 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
   // Whether or not the GPU would re-read some of them: TFLite folds some
   // such nodes at Prepare (RESHAPE, elementwise ops) and recomputes others
   // on every invoke, so only the CPU gives its own answer.
-  if (inputs > 0 && constants == inputs) {
+  // An op the CPU has no kernel for (MediaPipe's GPU-only custom ops) has no
+  // CPU answer to follow: its inputs read as data are uploaded on every
+  // invoke (GraphContext), so the GPU computes on what the application sets.
+  abi::Node* unused = nullptr;
+  abi::Registration* registration = nullptr;
+  const bool cpu_kernel =
+      node.context()->GetNodeAndRegistration(node.context(), node.index(), &unused,
+                                             &registration) != abi::kOk ||
+      registration == nullptr || HasCpuKernel(*registration);
+  if (inputs > 0 && constants == inputs && cpu_kernel) {
     return Status::Error("constant inputs only: the node computes a constant, "
                          "which TFLite's CPU kernel folds or recomputes from "
                          "tensors the application may set (a graph input that "
