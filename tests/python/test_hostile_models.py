@@ -273,6 +273,20 @@ def mediapipe_transpose_conv(mutate):
     return {"model": model, "cpu_model": fuzz_models.cpu_model(spec, model)}
 
 
+def strided_slice_with_computed_strides():
+    """Seed 3, case 614: STRIDED_SLICE whose strides are a graph input (TFLite
+    sizes its output at invoke), read by a RELU."""
+    b = ModelBuilder()
+    x = b.add_input([1, 2, 5, 8])
+    begin = b.add_const(np.array([0, 0, -1, 1], np.int32))
+    end = b.add_const(np.array([1, 9, 0, 9], np.int32))
+    strides = b.add_input([4], np.int32)
+    o = b.add_tensor([1, 1, 5, 7])
+    b.add_op("STRIDED_SLICE", [x, begin, end, strides], [o],
+             {"begin_mask": 0, "end_mask": 6, "shrink_axis_mask": 0})
+    return relu_after(b)
+
+
 def _input_with_data_and_tail(spec):  # case 5471
     spec.tail = True
     spec.data_on.append(("input", 0))
@@ -382,6 +396,8 @@ CASES = {
                                              DECLINED_OR_REJECTED),
     "mediapipe_transpose_conv_stride_int32_max": (
         lambda: mediapipe_transpose_conv(_stride_int32_max), DECLINED_OR_REJECTED),
+    "strided_slice_computed_strides_read_by_relu": (strided_slice_with_computed_strides,
+                                                    ANY_ACCEPTABLE),
     "mediapipe_transpose_conv_input_with_data": (
         lambda: mediapipe_transpose_conv(_input_with_data_and_tail), {"agree"}),
 }
