@@ -89,6 +89,21 @@ std::string TensorRole(const char* role, int i, int index) {
          std::to_string(index) + ")";
 }
 
+// Whether TFLite has a CPU kernel for `node` (true where the context cannot
+// say: only inside the delegate's Prepare does it answer).
+bool HasCpuKernelOrUnknown(const NodeView& node) {
+  abi::Context* context = node.context();
+  abi::Node* unused = nullptr;
+  abi::Registration* registration = nullptr;
+  if (context->GetNodeAndRegistration == nullptr ||
+      context->GetNodeAndRegistration(context, node.index(), &unused, &registration) !=
+          abi::kOk ||
+      registration == nullptr) {
+    return true;
+  }
+  return HasCpuKernel(*registration);
+}
+
 }  // namespace
 
 bool ConstantReadAsData(const abi::Context* context, const abi::Node& node, int op,
@@ -198,13 +213,7 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
   // An op the CPU has no kernel for (MediaPipe's GPU-only custom ops) has no
   // CPU answer to follow: its inputs read as data are uploaded on every
   // invoke (GraphContext), so the GPU computes on what the application sets.
-  abi::Node* unused = nullptr;
-  abi::Registration* registration = nullptr;
-  const bool cpu_kernel =
-      node.context()->GetNodeAndRegistration(node.context(), node.index(), &unused,
-                                             &registration) != abi::kOk ||
-      registration == nullptr || HasCpuKernel(*registration);
-  if (inputs > 0 && constants == inputs && cpu_kernel) {
+  if (inputs > 0 && constants == inputs && HasCpuKernelOrUnknown(node)) {
     return Status::Error("constant inputs only: the node computes a constant, "
                          "which TFLite's CPU kernel folds or recomputes from "
                          "tensors the application may set (a graph input that "
