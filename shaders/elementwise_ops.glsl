@@ -41,10 +41,12 @@ vec4 ew_logical_and(vec4 a, vec4 b) {
   return vec4(uvec4(notEqual(a, vec4(0.0))) & uvec4(notEqual(b, vec4(0.0))));
 }
 
-vec4 ew_relu(vec4 x) { return max(x, vec4(0.0)); }
-vec4 ew_relu6(vec4 x) { return clamp(x, vec4(0.0), vec4(6.0)); }
-vec4 ew_relu_n1_to_1(vec4 x) { return clamp(x, vec4(-1.0), vec4(1.0)); }
-vec4 ew_relu_0_to_1(vec4 x) { return clamp(x, vec4(0.0), vec4(1.0)); }
+// TFLite's ReLU family keeps NaN (x < lo ? lo : x); GLSL's max() and
+// clamp() are undefined for NaN and give the bound on llvmpipe.
+vec4 ew_relu(vec4 x) { return mix(max(x, vec4(0.0)), x, isnan(x)); }
+vec4 ew_relu6(vec4 x) { return mix(clamp(x, vec4(0.0), vec4(6.0)), x, isnan(x)); }
+vec4 ew_relu_n1_to_1(vec4 x) { return mix(clamp(x, vec4(-1.0), vec4(1.0)), x, isnan(x)); }
+vec4 ew_relu_0_to_1(vec4 x) { return mix(clamp(x, vec4(0.0), vec4(1.0)), x, isnan(x)); }
 // tanh saturates long before 20; clamping keeps exp() in range on drivers
 // that expand tanh as a ratio of exponentials (inf/inf = NaN).
 vec4 ew_tanh(vec4 x) { return tanh(clamp(x, vec4(-20.0), vec4(20.0))); }

@@ -49,6 +49,46 @@ bool IsDequantizeOfConstant(abi::Context* context, const NodeInfo& info) {
          IsConstantTensor(context->tensors[input]);
 }
 
+// Ops whose output shape TFLite computes from the values of an integer
+// operand (a shape, size, begin/end, paddings, axes, multiples): with such
+// an operand that is not a constant, TFLite makes the output dynamic and
+// sizes it at invoke, whatever the model declares.
+bool ShapeFollowsOperandValues(int op) {
+  switch (op) {
+    case abi::kTfLiteBuiltinReshape: case abi::kTfLiteBuiltinResizeBilinear:
+    case abi::kTfLiteBuiltinResizeNearestNeighbor: case abi::kTfLiteBuiltinPad:
+    case abi::kTfLiteBuiltinPadv2: case abi::kTfLiteBuiltinMirrorPad:
+    case abi::kTfLiteBuiltinTranspose: case abi::kTfLiteBuiltinMean:
+    case abi::kTfLiteBuiltinSum: case abi::kTfLiteBuiltinReduceProd:
+    case abi::kTfLiteBuiltinReduceMax: case abi::kTfLiteBuiltinReduceMin:
+    case abi::kTfLiteBuiltinStridedSlice: case abi::kTfLiteBuiltinSlice:
+    case abi::kTfLiteBuiltinSplit: case abi::kTfLiteBuiltinSplitV:
+    case abi::kTfLiteBuiltinTransposeConv: case abi::kTfLiteBuiltinTile:
+    case abi::kTfLiteBuiltinExpandDims: case abi::kTfLiteBuiltinFill:
+    case abi::kTfLiteBuiltinRange: case abi::kTfLiteBuiltinBroadcastTo:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether TFLite may size `info`'s outputs only at invoke: an op of
+// ShapeFollowsOperandValues with an int32/int64 operand that is no constant.
+bool OutputSizedAtInvoke(abi::Context* context, const NodeInfo& info) {
+  if (info.registration == nullptr ||
+      !ShapeFollowsOperandValues(info.registration->builtin_code)) {
+    return false;
+  }
+  for (int tensor : ToVector(info.node->inputs)) {
+    if (tensor < 0 || static_cast<size_t>(tensor) >= context->tensors_size) continue;
+    const abi::Tensor& t = context->tensors[tensor];
+    if ((t.type == abi::kInt32 || t.type == abi::kInt64) && !IsConstantTensor(t)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool HasCpuKernel(const abi::Registration& registration) {
@@ -120,9 +160,13 @@ StatusOr<PartitionPlan> PlanPartitions(abi::Context* context,
     }
     std::vector<int> doubtful_writers;
     for (const auto& [node, reason] : declined) {
-      if (reason.find("output") == std::string::npos) continue;
       const NodeInfo info = ReadNode(context, node);
       if (info.node == nullptr) continue;
+      if (OutputSizedAtInvoke(context, info)) {  // in doubt whatever its reason
+        doubtful_writers.push_back(node);
+        continue;
+      }
+      if (reason.find("output") == std::string::npos) continue;
       bool downstream_of_declined = false;
       for (int tensor : ToVector(info.node->inputs)) {
         auto writer = writer_of.find(tensor);
@@ -151,9 +195,10 @@ StatusOr<PartitionPlan> PlanPartitions(abi::Context* context,
       std::sort(moved.begin(), moved.end());
       plan.cpu.push_back({"",
                           "they read a tensor that a node declined over its output "
-                          "writes on the CPU (its declared shape may be wrong, and "
-                          "TFLite corrects it only after delegation), or read what "
-                          "such a node writes",
+                          "(or one that TFLite sizes at invoke from a computed "
+                          "shape operand) writes on the CPU (its declared shape may "
+                          "be wrong, and TFLite corrects it only after delegation), "
+                          "or read what such a node writes",
                           moved});
     }
   }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "delegate/abi/tflite_builtin.h"
+#include "delegate/graph/partition_plan.h"
 
 namespace tflite_gles {
 namespace {
@@ -88,6 +89,21 @@ std::string TensorRole(const char* role, int i, int index) {
          std::to_string(index) + ")";
 }
 
+// Whether TFLite has a CPU kernel for `node` (true where the context cannot
+// say: only inside the delegate's Prepare does it answer).
+bool HasCpuKernelOrUnknown(const NodeView& node) {
+  abi::Context* context = node.context();
+  abi::Node* unused = nullptr;
+  abi::Registration* registration = nullptr;
+  if (context->GetNodeAndRegistration == nullptr ||
+      context->GetNodeAndRegistration(context, node.index(), &unused, &registration) !=
+          abi::kOk ||
+      registration == nullptr) {
+    return true;
+  }
+  return HasCpuKernel(*registration);
+}
+
 }  // namespace
 
 bool ConstantReadAsData(const abi::Context* context, const abi::Node& node, int op,
@@ -107,8 +123,10 @@ bool ConstantReadAsData(const abi::Context* context, const abi::Node& node, int 
         static_cast<size_t>(node.outputs->data[0]) >= context->tensors_size) {
       return false;
     }
+    // A one-element operand of a one-element output is data too (a MUL of
+    // two scalars): only a smaller operand is a broadcast weight.
     const long long elements = Elements(context->tensors[index].dims);
-    return elements > 1 &&
+    return elements >= 1 &&
            elements == Elements(context->tensors[node.outputs->data[0]].dims);
   }
   // TFLite computes RESHAPE and SQUEEZE of a constant once, at Prepare
@@ -192,7 +210,10 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
   // Whether or not the GPU would re-read some of them: TFLite folds some
   // such nodes at Prepare (RESHAPE, elementwise ops) and recomputes others
   // on every invoke, so only the CPU gives its own answer.
-  if (inputs > 0 && constants == inputs) {
+  // An op the CPU has no kernel for (MediaPipe's GPU-only custom ops) has no
+  // CPU answer to follow: its inputs read as data are uploaded on every
+  // invoke (GraphContext), so the GPU computes on what the application sets.
+  if (inputs > 0 && constants == inputs && HasCpuKernelOrUnknown(node)) {
     return Status::Error("constant inputs only: the node computes a constant, "
                          "which TFLite's CPU kernel folds or recomputes from "
                          "tensors the application may set (a graph input that "

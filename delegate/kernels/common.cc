@@ -125,6 +125,36 @@ Status CheckQuantizedNode(const NodeView& node, const GraphContext& graph) {
       }
     }
   }
+  // TFLite's integer AVERAGE_POOL_2D and RESIZE_BILINEAR average or
+  // interpolate the stored integers and write the result as it is: the
+  // output's params are never applied (its Prepare only DCHECKs them). The
+  // float view rescales to the output's grid, which answers differently
+  // (many steps apart) whenever the params differ.
+  if (op == abi::kTfLiteBuiltinAveragePool2d || op == abi::kTfLiteBuiltinResizeBilinear) {
+    if (node.num_inputs() > 0 && node.has_input(0) && IsQuantizedType(node.input(0).type)) {
+      auto in = ActivationQuantization(node.input(0));
+      if (in.ok() && *in != *out) {
+        return Status::Error("output quantization params differ from the input's; "
+                             "TFLite's integer kernel averages the stored integers "
+                             "without rescaling");
+      }
+    }
+  }
+  // TFLite's CONCATENATION refuses int8 inputs whose scale or zero point is
+  // not exactly the output's (its int8 kernel never rescales; uint8 inputs
+  // are rescaled, as the float view does).
+  if (op == abi::kTfLiteBuiltinConcatenation && node.output(0).type == abi::kInt8) {
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      if (!node.has_input(i)) continue;
+      const abi::Tensor& input = node.input(i);
+      if (input.params.scale != node.output(0).params.scale ||
+          input.params.zero_point != node.output(0).params.zero_point) {
+        return Status::Error("int8 input " + std::to_string(i) +
+                             " has another scale or zero point than the output "
+                             "(TFLite's int8 CONCATENATION refuses to rescale)");
+      }
+    }
+  }
   if (op == abi::kTfLiteBuiltinSoftmax || op == abi::kTfLiteBuiltinLogistic) {
     const int zero = node.output(0).type == abi::kUInt8 ? 0 : -128;
     if (out->scale != 1.0f / 256.0f || out->zero_point != zero) {

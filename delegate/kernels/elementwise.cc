@@ -154,7 +154,7 @@ Status CheckBroadcast(const Shape4& in, const Shape4& out) {
   if (!fits(in.b, out.b) || !fits(in.h, out.h) || !fits(in.w, out.w) ||
       !fits(in.c, out.c)) {
     return Status::Error("input shape " + in.ToString() +
-                         " does not broadcast to " + out.ToString());
+                         " does not broadcast to the output shape " + out.ToString());
   }
   return Status::Ok();
 }

@@ -79,6 +79,15 @@ StatusOr<TransposeSpec> ReadSpec(const NodeView& node) {
   if (spec.stride_w < 1 || spec.stride_h < 1) {
     return Status::Error("strides must be >= 1");
   }
+  // TFLite's TRANSPOSE_CONV refuses strides above INT16_MAX at Prepare (its
+  // kernels keep them as int16), and the CPU stand-in of the MediaPipe op is
+  // that kernel: decline what it refuses.
+  constexpr int kInt16Max = 32767;
+  if (spec.stride_w > kInt16Max || spec.stride_h > kInt16Max) {
+    return Status::Error("stride " + std::to_string(spec.stride_h) + "x" +
+                         std::to_string(spec.stride_w) +
+                         " above INT16_MAX (TFLite's TRANSPOSE_CONV refuses it)");
+  }
   return spec;
 }
 

@@ -89,6 +89,36 @@ def max_pool_rescaling():
                            out_shape=[1, 2, 2, 3]).build()
 
 
+def averaging_rescaling(op, dtype=np.uint8):
+    """AVERAGE_POOL_2D / RESIZE_BILINEAR whose output params differ from the
+    input's: TFLite's integer kernels write the averaged stored integers as
+    they are, without the output's params (fuzz seed 2, cases 4617, 3414)."""
+    in_q, out_q = (U8, U8_B) if dtype == np.uint8 else (I8, I8_B)
+    b = ModelBuilder()
+    x = b.add_input(SHAPE, dtype, quant=in_q)
+    if op == "AVERAGE_POOL_2D":
+        inputs, out_shape = [x], [1, 2, 2, 3]
+        options = {"padding": "VALID", "stride_w": 2, "stride_h": 2,
+                   "filter_width": 2, "filter_height": 2}
+    else:
+        inputs, out_shape = [x, b.add_const(np.array([7, 9], np.int32))], [1, 7, 9, 3]
+        options = {"align_corners": False, "half_pixel_centers": False}
+    o = b.add_tensor(out_shape, dtype, quant=out_q)
+    b.add_op(op, inputs, [o], options, version=1 if dtype == np.uint8 else 2)
+    return b.build()
+
+
+def int8_concat_rescaling():
+    """An int8 CONCATENATION whose second input has other params than the
+    output: TFLite's int8 kernel refuses to rescale (fuzz seed 2, 12423)."""
+    b = ModelBuilder()
+    x = b.add_input(SHAPE, np.int8, quant=I8)
+    y = b.add_input(SHAPE, np.int8, quant=I8_B)
+    o = b.add_tensor(SHAPE[:3] + [6], np.int8, quant=I8)
+    b.add_op("CONCATENATION", [x, y], [o], {"axis": 3}, version=2)
+    return b.build()
+
+
 def int16_add():
     q = QuantParams(0.0003, 0)
     return quantized_binary("ADD", np.int16, (q, QuantParams(0.0005, 0), q), version=3).build()
@@ -129,6 +159,7 @@ REFUSED_BY_TFLITE = {
         "SOFTMAX", np.int8, I8, I8_B, {"beta": 1.0}, version=2).build(),
     "quant_logistic_output_not_1_over_256": lambda: quantized_unary(
         "LOGISTIC", np.uint8, U8, U8_B).build(),
+    "quant_int8_concat_params_differ": int8_concat_rescaling,
 }
 # TFLite's CPU kernels run these without complaint, some into meaningless
 # numbers (a zero scale): the delegate may decline them, or run them and
@@ -140,6 +171,13 @@ RUN_BY_TFLITE = {
         _add((I8, I8_B, I8), np.int8, 2), 1, [0.02], [-200]),
     "quant_bias_scale_inconsistent": lambda: quantized_conv(bias_scale_factor=3.0).build(),
     "quant_max_pool_output_params_differ": max_pool_rescaling,
+    "quant_average_pool_output_params_differ": lambda: averaging_rescaling("AVERAGE_POOL_2D"),
+    "quant_int8_average_pool_output_params_differ": lambda: averaging_rescaling(
+        "AVERAGE_POOL_2D", np.int8),
+    "quant_resize_bilinear_output_params_differ": lambda: averaging_rescaling(
+        "RESIZE_BILINEAR"),
+    "quant_int8_resize_bilinear_output_params_differ": lambda: averaging_rescaling(
+        "RESIZE_BILINEAR", np.int8),
     "quant_int16_add": int16_add,
     "quant_int16_conv_16x8": int16_conv,
     "quant_tiny_scale": lambda: with_raw_params(_add(), 0, [1e-30], [37]),

@@ -201,9 +201,12 @@ def _classify(cpu_stage, cpu_outputs, cpu_error, gpu_stage, gpu_outputs, gpu_err
     if gpu_stage == "load" and not prepared:
         return {"outcome": "runtime_refused_delegate", "detail": warnings[:600],
                 "delegated": 0}
-    if gpu_stage != "ok" and reference is not model and delegated == 0:
+    if gpu_stage != "ok" and reference is not model and (
+            delegated == 0 or "unresolved custom op" in gpu_error):
         # An op only the delegate runs (LiteRT has no CPU kernel for it),
-        # declined: the model fails as it fails without the delegate.
+        # declined: the model fails as it fails without the delegate, also
+        # where other nodes of it ran on the GPU (the runtime names the
+        # unresolved op; the reference model is only a stand-in for it).
         own_stage, _, own_error = _stage_run(model, None, seed, input_range)
         if own_stage != "ok":
             return {"outcome": "declined",

@@ -209,12 +209,16 @@ def concatenation(axis):
     return b.build()
 
 
-def softmax(beta):
+def _softmax_builder(beta, width=10):
     b = ModelBuilder()
-    x = b.add_input([1, 10])
-    o = b.add_tensor([1, 10])
+    x = b.add_input([1, width])
+    o = b.add_tensor([1, width])
     b.add_op("SOFTMAX", [x], [o], {"beta": beta})
-    return b.build()
+    return b
+
+
+def softmax(beta):
+    return _softmax_builder(beta).build()
 
 
 def reshape_to(new_shape):
@@ -224,6 +228,77 @@ def reshape_to(new_shape):
     o = b.add_tensor([abs(d) for d in new_shape])
     b.add_op("RESHAPE", [x, s], [o])
     return b.build()
+
+
+# Found by the long fuzz (seed 2) on the merged library; each failed before
+# its fix.
+def relu_after(b, declared_shape=None):
+    """The model's last op writes an intermediate that a RELU reads (with a
+    declared shape of the intermediate, if given)."""
+    middle = len(b._tensors) - 1
+    if declared_shape is not None:  # declared on both: the RELU itself is sound
+        b._tensors[middle].shape = list(declared_shape)
+    out = b.add_tensor(list(b._tensors[middle].shape))
+    b.add_op("RELU", [middle], [out])
+    b.set_outputs([out])
+    return b.build()
+
+
+def scalar_mul_input_with_constant_data():
+    """Case 14229: MUL of two one-element graph inputs, one carrying a buffer."""
+    b = binary("MUL", [1, 1, 1, 1], [1, 1, 1, 1])
+    give_data(b, 0, 0.25)
+    return b.build()
+
+
+def transpose_conv(stride):
+    rng = np.random.default_rng(4)
+    b = ModelBuilder()
+    shape = b.add_const(np.array([1, 1, 1, 3], np.int32))
+    w = b.add_const(rng.uniform(-1, 1, [3, 1, 1, 2]).astype(np.float32))
+    x = b.add_input([1, 1, 1, 2])
+    o = b.add_tensor([1, 1, 1, 3])
+    b.add_op("TRANSPOSE_CONV", [shape, w, x], [o],
+             {"padding": "VALID", "stride_w": stride, "stride_h": stride})
+    return b.build()
+
+
+def mediapipe_transpose_conv(mutate):
+    """MediaPipe's Convolution2DTransposeBias as the fuzzer builds it, with the
+    CPU stand-in (TRANSPOSE_CONV) as reference."""
+    import fuzz_models
+    spec = fuzz_models.transpose_conv_bias(np.random.default_rng(3))
+    mutate(spec)
+    model = spec.build()
+    return {"model": model, "cpu_model": fuzz_models.cpu_model(spec, model)}
+
+
+def strided_slice_with_computed_strides():
+    """Seed 3, case 614: STRIDED_SLICE whose strides are a graph input (TFLite
+    sizes its output at invoke), read by a RELU."""
+    b = ModelBuilder()
+    x = b.add_input([1, 2, 5, 8])
+    begin = b.add_const(np.array([0, 0, -1, 1], np.int32))
+    end = b.add_const(np.array([1, 9, 0, 9], np.int32))
+    strides = b.add_input([4], np.int32)
+    o = b.add_tensor([1, 1, 5, 7])
+    b.add_op("STRIDED_SLICE", [x, begin, end, strides], [o],
+             {"begin_mask": 0, "end_mask": 6, "shrink_axis_mask": 0})
+    return relu_after(b)
+
+
+def _input_with_data_and_tail(spec):  # case 5471
+    spec.tail = True
+    spec.data_on.append(("input", 0))
+
+
+def _stride_int32_max(spec):  # case 4728
+    # One input row: any stride_h then fits the declared output height, so
+    # only the stride's range can decline it.
+    padding, stride_w, _ = np.frombuffer(spec.custom_options, np.int32).tolist()
+    spec.inputs[0].shape[1] = 1
+    spec.output_shapes[0][1] = 1 if padding == 1 else spec.inputs[1].shape[1]
+    spec.custom_options = np.array([padding, stride_w, (1 << 31) - 1], np.int32).tobytes()
 
 
 OK_OR_DECLINED = {"agree", "declined"}
@@ -306,6 +381,25 @@ CASES = {
     "softmax_beta_nan": (lambda: softmax(float("nan")), ANY_ACCEPTABLE),
     "reshape_to_wrong_count": (lambda: reshape_to([1, 7, 7]), DECLINED_OR_REJECTED),
     "reshape_with_two_wildcards": (lambda: reshape_to([1, -1, -1]), DECLINED_OR_REJECTED),
+    # Fuzz seed 2: 9826 (a declined node's wrong declaration read on the
+    # GPU), 5537 (NaN through a RELU), 14229, 4728 and the builtin form of
+    # it, 5471 (an op without a CPU kernel whose input carries a buffer).
+    "mul_declared_output_read_by_relu": (
+        lambda: relu_after(binary("MUL", [1, 5, 2, 13], [1, 5, 2, 13]), [1, 7, 2, 13]),
+        ANY_ACCEPTABLE),
+    "softmax_beta_inf_read_by_relu": (
+        lambda: relu_after(_softmax_builder(float("inf"), 11)),
+        ANY_ACCEPTABLE),
+    "graph_input_with_constant_data_scalar_mul": (scalar_mul_input_with_constant_data,
+                                                  ANY_ACCEPTABLE),
+    "transpose_conv_stride_over_int16_max": (lambda: transpose_conv(40000),
+                                             DECLINED_OR_REJECTED),
+    "mediapipe_transpose_conv_stride_int32_max": (
+        lambda: mediapipe_transpose_conv(_stride_int32_max), DECLINED_OR_REJECTED),
+    "strided_slice_computed_strides_read_by_relu": (strided_slice_with_computed_strides,
+                                                    ANY_ACCEPTABLE),
+    "mediapipe_transpose_conv_input_with_data": (
+        lambda: mediapipe_transpose_conv(_input_with_data_and_tail), {"agree"}),
 }
 
 CHILD = """
