@@ -135,13 +135,18 @@ TENSOR_IN(dw_bias, 5, DwBias);
 #if !defined(DW_EPILOGUE)
 #define DW_EPILOGUE(x) (x)
 #endif
+// GLSL's max/clamp here, not the NaN-keeping ew_relu* of
+// elementwise_ops.glsl: this runs for every depthwise value the GEMM reads,
+// and the NaN test and select cost MobileNet v1 12 % of its GEMM time on
+// the H100 (docs/perf/log.md, session 8). A NaN out of a fused depthwise
+// layer becomes the bound, where TFLite keeps it (docs/reliability.md).
 vec4 dw_act(vec4 v) {
 #if defined(DW_PROLOGUE_RELU)
-  return ew_relu(v);
+  return max(v, vec4(0.0));
 #elif defined(DW_PROLOGUE_RELU6)
-  return ew_relu6(v);
+  return clamp(v, vec4(0.0), vec4(6.0));
 #elif defined(DW_PROLOGUE_RELU_N1_TO_1)
-  return ew_relu_n1_to_1(v);
+  return clamp(v, vec4(-1.0), vec4(1.0));
 #else
   return v;
 #endif
