@@ -66,8 +66,12 @@ def test_instance_norm_statistics_fuse(monkeypatch, shape, eps, swap, fp16):
     assert_fully_delegated(fused_stats)
     assert_close(plain, cpu, fp16)
     assert_close(fused, cpu, fp16)
-    # Five nodes (seven dispatches on llvmpipe, five on a GPU) -> one.
-    assert fused_stats["dispatches"] <= plain_stats["dispatches"] - 4, (fused_stats, plain_stats)
+    # Five nodes -> one dispatch. Since MEAN takes elementwise epilogues (the
+    # quantization simulator's work), the unfused chain folds part of the
+    # variance's epilogue into its MEAN and has one dispatch fewer than
+    # before (8 -> 7 on llvmpipe, first shape, fp32); the fusion still saves
+    # three, and its own count (4 there) is unchanged.
+    assert fused_stats["dispatches"] <= plain_stats["dispatches"] - 3, (fused_stats, plain_stats)
 
 
 @pytest.mark.parametrize("variant", ["variance_is_an_output", "relu_after_eps",
