@@ -215,31 +215,6 @@ def test_quantized_model_float_contract(app):
     del interp, copy_interp
 
 
-def test_int8_model_float_input_read_by_quantize_is_refused(app):
-    """The int8 full-integer MobileNet's float input is put on its QUANTIZE's
-    grid as it is uploaded; a bound buffer would skip that rounding, so the
-    binding is refused with the reason, and the copy path still agrees with
-    the CPU afterwards."""
-    sys.path.insert(0, str(gt.REPO / "tools"))
-    import quant_models as qm
-
-    uint8 = (gt.REPO.parent / "shared" / "models" / "mobilenet_v1_0.25_224_quant.tflite")
-    model = qm.int8_full_integer(uint8.read_bytes())
-    delegate, interp, io = bound_interpreter(model)
-    inp, out = interp.get_input_details()[0], interp.get_output_details()[0]
-    assert inp["dtype"] == np.float32
-    gl = gpu_io.Gl()
-    buffer = gl.create_buffer(io.buffer_bytes(inp["index"]))
-    message = error_of(lambda: io.bind_buffer(inp["index"], buffer))
-    assert "rounded to the grid of the QUANTIZE" in message, message
-    x = np.random.default_rng(3).uniform(-1, 1, inp["shape"]).astype(np.float32)
-    gpu = gt.invoke(interp, [x])[0]
-    cpu = cpu_outputs(model, x)
-    # The softmax's int8 grid is 1/256: within 2 steps, as the quantized-model tests ask.
-    assert np.mean(np.abs(gpu - cpu) <= 2 / 256 + 1e-6) >= 0.99, np.abs(gpu - cpu).max()
-    del interp
-
-
 # --- errors: each a status with a message, the process alive ---------------
 
 def error_of(call) -> str:

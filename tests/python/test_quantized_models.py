@@ -322,3 +322,34 @@ def test_image_quantized_on_the_gpu_equals_tflite(monkeypatch, fp16):
     np.testing.assert_array_equal(plain[0], cpu[0])
     np.testing.assert_array_equal(fused[0], cpu[0])
     assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
+
+
+def test_int8_float_input_cannot_be_bound_on_the_gpu():
+    """The int8 full-integer model's float input is put on its QUANTIZE's grid
+    as it is uploaded; a GPU buffer bound to it would skip that rounding, so
+    the binding is refused with the reason, and the copy path still agrees
+    with the CPU afterwards (docs/gpu_io.md)."""
+    import sys
+
+    sys.path.insert(0, str(gt.REPO / "python"))
+    from tflite_gles import gpu_io
+
+    model = model_bytes("int8")
+    with gpu_io.EglContext() as context:
+        context.make_current()
+        delegate = gt.make_delegate({})
+        interp = gt.interpreter(model, delegate)
+        interp.allocate_tensors()
+        io = gpu_io.GpuIo(delegate, gt.LIB)
+        inp = interp.get_input_details()[0]
+        assert inp["dtype"] == np.float32
+        buffer = gpu_io.Gl().create_buffer(io.buffer_bytes(inp["index"]))
+        with pytest.raises(gpu_io.GpuIoError) as caught:
+            io.bind_buffer(inp["index"], buffer)
+        assert "rounded to the grid of the QUANTIZE" in str(caught.value), caught.value
+        x = np.random.default_rng(3).uniform(-1, 1, inp["shape"]).astype(np.float32)
+        gpu = gt.invoke(interp, [x])[0]
+        cpu = gt.invoke(gt.interpreter(model), [x])[0]
+        # The softmax's int8 grid is 1/256: within 2 steps, as the model tests ask.
+        assert np.mean(np.abs(gpu - cpu) <= 2 / 256 + 1e-6) >= 0.99, np.abs(gpu - cpu).max()
+        del interp
