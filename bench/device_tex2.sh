@@ -66,4 +66,4 @@ for precision in fp32 fp16; do
   done
 done
 echo "== time line (copy, tex_in, tex_in_out):"
-grep "time line, mean" "$OUT/tex2-timeline.txt" | sed 's/INFO: tflite-gles: time line, mean of 200 invokes, us from the start of the invoke: //'
+grep "mean of 200 invokes" "$OUT/tex2-timeline.txt" | sed 's/INFO: tflite-gles: //; s/, us from the start of the invoke//'
