@@ -12,8 +12,11 @@ EGL context of this process (the "application"):
   tex_in_out   the image and the output bound as textures (output RGBA32F,
                no host copy): nothing crosses; the frame ends with glFinish,
                so the output texture is complete, as a readback would be
-Frames rotate through A, B, C in every round (interleaved: drift and load
-hit all three alike); each frame of the texture modes is a new texture
+With --base-library, the same three again with that library (e.g. main's
+build before a change): six interpreters, each mode's saving measured
+against its own library's copy path, all in one process.
+Frames rotate through the modes in every round (interleaved: drift and load
+hit all alike); each frame of the texture modes is a new texture
 upload the application would do anyway (not timed: a camera's frame arrives
 on the GPU). Prints a table (median ms per frame, saved vs copy, bytes no
 longer copied) and writes JSON with every sample.
@@ -60,6 +63,8 @@ def main() -> int:
                                                "selfie_segmentation.tflite"))
     parser.add_argument("--library", default=os.environ.get(
         "TFLITE_GLES_LIB", str(REPO / "build" / "libtflite_gles.so")))
+    parser.add_argument("--base-library", default=None,
+                        help="also run every mode with this library, interleaved")
     parser.add_argument("--fp16", action="store_true")
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=3)
@@ -68,10 +73,17 @@ def main() -> int:
 
     context = egl_app_context.ApplicationContext()
     context.make_current()  # before the delegates are applied: they use it
-    runs = {name: make(args.model, args.library, args.fp16)
-            for name in ("copy", "tex_in", "tex_in_out")}
-    detail_in = runs["copy"][1].get_input_details()[0]
-    detail_out = runs["copy"][1].get_output_details()[0]
+    libraries = {"": args.library}
+    if args.base_library:
+        libraries = {"base ": args.base_library, "new ": args.library}
+    modes = ("copy", "tex_in", "tex_in_out")
+    runs = {}
+    for tag, library in libraries.items():
+        for mode in modes:
+            runs[tag + mode] = make(args.model, library, args.fp16) + (mode, tag, library)
+    first = next(iter(runs.values()))[1]
+    detail_in = first.get_input_details()[0]
+    detail_out = first.get_output_details()[0]
     _, height, width, channels = detail_in["shape"]
     out_shape = tuple(detail_out["shape"])
     if channels > 4 or out_shape[-1] > 4:
@@ -80,17 +92,18 @@ def main() -> int:
     frames = [rng.integers(0, 256, (height, width, 4), dtype=np.uint8) for _ in range(4)]
     source = gl.make_texture(frames[0])
     target = gl.empty_texture(out_shape[2], out_shape[1], "rgba32f")
-    for name in ("tex_in", "tex_in_out"):
-        delegate, interpreter = runs[name]
+    for name, (delegate, interpreter, mode, tag, library) in runs.items():
+        if mode == "copy":
+            continue
         gpu_textures.bind_input_texture(delegate, detail_in["index"], source,
-                                        channels=tuple(range(channels)), library=args.library)
-    delegate, interpreter = runs["tex_in_out"]
-    gpu_textures.bind_output_texture(delegate, detail_out["index"], target, host_copy=False,
-                                     library=args.library)
+                                        channels=tuple(range(channels)), library=library)
+        if mode == "tex_in_out":
+            gpu_textures.bind_output_texture(delegate, detail_out["index"], target,
+                                             host_copy=False, library=library)
 
     def frame(name: str, pixels: np.ndarray) -> float:
-        delegate, interpreter = runs[name]
-        if name == "copy":
+        delegate, interpreter, mode, _, _ = runs[name]
+        if mode == "copy":
             image = (pixels[None, ..., :channels].astype(np.float32) / 255.0)
             start = time.perf_counter()
             interpreter.set_tensor(detail_in["index"], image)
@@ -101,41 +114,45 @@ def main() -> int:
         _gles.glFinish()  # the frame's upload is the camera's, not timed
         start = time.perf_counter()
         interpreter.invoke()
-        if name == "tex_in":
+        if mode == "tex_in":
             interpreter.get_tensor(detail_out["index"])
         else:
             _gles.glFinish()
         return time.perf_counter() - start
 
     samples = {name: [] for name in runs}
+    names = list(runs)
     for round_index in range(args.warmup + args.rounds):
-        order = list(runs)[round_index % 3:] + list(runs)[:round_index % 3]
-        for name in order:
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
             elapsed = frame(name, frames[round_index % len(frames)])
             if round_index >= args.warmup:
                 samples[name].append(1000 * elapsed)
     # Every mode computed the same mask for the same frame.
     check = frames[0]
-    frame("copy", check)
-    reference = runs["copy"][1].get_tensor(detail_out["index"])[0]
-    frame("tex_in_out", check)
-    bound = gl.read_texture(target, out_shape[2], out_shape[1], "rgba32f")[..., :out_shape[-1]]
-    difference = float(np.abs(bound - reference).max())
+    difference = 0.0
+    for tag in libraries:
+        frame(tag + "copy", check)
+        reference = runs[tag + "copy"][1].get_tensor(detail_out["index"])[0]
+        frame(tag + "tex_in_out", check)
+        bound = gl.read_texture(target, out_shape[2], out_shape[1], "rgba32f")[..., :out_shape[-1]]
+        difference = max(difference, float(np.abs(bound - reference).max()))
 
     in_bytes = int(height * width * channels * 4)
     out_bytes = int(np.prod(out_shape)) * 4
-    copy_ms = statistics.median(samples["copy"])
     print(f"model {Path(args.model).name} {'fp16' if args.fp16 else 'fp32'}, "
           f"{args.rounds} interleaved rounds, largest |texture - copy| {difference:.2e}")
     print("| mode | median ms/frame | min | p10 | p90 | saved vs copy (median) | "
           "bytes not copied/frame |")
     print("|---|---|---|---|---|---|---|")
     report = {"model": Path(args.model).name, "fp16": args.fp16, "rounds": args.rounds,
-              "max_abs_difference": difference, "modes": {}}
+              "libraries": libraries, "max_abs_difference": difference, "modes": {}}
     for name, values in samples.items():
+        _, _, mode, tag, _ = runs[name]
+        copy_ms = statistics.median(samples[tag + "copy"])
         median = statistics.median(values)
         deciles = statistics.quantiles(values, n=10, method="inclusive")
-        saved = 0 if name == "copy" else in_bytes + (out_bytes if name == "tex_in_out" else 0)
+        saved = 0 if mode == "copy" else in_bytes + (out_bytes if mode == "tex_in_out" else 0)
         print(f"| {name} | {median:.3f} | {min(values):.3f} | {deciles[0]:.3f} | "
               f"{deciles[-1]:.3f} | "
               f"{copy_ms - median:+.3f} ms ({100 * (copy_ms - median) / copy_ms:+.1f} %) | "

@@ -195,6 +195,9 @@ Status GlesDelegate::BindGpu(int tensor_index, GpuBinding binding, uint32_t flag
     }
   }
   if (bound_.count(tensor_index)) TFG_RETURN_IF_ERROR(Unbind(tensor_index));
+  // A sink written in place keeps a float buffer only for the interpreter's
+  // copy back (runtime_texture_io.cc).
+  binding.host_copy = output && (flags & TFLITE_GLES_BIND_NO_HOST_COPY) == 0;
   BoundTensor bound;
   bound.output = output;
   bound.flags = flags;

@@ -1,9 +1,9 @@
 // GlesDelegate, texture bindings (docs/gpu_io.md, "Textures"): an
 // application's 2D texture bound to a partition's image input or output is
-// a GPU binding (delegate/gpu_io.cc) whose producer or sink moves the
-// texture to or from the binding's float32 BHWC buffer
-// (delegate/runtime/texture_io.h). Every refusal is an error with a
-// message, remembered for LastError(), with nothing changed.
+// a GPU binding (delegate/gpu_io.cc) whose producer or sink the partition's
+// own dispatches read or write in place (delegate/runtime/texture_io.h,
+// runtime_texture_io.cc). Every refusal is an error with a message,
+// remembered for LastError(), with nothing changed.
 #include <cstdint>
 #include <string>
 

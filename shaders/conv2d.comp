@@ -40,6 +40,14 @@
 // INPUT_QUANT(x) (with BHWC_INPUT): the upload conversion's rounding of a
 // float input that only QUANTIZE reads, carried along (layout_convert.comp).
 //
+// TEXTURE_INPUT (GENERIC + ONE_INPUT_SLICE, batch 1; delegate/runtime/
+// runtime_texture_io.cc): in place of BHWC_INPUT where the application bound
+// a 2D texture to that image input: texture unit 1 holds it, read with
+// texelFetch at (x, y) (no division by IN_W), channel c = texel[
+// io_channels[c]] * io_scale[c] + io_offset[c] for c < IN_C (texture_io.comp's
+// rule, the same uniforms at locations 0-2), so neither a texture -> float
+// dispatch nor an upload conversion runs before the convolution.
+//
 // EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
@@ -62,13 +70,26 @@
 // @uniform DEPTH_STRIDE=16 PAD_TOP=1 PAD_LEFT=1
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
-// @axis - BHWC_INPUT
+// @axis - BHWC_INPUT TEXTURE_INPUT
 // @const IN_C=3 INPUT_QUANT(x)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
 TENSOR_OUT(out0, 0, Out0);
-#if defined(BHWC_INPUT)
+#if defined(TEXTURE_INPUT)
+layout(binding = 1) uniform highp sampler2D in0;
+layout(location = 0) uniform highp vec4 io_scale;
+layout(location = 1) uniform highp vec4 io_offset;
+layout(location = 2) uniform highp ivec4 io_channels;
+vec4 load_texel(int x, int y) {
+  vec4 t = texelFetch(in0, ivec2(x, y), 0);
+  vec4 v = vec4(0.0);
+  for (int k = 0; k < IN_C; ++k) v[k] = t[io_channels[k]] * io_scale[k] + io_offset[k];
+  return v;
+}
+// Only GENERIC reads through this; the other variants compile with it.
+vec4 load_input(int pixel) { return load_texel(pixel % IN_W, pixel / IN_W); }
+#elif defined(BHWC_INPUT)
 FLOATS_IN(in0, 1, In0);
 #if !defined(INPUT_QUANT)
 #define INPUT_QUANT(x) (x)
@@ -151,7 +172,12 @@ void main() {
     for (int s = 0; s < IN_SLICES; ++s) {
       vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
+#if defined(TEXTURE_INPUT)
+        x[p] = inside[p] ? load_texel(in_x0[p] + kx * DILATION_W, in_y0[p] + ky * DILATION_H)
+                         : vec4(0.0);
+#else
         x[p] = inside[p] ? load_input(base[p] + s * IN_HW) : vec4(0.0);
+#endif
       }
 #else
   // One div_mod for the tile's first row; each next row is one pixel on,

@@ -23,18 +23,13 @@
 // read); a bound output skips the readback (the TFLite tensor is not
 // written; the delegate marks it stale, see delegate/gpu_io.cc).
 //
-// For the texture half (branch gputex), add without touching the runtime:
-//  - a class TextureProducer : GpuProducer (a 2D texture of RGBA8 / RGBA16F /
-//    RGBA32F, per-channel scale and offset, channels taken) whose Produce
-//    dispatches a texture -> buffer shader (its own .comp) into the
-//    kBhwcFloat32 buffer it is given (or kPhwc4Float32: one vec4 per pixel
-//    when the input has 4 channels or fewer, a cheaper write);
-//  - a class TextureSink : GpuSink whose Consume reads the buffer it is given
-//    and writes the application's RGBA texture (imageStore, scale/offset);
-//  - their checks (texture size == tensor H x W, format, channels) in its
-//    own file, returning a Status with a message;
-//  - a C entry point beside TfLiteGlesDelegateBindBuffer that builds the
-//    producer/sink and calls GlesDelegate::BindGpu with buffer = 0.
+// Textures (texture_io.h) are a producer or sink that also offers
+// GpuTextureAccess: the runtime's own dispatches then read or write the
+// texture in place (runtime_texture_io.cc: the first convolution samples an
+// input texture, or one dispatch writes the PHWC4 tensor from it in place of
+// the upload conversion; one dispatch writes an output texture from the
+// PHWC4 tensor in place of the readback conversion), and Produce / Consume
+// through a BHWC float buffer are the fallback where no such dispatch fits.
 // Producers and sinks run with the delegate's context current, may compile
 // programs through the ProgramCache they are given, bind what they need and
 // dispatch; the runtime places the memory barriers before and after them
@@ -54,6 +49,30 @@
 namespace tflite_gles {
 
 class ProgramCache;
+namespace gl {
+class Program;
+}  // namespace gl
+
+// A texture the runtime's dispatches read or write themselves. The shaders
+// that do (conv2d.comp TEXTURE_INPUT, texture_io.comp TEXTURE_TO_TENSOR /
+// TENSOR_TO_TEXTURE) take the binding's scale, offset and channel choice as
+// plain uniforms at kTextureScaleLocation and the two locations after it.
+constexpr int kTextureScaleLocation = 0;
+class GpuTextureAccess {
+ public:
+  virtual ~GpuTextureAccess() = default;
+  // At every invoke, before the first dispatch that uses it: the texture is
+  // still what was bound (not deleted, nor reallocated to another size, or
+  // to another format for outputs).
+  virtual Status Check() = 0;
+  // The texture's internal format (an output's image format in shaders).
+  virtual GLenum internal_format() const = 0;
+  // Binds it for `program` (texture unit `unit` with a NEAREST sampler for
+  // inputs, image unit `unit` for outputs) and sets the uniforms; Unbind
+  // leaves the unit as the application expects it (no sampler, nothing).
+  virtual Status Bind(const gl::Program& program, GLuint unit) = 0;
+  virtual Status Unbind(GLuint unit) = 0;
+};
 
 // How a float32 GL buffer lays out a tensor of shape B x H x W x C.
 enum class GpuLayout : int {
@@ -88,6 +107,8 @@ class GpuProducer {
   // For messages: "texture 7 (RGBA8, 256x256)".
   virtual std::string Describe() const = 0;
   virtual Status Produce(const GpuBufferRef& target, ProgramCache& programs) = 0;
+  // Non-null where the runtime may read the source in place instead.
+  virtual GpuTextureAccess* texture() { return nullptr; }
 };
 
 // Reads a bound partition output on the GPU at every invoke (e.g. into a
@@ -97,6 +118,8 @@ class GpuSink {
   virtual ~GpuSink() = default;
   virtual std::string Describe() const = 0;
   virtual Status Consume(const GpuBufferRef& source, ProgramCache& programs) = 0;
+  // Non-null where the runtime may write the target in place instead.
+  virtual GpuTextureAccess* texture() { return nullptr; }
 };
 
 struct GpuBinding {
@@ -107,6 +130,10 @@ struct GpuBinding {
   size_t bytes = 0;
   std::shared_ptr<GpuProducer> producer;
   std::shared_ptr<GpuSink> sink;
+  // Outputs: the interpreter may copy the tensor back through a buffer
+  // handle (no TFLITE_GLES_BIND_NO_HOST_COPY), so a sink written in place
+  // still gets a float32 buffer beside it, filled by the readback conversion.
+  bool host_copy = false;
 
   std::string Describe() const;
 };

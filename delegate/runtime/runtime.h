@@ -96,6 +96,13 @@ class PartitionRuntime {
     // A glMemoryBarrier before this dispatch (delegate/passes/schedule.h; set at
     // Allocate, when the arena offsets are known).
     bool barrier_before = true;
+    // A bound texture the dispatch reads or writes in place
+    // (runtime_texture_io.cc), bound to texture or image unit texture_unit
+    // around the dispatch; texture_input: the input binding it stands in
+    // for (that value is not bound), or -1.
+    GpuTextureAccess* texture = nullptr;
+    GLuint texture_unit = 0;
+    int texture_input = -1;
   };
   // One partition input or output crossing between the CPU and the GPU.
   // Staging buffers hold BHWC floats (or halves, `half`) that a conversion
@@ -197,9 +204,29 @@ class PartitionRuntime {
     std::vector<ValueId> aliased;  // values now stored in an external buffer
     std::vector<ValueId> externals;  // values AddExternalValue made for it
     int skipped_step = -1;  // the layout conversion the binding replaces
+    // In place (a texture, runtime_texture_io.cc): the texture checked at
+    // every invoke; its dispatches (texture_steps, before the partition's
+    // first step for inputs, after the last for outputs) or the kernel step
+    // it replaces with a variant that reads the texture (replaced_step,
+    // replacement).
+    GpuTextureAccess* in_place = nullptr;
+    std::vector<Step> texture_steps;
+    int replaced_step = -1;
+    std::shared_ptr<Step> replacement;
   };
   // Resolves `bound` (its ref set) against the partition: aliases, steps.
   Status PlanBound(GpuBound& bound, ProgramCache& programs);
+  // Plans a texture binding in place; false (nothing changed) where no
+  // dispatch of the partition can read or write it (then the producer or
+  // sink runs through a float buffer). `skip_conversion`: the readback
+  // conversion goes (an output no one copies to the host).
+  StatusOr<bool> PlanTextureInPlace(GpuBound& bound, bool skip_conversion,
+                                    ProgramCache& programs);
+  const Transfer* BoundTransfer(const GpuBound& bound) const;
+  // The step to run at position i: a binding's replacement or steps_[i].
+  const Step& StepAt(size_t i) const {
+    return i < replaced_by_.size() && replaced_by_[i] ? *replaced_by_[i] : steps_[i];
+  }
   Status AliasValue(ValueId value, GLuint buffer, size_t bytes, GLenum view_format,
                     GpuBound& bound);
   ValueId AddExternalValue(const Shape4& shape, GLuint buffer, size_t bytes,
@@ -244,6 +271,7 @@ class PartitionRuntime {
   std::vector<GpuBound> gpu_bound_;
   std::vector<ExternalStorage> external_;  // per value (empty: none)
   std::vector<uint8_t> skip_step_;         // per step: replaced by a binding
+  std::vector<const Step*> replaced_by_;   // per step: a binding's variant, or null
   ProgramCache* programs_ = nullptr;       // for the gpu_io conversions
   // DeviceProfile::report_phases / report_timeline (off: no clock reads).
   InvokeTimeline timeline_;

@@ -284,23 +284,46 @@ Status PartitionRuntime::BindGpu(int tflite_index, GpuBinding binding,
                            std::to_string(bound.ref.bytes));
     }
     bound.ref.buffer = binding.buffer;
-  } else {
-    if (input ? binding.producer == nullptr : binding.sink == nullptr) {
-      return Status::Error(std::string("a binding without a buffer needs a ") +
-                           (input ? "producer" : "sink"));
-    }
-    TFG_ASSIGN_OR_RETURN(bound.own,
-                         gl::Buffer::Create(bound.ref.bytes, nullptr, GL_STREAM_COPY));
-    bound.ref.buffer = bound.own.id();
+  } else if (input ? binding.producer == nullptr : binding.sink == nullptr) {
+    return Status::Error(std::string("a binding without a buffer needs a ") +
+                         (input ? "producer" : "sink"));
   }
   bound.binding = std::move(binding);
-  Status planned = PlanBound(bound, programs);
-  if (!planned.ok()) {
-    ReleaseBound(bound);
-    return planned;
+  const GpuBinding& b = bound.binding;
+  // A texture the partition's own dispatches read or write in place
+  // (runtime_texture_io.cc); else, or for an output the interpreter may
+  // copy back, a float buffer of our own that the producer fills / the sink
+  // reads and that the runtime treats like an application's.
+  bool in_place = false;
+  if (b.buffer == 0) {
+    GpuTextureAccess* texture = input ? b.producer->texture() : b.sink->texture();
+    if (texture != nullptr) {
+      auto planned = PlanTextureInPlace(bound, /*skip_conversion=*/!b.host_copy, programs);
+      if (!planned.ok()) {
+        ReleaseBound(bound);
+        return planned.status();
+      }
+      in_place = *planned;
+    }
+  }
+  if (b.buffer != 0 || !in_place || (!input && b.host_copy)) {
+    if (b.buffer == 0) {
+      TFG_ASSIGN_OR_RETURN(bound.own,
+                           gl::Buffer::Create(bound.ref.bytes, nullptr, GL_STREAM_COPY));
+      bound.ref.buffer = bound.own.id();
+    }
+    Status planned = PlanBound(bound, programs);
+    if (!planned.ok()) {
+      ReleaseBound(bound);
+      return planned;
+    }
   }
   skip_step_.resize(steps_.size(), 0);
+  replaced_by_.resize(steps_.size(), nullptr);
   if (bound.skipped_step >= 0) skip_step_[static_cast<size_t>(bound.skipped_step)] = 1;
+  if (bound.replaced_step >= 0) {
+    replaced_by_[static_cast<size_t>(bound.replaced_step)] = bound.replacement.get();
+  }
   for (auto* list : {&uploads_, &downloads_}) {
     for (Transfer& t : *list) {
       if (t.tflite_index == tflite_index && !t.write_back && (list == &uploads_) == input) {
@@ -325,6 +348,10 @@ void PartitionRuntime::ReleaseBound(GpuBound& bound) {
   if (bound.skipped_step >= 0 && static_cast<size_t>(bound.skipped_step) < skip_step_.size()) {
     skip_step_[static_cast<size_t>(bound.skipped_step)] = 0;
   }
+  if (bound.replaced_step >= 0 &&
+      static_cast<size_t>(bound.replaced_step) < replaced_by_.size()) {
+    replaced_by_[static_cast<size_t>(bound.replaced_step)] = nullptr;
+  }
 }
 
 bool PartitionRuntime::UnbindGpu(int tflite_index) {
@@ -346,24 +373,35 @@ bool PartitionRuntime::UnbindGpu(int tflite_index) {
 
 Status PartitionRuntime::RunBoundInputs() {
   bool any = false;
+  bool dispatched = false;
   for (GpuBound& bound : gpu_bound_) {
     if (!bound.input) continue;
+    // A texture read in place: still the one that was bound?
+    if (bound.in_place != nullptr) TFG_RETURN_IF_ERROR(bound.in_place->Check());
     if (!any) {
-      // Whatever the application did to its buffers before this invoke
-      // (shader writes, buffer updates) is visible to the dispatches below.
+      // Whatever the application did to its buffers and textures before
+      // this invoke (shader writes, buffer updates) is visible to the
+      // dispatches below.
       TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
       any = true;
     }
-    if (bound.binding.producer) {
+    if (bound.binding.producer && bound.in_place == nullptr) {
       TFG_RETURN_IF_ERROR(bound.binding.producer->Produce(bound.ref, *programs_));
       TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
     }
-    for (const Step& step : bound.steps) {
-      TFG_RETURN_IF_ERROR(BindAndDispatch(step, /*barrier=*/false));
+    for (const auto* list : {&bound.steps, &bound.texture_steps}) {
+      for (const Step& step : *list) {
+        TFG_RETURN_IF_ERROR(BindAndDispatch(step, /*barrier=*/false));
+        dispatched = true;
+      }
     }
   }
-  // The partition's first dispatches read what the conversions wrote.
-  if (any) TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
+  // The partition's first dispatches read what the conversions wrote (SSBO
+  // stores, read as SSBOs or texture buffers). A texture the first
+  // convolution samples itself needs only the barrier above.
+  if (dispatched) {
+    TFG_GL(glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT));
+  }
   return Status::Ok();
 }
 
@@ -371,20 +409,28 @@ Status PartitionRuntime::RunBoundOutputs() {
   bool any = false;
   for (GpuBound& bound : gpu_bound_) {
     if (bound.input) continue;
+    if (bound.in_place != nullptr) TFG_RETURN_IF_ERROR(bound.in_place->Check());
     if (!any) {
-      TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
+      // The partition's last stores (SSBO) before the conversions read
+      // them (as SSBOs or texture buffers).
+      TFG_GL(glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT));
       any = true;
     }
-    for (const Step& step : bound.steps) {
-      TFG_RETURN_IF_ERROR(BindAndDispatch(step, /*barrier=*/false));
+    // The float buffer's conversions and a texture written in place both
+    // read the tensor: no barrier between them.
+    for (const auto* list : {&bound.steps, &bound.texture_steps}) {
+      for (const Step& step : *list) {
+        TFG_RETURN_IF_ERROR(BindAndDispatch(step, /*barrier=*/false));
+      }
     }
-    if (bound.binding.sink) {
+    if (bound.binding.sink && bound.in_place == nullptr) {
       TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
       TFG_RETURN_IF_ERROR(bound.binding.sink->Consume(bound.ref, *programs_));
     }
   }
-  // The application may read its buffers any way next (map, copy, vertex
-  // fetch, shader): every kind of access sees these writes.
+  // The application may read its buffers and textures any way next (map,
+  // copy, vertex fetch, sampling, framebuffer reads, shader): every kind of
+  // access sees these writes.
   if (any) TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
   return Status::Ok();
 }

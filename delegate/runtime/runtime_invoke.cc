@@ -52,15 +52,24 @@ Status PartitionRuntime::BindAndDispatch(const Step& step, bool barrier) {
   const Dispatch& d = step.dispatch;
   GLuint binding = 0;
   for (ValueId id : d.outputs) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
-  for (ValueId id : d.inputs) TFG_RETURN_IF_ERROR(BindForRead(id, binding++));
+  for (size_t k = 0; k < d.inputs.size(); ++k, ++binding) {
+    // A bound texture stands in for this input (bound below).
+    if (static_cast<int>(k) == step.texture_input) continue;
+    TFG_RETURN_IF_ERROR(BindForRead(d.inputs[k], binding));
+  }
   for (ValueId id : d.read_write) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
   if (step.uniform_bytes > 0) {
     TFG_RETURN_IF_ERROR(uniforms_.BindAsUniforms(
         gl::kShaderUniformBinding, step.uniform_offset, step.uniform_bytes));
   }
-  TFG_RETURN_IF_ERROR(step.program->Dispatch(step.groups[0], step.groups[1],
-                                             step.groups[2]));
-  return Status::Ok();
+  if (step.texture == nullptr) {
+    return step.program->Dispatch(step.groups[0], step.groups[1], step.groups[2]);
+  }
+  TFG_RETURN_IF_ERROR(step.texture->Bind(*step.program, step.texture_unit));
+  Status dispatched = step.program->Dispatch(step.groups[0], step.groups[1], step.groups[2]);
+  // Unbound even after a failed dispatch: the application's units as it left them.
+  Status unbound = step.texture->Unbind(step.texture_unit);
+  return dispatched.ok() ? unbound : dispatched;
 }
 
 Status PartitionRuntime::DispatchProfiled() {
@@ -90,7 +99,7 @@ Status PartitionRuntime::DispatchProfiled() {
         TFG_RETURN_IF_ERROR(timer_.End());
         continue;
       }
-      TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i], /*barrier=*/true));
+      TFG_RETURN_IF_ERROR(BindAndDispatch(StepAt(i), /*barrier=*/true));
       TFG_RETURN_IF_ERROR(timer_.End());
     }
     auto milliseconds = timer_.ReadMilliseconds(static_cast<int>(steps_.size()));
@@ -101,7 +110,7 @@ Status PartitionRuntime::DispatchProfiled() {
       return Status::Ok();
     }
     for (size_t i = 0; i < steps_.size(); ++i) {
-      const Dispatch& d = steps_[i].dispatch;
+      const Dispatch& d = StepAt(i).dispatch;
       timings_.push_back({d.label, d.shader, (*milliseconds)[i], d.flops, true});
     }
     return Status::Ok();
@@ -109,7 +118,7 @@ Status PartitionRuntime::DispatchProfiled() {
   // Synchronous profiling: finish before and after each dispatch (on
   // llvmpipe a dispatch runs inside the call anyway).
   for (size_t i = 0; i < steps_.size(); ++i) {
-    const Step& step = steps_[i];
+    const Step& step = StepAt(i);
     if (skipped(i)) continue;
     TFG_GL(glFinish());
     auto start = std::chrono::steady_clock::now();
@@ -148,7 +157,7 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     if (flush_point(0)) TFG_GL(glFlush());
     for (size_t i = 0; i < steps_.size(); ++i) {
       if (skipped(i)) continue;
-      TFG_RETURN_IF_ERROR(BindAndDispatch(steps_[i], steps_[i].barrier_before));
+      TFG_RETURN_IF_ERROR(BindAndDispatch(StepAt(i), steps_[i].barrier_before));
       // The time line's stamp before the flush, so that it travels in the
       // same batch as its dispatch.
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
@@ -170,7 +179,13 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   const bool fenced_readback = readback != DeviceProfile::Readback::kMap && host_downloads;
   // One fence serves both: the readback waits for it, and (if the readback
   // did not) the next invoke does before writing mapped upload staging.
-  if ((device_.mapped_upload_staging && !uploads_.empty()) || fenced_readback) {
+  // Inputs all bound on the GPU wrote no staging this invoke (a bound
+  // input's staging value is the application's object, or not read at
+  // all), so the next invoke has nothing to wait for: no fence.
+  const bool host_uploads =
+      std::any_of(uploads_.begin(), uploads_.end(),
+                  [](const Transfer& t) { return !t.gpu_bound; });
+  if ((device_.mapped_upload_staging && host_uploads) || fenced_readback) {
     TFG_ASSIGN_OR_RETURN(staging_reads_done_, gl::Fence::Create());
   }
   TFG_RETURN_IF_ERROR(timeline_.Submitted());

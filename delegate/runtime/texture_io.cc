@@ -19,7 +19,8 @@ constexpr GLuint kTextureUnit = 1;  // texture_io.comp's sampler binding
 constexpr GLuint kImageUnit = 0;    // and its image binding
 constexpr uint32_t kLocal = 64;     // within GLES 3.1's 128 invocations
 
-// texture_io.comp for `shape` and `mode` (and the image format of outputs).
+// The fallback's texture_io.comp program (TEXTURE_TO_BHWC / BHWC_TO_TEXTURE)
+// for `shape` (and the image format of outputs).
 struct TextureProgram {
   const gl::Program* program = nullptr;
   uint32_t groups[2] = {1, 1};
@@ -61,90 +62,94 @@ StatusOr<TextureProgram> BuildProgram(const char* mode, GLenum image_format,
   return result;
 }
 
-// `channels`: only the input variant reads io_channels; in the output one it
-// is not an active uniform, and setting an inactive location may be
-// GL_INVALID_OPERATION.
-Status SetUniforms(const gl::Program& program, const TextureParams& params, bool channels) {
-  TFG_GL(glProgramUniform4fv(program.id(), 0, 1, params.scale));
-  TFG_GL(glProgramUniform4fv(program.id(), 1, 1, params.offset));
-  if (channels) TFG_GL(glProgramUniform4iv(program.id(), 2, 1, params.channels));
-  return Status::Ok();
-}
-
-class TextureProducer final : public GpuProducer {
+// What a producer and a sink share: the texture, its parameters and what
+// it was at bind (the reallocation check), the fallback's program (built at
+// its first use) and the uniforms every texture shader reads.
+class BoundTexture : public GpuTextureAccess {
  public:
-  TextureProducer(const TextureParams& params, const Shape4& shape, std::string what,
-                  gl::TextureFacts facts, TextureProgram program, gl::Sampler sampler)
+  BoundTexture(const TextureParams& params, const Shape4& shape, std::string what,
+               gl::TextureFacts facts, bool output)
       : params_(params), shape_(shape), what_(std::move(what)), facts_(facts),
-        program_(program), sampler_(std::move(sampler)) {}
+        output_(output) {}
 
-  std::string Describe() const override {
+  // "texture 7 (GL_RGBA8, 256x256)".
+  std::string DescribeTexture() const {
     return "texture " + std::to_string(params_.texture) + " (" +
            gl::TextureFormatName(facts_.internal_format) + ", " + std::to_string(facts_.width) +
            "x" + std::to_string(facts_.height) + ")";
   }
 
-  Status Produce(const GpuBufferRef& target, ProgramCache&) override {
-    TFG_RETURN_IF_ERROR(gl::CheckTexture(params_.texture, shape_.w, shape_.h, false, what_).status());
-    if (target.layout != GpuLayout::kBhwcFloat32) {
-      return Status::Error(what_ + ": a texture fills BHWC float32 bindings only");
-    }
-    TFG_RETURN_IF_ERROR(SetUniforms(*program_.program, params_, /*channels=*/true));
-    TFG_GL(glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, target.buffer, 0,
-                             static_cast<GLsizeiptr>(target.bytes)));
-    TFG_GL(glActiveTexture(GL_TEXTURE0 + kTextureUnit));
-    TFG_GL(glBindTexture(GL_TEXTURE_2D, params_.texture));
-    TFG_GL(glBindSampler(kTextureUnit, sampler_.id()));
-    Status dispatched = program_.program->Dispatch(program_.groups[0], program_.groups[1], 1);
-    // A sampler object left on the unit would override the filters of the
-    // application's own textures there.
-    TFG_GL(glBindSampler(kTextureUnit, 0));
-    TFG_GL(glBindTexture(GL_TEXTURE_2D, 0));
-    return dispatched;
-  }
-
- private:
-  TextureParams params_;
-  Shape4 shape_;
-  std::string what_;
-  gl::TextureFacts facts_;
-  TextureProgram program_;
-  gl::Sampler sampler_;
-};
-
-class TextureSink final : public GpuSink {
- public:
-  TextureSink(const TextureParams& params, const Shape4& shape, std::string what,
-              gl::TextureFacts facts, TextureProgram program)
-      : params_(params), shape_(shape), what_(std::move(what)), facts_(facts),
-        program_(program) {}
-
-  std::string Describe() const override {
-    return "texture " + std::to_string(params_.texture) + " (" +
-           gl::TextureFormatName(facts_.internal_format) + ", " + std::to_string(facts_.width) +
-           "x" + std::to_string(facts_.height) + ")";
-  }
-
-  Status Consume(const GpuBufferRef& source, ProgramCache&) override {
+  Status Check() override {
     TFG_ASSIGN_OR_RETURN(gl::TextureFacts now,
-                         gl::CheckTexture(params_.texture, shape_.w, shape_.h, true, what_));
-    if (now.internal_format != facts_.internal_format) {
-      // The program was compiled for the image format it had at bind.
+                         gl::CheckTexture(params_.texture, shape_.w, shape_.h, output_, what_));
+    if (output_ && now.internal_format != facts_.internal_format) {
+      // The programs were compiled for the image format it had at bind.
       return Status::Error(what_ + ": texture " + std::to_string(params_.texture) +
                            " was reallocated as " + gl::TextureFormatName(now.internal_format) +
                            " after binding as " + gl::TextureFormatName(facts_.internal_format) +
                            "; bind it again");
     }
-    if (source.layout != GpuLayout::kBhwcFloat32) {
-      return Status::Error(what_ + ": a texture reads BHWC float32 bindings only");
+    return Status::Ok();
+  }
+
+  GLenum internal_format() const override { return facts_.internal_format; }
+
+  Status Bind(const gl::Program& program, GLuint unit) override {
+    TFG_GL(glProgramUniform4fv(program.id(), kTextureScaleLocation, 1, params_.scale));
+    TFG_GL(glProgramUniform4fv(program.id(), kTextureScaleLocation + 1, 1, params_.offset));
+    if (output_) {
+      // Only input shaders read the channel choice; setting an inactive
+      // location may be GL_INVALID_OPERATION.
+      TFG_GL(glBindImageTexture(unit, params_.texture, 0, GL_FALSE, 0, GL_WRITE_ONLY,
+                                facts_.internal_format));
+      return Status::Ok();
     }
-    TFG_RETURN_IF_ERROR(SetUniforms(*program_.program, params_, /*channels=*/false));
-    TFG_GL(glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 1, source.buffer, 0,
-                             static_cast<GLsizeiptr>(source.bytes)));
-    TFG_GL(glBindImageTexture(kImageUnit, params_.texture, 0, GL_FALSE, 0, GL_WRITE_ONLY,
-                              facts_.internal_format));
-    Status dispatched = program_.program->Dispatch(program_.groups[0], program_.groups[1], 1);
-    TFG_GL(glBindImageTexture(kImageUnit, 0, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8));
+    TFG_GL(glProgramUniform4iv(program.id(), kTextureScaleLocation + 2, 1, params_.channels));
+    TFG_GL(glActiveTexture(GL_TEXTURE0 + unit));
+    TFG_GL(glBindTexture(GL_TEXTURE_2D, params_.texture));
+    TFG_GL(glBindSampler(unit, sampler_.id()));
+    return Status::Ok();
+  }
+
+  Status Unbind(GLuint unit) override {
+    if (output_) {
+      TFG_GL(glBindImageTexture(unit, 0, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA8));
+      return Status::Ok();
+    }
+    // A sampler object left on the unit would override the filters of the
+    // application's own textures there.
+    TFG_GL(glActiveTexture(GL_TEXTURE0 + unit));
+    TFG_GL(glBindSampler(unit, 0));
+    TFG_GL(glBindTexture(GL_TEXTURE_2D, 0));
+    return Status::Ok();
+  }
+
+  Status CreateSampler() {
+    TFG_ASSIGN_OR_RETURN(sampler_, gl::Sampler::Create());
+    return Status::Ok();
+  }
+
+ protected:
+  // The fallback through a float32 BHWC buffer (texture_io.comp
+  // TEXTURE_TO_BHWC / BHWC_TO_TEXTURE): binding `ssbo` holds the floats.
+  Status RunFallback(const GpuBufferRef& floats, GLuint ssbo, ProgramCache& programs) {
+    TFG_RETURN_IF_ERROR(Check());
+    if (floats.layout != GpuLayout::kBhwcFloat32) {
+      return Status::Error(what_ + (output_ ? ": a texture reads BHWC float32 bindings only"
+                                            : ": a texture fills BHWC float32 bindings only"));
+    }
+    if (fallback_.program == nullptr) {
+      TFG_ASSIGN_OR_RETURN(fallback_, BuildProgram(output_ ? "BHWC_TO_TEXTURE"
+                                                           : "TEXTURE_TO_BHWC",
+                                                   output_ ? facts_.internal_format : 0,
+                                                   shape_, what_, programs));
+    }
+    const GLuint unit = output_ ? kImageUnit : kTextureUnit;
+    TFG_RETURN_IF_ERROR(Bind(*fallback_.program, unit));
+    TFG_GL(glBindBufferRange(GL_SHADER_STORAGE_BUFFER, ssbo, floats.buffer, 0,
+                             static_cast<GLsizeiptr>(floats.bytes)));
+    Status dispatched = fallback_.program->Dispatch(fallback_.groups[0], fallback_.groups[1], 1);
+    TFG_RETURN_IF_ERROR(Unbind(unit));
     return dispatched;
   }
 
@@ -153,7 +158,29 @@ class TextureSink final : public GpuSink {
   Shape4 shape_;
   std::string what_;
   gl::TextureFacts facts_;
-  TextureProgram program_;
+  bool output_;
+  gl::Sampler sampler_;  // inputs only
+  TextureProgram fallback_;
+};
+
+class TextureProducer final : public GpuProducer, public BoundTexture {
+ public:
+  using BoundTexture::BoundTexture;
+  std::string Describe() const override { return DescribeTexture(); }
+  GpuTextureAccess* texture() override { return this; }
+  Status Produce(const GpuBufferRef& target, ProgramCache& programs) override {
+    return RunFallback(target, /*ssbo=*/0, programs);
+  }
+};
+
+class TextureSink final : public GpuSink, public BoundTexture {
+ public:
+  using BoundTexture::BoundTexture;
+  std::string Describe() const override { return DescribeTexture(); }
+  GpuTextureAccess* texture() override { return this; }
+  Status Consume(const GpuBufferRef& source, ProgramCache& programs) override {
+    return RunFallback(source, /*ssbo=*/1, programs);
+  }
 };
 
 // What both directions require of the tensor and the parameters.
@@ -182,28 +209,23 @@ Status CheckParams(const TextureParams& params, const Shape4& shape, bool output
 StatusOr<std::shared_ptr<GpuProducer>> MakeTextureProducer(const TextureParams& params,
                                                            const Shape4& shape,
                                                            const std::string& what,
-                                                           ProgramCache& programs) {
+                                                           ProgramCache&) {
   TFG_RETURN_IF_ERROR(CheckParams(params, shape, false, what));
   TFG_ASSIGN_OR_RETURN(gl::TextureFacts facts, gl::CheckTexture(params.texture, shape.w, shape.h,
                                                         false, what));
-  TFG_ASSIGN_OR_RETURN(TextureProgram program,
-                       BuildProgram("TEXTURE_TO_BHWC", 0, shape, what, programs));
-  TFG_ASSIGN_OR_RETURN(gl::Sampler sampler, gl::Sampler::Create());
-  return std::shared_ptr<GpuProducer>(
-      new TextureProducer(params, shape, what, facts, program, std::move(sampler)));
+  auto producer = std::make_shared<TextureProducer>(params, shape, what, facts, false);
+  TFG_RETURN_IF_ERROR(producer->CreateSampler());
+  return std::shared_ptr<GpuProducer>(std::move(producer));
 }
 
 StatusOr<std::shared_ptr<GpuSink>> MakeTextureSink(const TextureParams& params,
                                                    const Shape4& shape,
                                                    const std::string& what,
-                                                   ProgramCache& programs) {
+                                                   ProgramCache&) {
   TFG_RETURN_IF_ERROR(CheckParams(params, shape, true, what));
   TFG_ASSIGN_OR_RETURN(gl::TextureFacts facts, gl::CheckTexture(params.texture, shape.w, shape.h,
                                                         true, what));
-  TFG_ASSIGN_OR_RETURN(TextureProgram program,
-                       BuildProgram("BHWC_TO_TEXTURE", facts.internal_format, shape, what,
-                                    programs));
-  return std::shared_ptr<GpuSink>(new TextureSink(params, shape, what, facts, program));
+  return std::shared_ptr<GpuSink>(std::make_shared<TextureSink>(params, shape, what, facts, true));
 }
 
 }  // namespace tflite_gles

@@ -1,10 +1,10 @@
 // An application's 2D textures as a partition's image inputs and outputs
 // (docs/gpu_io.md, "Textures"): the producer / sink of a GPU binding
-// (delegate/runtime/gpu_binding.h) that moves it with shaders/texture_io.comp
-// to or from the binding's float32 BHWC buffer. The runtime does the rest
-// (that buffer stands in for the upload staging or readback staging, or one
-// conversion dispatch moves it; runtime_gpu_io.cc). What a texture must be
-// is egl/foreign_texture.h's CheckTexture.
+// (delegate/runtime/gpu_binding.h). Both offer GpuTextureAccess, so the
+// runtime's own dispatches read or write the texture in place
+// (runtime_texture_io.cc); their Produce / Consume, which move it with
+// shaders/texture_io.comp to or from a float32 BHWC buffer, are the fallback.
+// What a texture must be is egl/foreign_texture.h's CheckTexture.
 #pragma once
 
 #include <GLES3/gl31.h>
@@ -31,14 +31,14 @@ struct TextureParams {
 };
 
 
-// A bound input texture: Produce writes the binding's BHWC floats from it.
-// A bound output texture: Consume writes it from the binding's BHWC floats.
-// `what` names the tensor in messages. Both check the texture again at
-// every invoke (deleted, or reallocated to another size or format: the
-// invoke fails with the reason) and leave no sampler, texture or image
-// bound where it would change the application's own drawing. Programs are
-// compiled at creation, through `programs` (the delegate's cache, which
-// outlives the binding).
+// A bound input texture: read in place (GpuTextureAccess), or Produce writes
+// the binding's BHWC floats from it. A bound output texture: written in
+// place, or Consume writes it from the binding's BHWC floats. `what` names
+// the tensor in messages. Both check the texture again at every invoke
+// (deleted, or reallocated to another size or format: the invoke fails with
+// the reason) and leave no sampler, texture or image bound where it would
+// change the application's own drawing. The fallback's program is compiled
+// at its first use, through the cache Produce / Consume are given.
 StatusOr<std::shared_ptr<GpuProducer>> MakeTextureProducer(const TextureParams& params,
                                                            const Shape4& shape,
                                                            const std::string& what,

@@ -12,6 +12,7 @@
 #include <GLES2/gl2ext.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include "delegate/runtime/program_cache.h"
 #include "delegate/runtime/runtime.h"
 #include "delegate/runtime/texture_io.h"
+#include "egl/foreign_buffer.h"
+#include "egl/gl_objects.h"
 #include "gpu_test_util.h"
 
 namespace tflite_gles::testing {
@@ -208,6 +211,80 @@ TEST(TextureIo, OutputTexturesOfEachFormatHoldTheTensorAndGlsExpansion) {
       glDeleteTextures(1, &texture);
     }
   }
+}
+
+// Where no dispatch of the partition can read or write a texture in place,
+// the producer and sink move it through a float32 BHWC buffer
+// (texture_io.comp TEXTURE_TO_BHWC / BHWC_TO_TEXTURE): both directions on
+// their own, against the texels.
+TEST(TextureIo, TheFloatBufferFallbackMovesTexelsBothWays) {
+  TestEnvironment();
+  ProgramCache programs;
+  std::vector<uint8_t> texels(kH * kW * 4);
+  for (size_t i = 0; i < texels.size(); ++i) texels[i] = static_cast<uint8_t>((i * 53 + 7) % 256);
+  const GLuint source = MakeTexture(GL_RGBA8, kW, kH, texels.data(), GL_UNSIGNED_BYTE);
+  const GLuint target = MakeTexture(GL_RGBA32F, kW, kH, nullptr, GL_FLOAT);
+  const Shape4 shape{1, kH, kW, 3};
+  TextureParams in;
+  in.texture = source;
+  in.channels[0] = 3;  // A, B, G
+  in.channels[1] = 2;
+  in.channels[2] = 1;
+  in.scale[1] = 4.0f;
+  in.offset[2] = -0.5f;
+  auto producer = MakeTextureProducer(in, shape, "input", programs);
+  ASSERT_TRUE(producer.ok()) << producer.status().message();
+  const size_t bytes = static_cast<size_t>(kH) * kW * 3 * sizeof(float);
+  auto floats = gl::Buffer::Create(bytes, nullptr, GL_STREAM_COPY);
+  ASSERT_TRUE(floats.ok());
+  GpuBufferRef ref;
+  ref.buffer = floats->id();
+  ref.bytes = bytes;
+  ref.shape = shape;
+  Status produced = (*producer)->Produce(ref, programs);
+  ASSERT_TRUE(produced.ok()) << produced.message();
+  glMemoryBarrier(GL_ALL_BARRIER_BITS);
+  std::vector<float> got(static_cast<size_t>(kH) * kW * 3);
+  ASSERT_TRUE(gl::ReadBufferObject(ref.buffer, bytes, got.data()).ok());
+  double worst = 0;
+  for (int p = 0; p < kH * kW; ++p) {
+    for (int c = 0; c < 3; ++c) {
+      const double want = texels[p * 4 + in.channels[c]] / 255.0 * in.scale[c] + in.offset[c];
+      worst = std::max(worst, std::fabs(got[p * 3 + c] - want));
+    }
+  }
+  EXPECT_LE(worst, 1e-5);
+  // And back: the same floats into an RGBA32F texture, scaled.
+  TextureParams out;
+  out.texture = target;
+  out.scale[0] = out.scale[1] = out.scale[2] = 0.5f;
+  out.offset[0] = 1.0f;
+  auto sink = MakeTextureSink(out, shape, "output", programs);
+  ASSERT_TRUE(sink.ok()) << sink.status().message();
+  Status consumed = (*sink)->Consume(ref, programs);
+  ASSERT_TRUE(consumed.ok()) << consumed.message();
+  glMemoryBarrier(GL_ALL_BARRIER_BITS);
+  const std::vector<float> written = ReadTexture(target, kW, kH, false);
+  worst = 0;
+  for (int p = 0; p < kH * kW; ++p) {
+    for (int c = 0; c < 4; ++c) {
+      const double want = c < 3 ? got[p * 3 + c] * out.scale[c] + out.offset[c] : 1.0;
+      const double error = std::fabs(written[p * 4 + c] - want);
+      worst = std::isnan(error) ? INFINITY : std::max(worst, error);
+    }
+  }
+  EXPECT_LE(worst, 1e-6);
+  // Both left no sampler, texture or image bound on the units they used.
+  GLint sampler = -1, image = -1;
+  glActiveTexture(GL_TEXTURE1);
+  glGetIntegerv(GL_SAMPLER_BINDING, &sampler);
+  glActiveTexture(GL_TEXTURE0);
+  glGetIntegeri_v(GL_IMAGE_BINDING_NAME, 0, &image);
+  EXPECT_EQ(sampler, 0);
+  EXPECT_EQ(image, 0);
+  glDeleteTextures(1, &source);
+  glDeleteTextures(1, &target);
+  EXPECT_EQ(glGetError(), static_cast<GLenum>(GL_NO_ERROR));
 }
 
 TEST(TextureIo, CheckTextureNamesWhatIsWrong) {

@@ -1,0 +1,143 @@
+// PartitionRuntime, textures read and written in place (docs/gpu_io.md,
+// "Textures"): a texture bound to an image input or output is read or
+// written by the partition's own dispatches, with no float buffer between
+// the texture and the tensor:
+//  - input, upload conversion fused into the first convolution (NVIDIA):
+//    that convolution runs a variant that samples the texture itself
+//    (conv2d.comp TEXTURE_INPUT) in place of its staging read;
+//  - input, staged (an upload conversion) or direct: one texture_io.comp
+//    TEXTURE_TO_TENSOR dispatch writes the PHWC4 tensor, in place of the
+//    conversion (or of the host upload);
+//  - output: one TENSOR_TO_TEXTURE dispatch writes the texture from the PHWC4
+//    tensor; the readback conversion goes unless the interpreter may copy the
+//    tensor back (then it still fills the binding's float buffer, beside).
+// Before, each direction went texture -> BHWC floats -> tensor (and back):
+// two dependent dispatches where one, or none, does (docs/perf/log.md, "tex2").
+#include <string>
+
+#include "delegate/runtime/runtime.h"
+
+namespace tflite_gles {
+
+const PartitionRuntime::Transfer* PartitionRuntime::BoundTransfer(const GpuBound& bound) const {
+  const auto& list = bound.input ? uploads_ : downloads_;
+  for (const Transfer& t : list) {
+    if (t.tflite_index == bound.tflite_index && !t.write_back) return &t;
+  }
+  return nullptr;
+}
+
+StatusOr<bool> PartitionRuntime::PlanTextureInPlace(GpuBound& bound, bool skip_conversion,
+                                                    ProgramCache& programs) {
+  GpuTextureAccess* texture =
+      bound.input ? bound.binding.producer->texture() : bound.binding.sink->texture();
+  const Transfer* transfer = BoundTransfer(bound);
+  if (texture == nullptr || transfer == nullptr) return false;
+  // The quantized-input refusal and every other check of PlanBound apply
+  // alike; a texture is BHWC float32 by contract (texture_binding.cc).
+  if (bound.input && (transfer->quantize || transfer->quantize_tail)) return false;
+  const Shape4 shape = transfer->shape;
+  if (shape.b != 1 || shape.c < 1 || shape.c > 4) return false;
+  const ValueId staging = transfer->buffer;
+  auto root_is = [&](ValueId id, ValueId target) {
+    return StorageRoot(values_, id) == StorageRoot(values_, target);
+  };
+  // The conversion between the staging value and the tensor, and the
+  // kernel that reads the staging itself (the fused first convolution).
+  int conversion = -1;
+  int fused_reader = -1;
+  if (!transfer->direct) {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Dispatch& d = steps_[i].dispatch;
+      if (d.shader == "layout_convert") {
+        if (bound.input && d.defines.count("TO_PHWC4") && !d.inputs.empty() &&
+            d.inputs[0] == staging) {
+          conversion = static_cast<int>(i);
+        }
+        if (!bound.input && d.defines.count("TO_BHWC") && !d.outputs.empty() &&
+            d.outputs[0] == staging) {
+          conversion = static_cast<int>(i);
+        }
+        continue;
+      }
+      for (ValueId id : d.inputs) {
+        if (bound.input && root_is(id, staging)) {
+          const bool fits = d.shader == "conv2d" && d.defines.count("BHWC_INPUT") &&
+                            d.defines.count("GENERIC") && d.defines.count("ONE_INPUT_SLICE") &&
+                            d.inputs[0] == staging && fused_reader < 0;
+          // Another reader of the staging, or a read this code does not
+          // know how to replace: keep the float buffer path.
+          if (!fits) return false;
+          fused_reader = static_cast<int>(i);
+        }
+      }
+    }
+  }
+  // The tensor's PHWC4 value (one slice: vec4 p is pixel p).
+  ValueId tensor = -1;
+  if (transfer->direct) {
+    tensor = staging;
+  } else if (conversion >= 0) {
+    const Dispatch& d = steps_[static_cast<size_t>(conversion)].dispatch;
+    tensor = bound.input ? d.outputs[0] : d.inputs[0];
+  }
+  if (bound.input && fused_reader >= 0) {
+    if (conversion >= 0) return false;  // both at once: not a plan we made
+    const Step& original = steps_[static_cast<size_t>(fused_reader)];
+    Dispatch dispatch = original.dispatch;
+    dispatch.defines.erase("BHWC_INPUT");
+    dispatch.defines["TEXTURE_INPUT"] = "";
+    dispatch.label += " (reads the bound texture)";
+    // The replacement's shape uniforms are the original's, already in the
+    // uniform buffer: its own copy of them is not kept.
+    const size_t uniform_size = uniform_data_.size();
+    auto made = MakeStep(std::move(dispatch), programs);
+    uniform_data_.resize(uniform_size);
+    TFG_RETURN_IF_ERROR(made.status());
+    auto step = std::make_shared<Step>(std::move(*made));
+    step->uniform_offset = original.uniform_offset;
+    step->uniform_bytes = original.uniform_bytes;
+    step->barrier_before = original.barrier_before;
+    step->texture = texture;
+    step->texture_unit = static_cast<GLuint>(step->dispatch.outputs.size());  // input 0's
+    step->texture_input = 0;
+    bound.replaced_step = fused_reader;
+    bound.replacement = std::move(step);
+    bound.in_place = texture;
+    return true;
+  }
+  if (tensor < 0) return false;
+  Dispatch dispatch;
+  dispatch.shader = "texture_io";
+  dispatch.defines[bound.input ? "TEXTURE_TO_TENSOR" : "TENSOR_TO_TEXTURE"] = "";
+  if (!bound.input) {
+    const GLenum format = texture->internal_format();
+    if (format == GL_RGBA8) dispatch.defines["IMAGE_RGBA8"] = "";
+    if (format == GL_RGBA16F) dispatch.defines["IMAGE_RGBA16F"] = "";
+  }
+  const long long pixels = static_cast<long long>(shape.h) * shape.w;
+  dispatch.defines["W"] = std::to_string(shape.w);
+  dispatch.defines["H"] = std::to_string(shape.h);
+  dispatch.defines["C"] = std::to_string(shape.c);
+  dispatch.defines["TOTAL"] = std::to_string(pixels);
+  dispatch.grid = {static_cast<uint32_t>(pixels), 1, 1};
+  dispatch.local = {device_.preferred_local_x, 1, 1};
+  if (bound.input) {
+    dispatch.outputs = {tensor};
+  } else {
+    dispatch.inputs = {tensor};
+  }
+  dispatch.label = std::string("bound texture ") + (bound.input ? "-> tensor" : "<- tensor");
+  TFG_ASSIGN_OR_RETURN(Step step, MakeStep(std::move(dispatch), programs));
+  step.texture = texture;
+  // texture_io.comp: the sampler on unit 1, the image on image unit 0.
+  step.texture_unit = bound.input ? 1 : 0;
+  bound.texture_steps.push_back(std::move(step));
+  // The conversion this replaces; an output the interpreter may copy back
+  // keeps it (it fills the binding's float buffer, PlanBound).
+  if (conversion >= 0 && (bound.input || skip_conversion)) bound.skipped_step = conversion;
+  bound.in_place = texture;
+  return true;
+}
+
+}  // namespace tflite_gles
