@@ -354,14 +354,14 @@ Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                          ") is " + TypeName(node.input(i).type) +
                          ", TFLite's float kernel takes float32");
   }
-  auto values = graph.ConstantFloats(node.input_index(i));
-  if (!values.ok()) {
-    return values.status().WithContext(std::string(what) + " (input " +
-                                       std::to_string(i) + ")");
+  auto count = graph.ConstantFloatCount(node.input_index(i));
+  if (!count.ok()) {
+    return count.status().WithContext(std::string(what) + " (input " +
+                                      std::to_string(i) + ")");
   }
-  if (static_cast<long long>(values->size()) != expected) {
+  if (static_cast<long long>(*count) != expected) {
     return Status::Error(std::string(what) + " holds " +
-                         std::to_string(values->size()) + " values, expected " +
+                         std::to_string(*count) + " values, expected " +
                          std::to_string(expected));
   }
   return Status::Ok();
