@@ -4,8 +4,10 @@
 # NVIDIA device machine, one call of about 3-4 minutes:
 #   DIR=.devbuild source bench/device_env.sh && BASE_LIB=.devbuild-base/libtflite_gles.so \
 #     bash bench/device_cold2.sh
-# BASE_LIB: main's library before this branch, carried beside .devbuild
-# (without it only this branch's library is measured). Models: the
+# BASE_LIB: the library before this branch (main at 7f7fe44, or main before
+# the merge), built and carried beside .devbuild, e.g. as .devbuild-base/
+# (without it only this branch's library is measured; the % of empty column
+# still says where MobileNet stands against the 15 % goal). Models: the
 # MobileNet v1 1.0 stand-in (the 17 % of docs/perf/cold_start.md), the
 # shared MobileNet v1 0.25 and deeplabv3 (the largest shared model). Every
 # process has a new empty HOME/XDG_CACHE_HOME and no driver cache variables
