@@ -451,7 +451,8 @@ def test_damaged_model_data_entries_are_rejected_and_rewritten(case, tmp_path, d
         identity, key, count = struct.unpack_from("<3I", data, 8)
         first = struct.unpack_from("<Q", data, 20)[0]
         start = 20 + 8 * count + identity + key
-        data[start + first // 2 + 3] ^= 0x40  # a float's exponent
+        for at in range(start + 3, start + first, 16):
+            data[at] ^= 0x40  # every fourth float's exponent: weights turn huge
     elif damage == "truncate":
         data = data[:len(data) - 40]
     elif damage == "garbage":
