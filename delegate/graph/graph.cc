@@ -167,6 +167,21 @@ StatusOr<std::vector<float>> GraphContext::ConstantFloats(
   return values;
 }
 
+StatusOr<size_t> GraphContext::ConstantFloatCount(int tensor_index) const {
+  if (IsConstant(tensor_index) && dequantize_producer_.count(tensor_index) == 0 &&
+      !IsQuantizedConstant(tensor_index)) {
+    const abi::Tensor& tensor = context_->tensors[tensor_index];
+    switch (tensor.type) {
+      case abi::kFloat32: return ValueCount(tensor, sizeof(float));
+      case abi::kFloat16: return ValueCount(tensor, sizeof(uint16_t));
+      case abi::kBool: return ValueCount(tensor, 1);
+      default: break;
+    }
+  }
+  TFG_ASSIGN_OR_RETURN(std::vector<float> values, ConstantFloats(tensor_index));
+  return values.size();
+}
+
 bool GraphContext::IsQuantizedConstant(int tensor_index) const {
   if (!IsConstant(tensor_index) || dequantize_producer_.count(tensor_index)) {
     return false;

@@ -247,6 +247,12 @@ class GraphContext {
   // or quantized: uint8/int8 weights and int32 biases with affine params,
   // dequantized per tensor or per channel), in TFLite's own layout.
   StatusOr<std::vector<float>> ConstantFloats(int tensor_index) const;
+  // ConstantFloats(tensor_index)->size() (or its error), without making the
+  // values where it needs not: a float32/float16/bool constant is counted
+  // from its shape. The support checks call it for every weight tensor,
+  // twice per node; copying 17 MB of MobileNet weights to count them was a
+  // fifth of a filled start's apply (docs/perf/log.md, "cold2").
+  StatusOr<size_t> ConstantFloatCount(int tensor_index) const;
   // Integer constants (int32/int64 shape and index operands).
   StatusOr<std::vector<int64_t>> ConstantInts(int tensor_index) const;
   abi::Context* context() const { return context_; }

@@ -96,8 +96,9 @@ Status BuildConv(const NodeView& node, GraphBuilder& builder) {
   const Shape4 in_shape = builder.shape(in);
   const Shape4 out_shape = builder.shape(out);
   const std::vector<int> filter = DimsVector(node.input(1).dims);
-  TFG_ASSIGN_OR_RETURN(std::vector<float> read,
-                       builder.graph().ConstantFloats(node.input_index(1)));
+  // Read at the packing, if it runs (kernels::DeferredFloats).
+  TFG_ASSIGN_OR_RETURN(auto weights,
+                       kernels::DeferredFloats::Of(builder.graph(), node.input_index(1)));
   std::vector<float> bias;
   if (node.has_input(2)) {
     TFG_ASSIGN_OR_RETURN(bias, builder.graph().ConstantFloats(node.input_index(2)));
@@ -106,9 +107,8 @@ Status BuildConv(const NodeView& node, GraphBuilder& builder) {
   const int taps = filter[1] * filter[2];
   // Owned by the lambdas: the packing may run later, at Allocate, or never
   // (the serialization cache holds it).
-  auto weights = std::make_shared<const std::vector<float>>(std::move(read));
   kernels::WeightAt weight = [weights, taps, in_c](int oc, int tap, int ic) {
-    return (*weights)[(static_cast<size_t>(oc) * taps + tap) * in_c + ic];
+    return weights->values()[(static_cast<size_t>(oc) * taps + tap) * in_c + ic];
   };
   kernels::LazyWeights lazy{node.input_index(1),
                             "conv2d in_c=" + std::to_string(in_c) +

@@ -336,6 +336,34 @@ Status CheckConvWindow(abi::Padding padding, int stride_w, int stride_h,
   return Status::Ok();
 }
 
+StatusOr<std::shared_ptr<const DeferredFloats>> DeferredFloats::Of(
+    const GraphContext& graph, int tensor) {
+  TFG_ASSIGN_OR_RETURN(const size_t count, graph.ConstantFloatCount(tensor));
+  std::shared_ptr<DeferredFloats> deferred(new DeferredFloats(graph, tensor, count));
+  const abi::Tensor& source = graph.context()->tensors[tensor];
+  // (A folded DEQUANTIZE's output has no data of its own: read now.)
+  const bool plain = source.data != nullptr && !graph.IsQuantizedConstant(tensor) &&
+                     (source.type == abi::kFloat32 || source.type == abi::kFloat16);
+  if (!plain) {
+    TFG_ASSIGN_OR_RETURN(deferred->values_, graph.ConstantFloats(tensor));
+    deferred->read_ = true;
+  }
+  return std::shared_ptr<const DeferredFloats>(std::move(deferred));
+}
+
+const std::vector<float>& DeferredFloats::Read() const {
+  auto values = graph_.ConstantFloats(tensor_);
+  // A plain float constant that was counted cannot fail to be read; should
+  // it anyway, zeros of the counted size keep every index in bounds.
+  if (values.ok() && values->size() == count_) {
+    values_ = std::move(*values);
+  } else {
+    values_.assign(count_, 0.0f);
+  }
+  read_ = true;
+  return values_;
+}
+
 Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                     long long expected, const char* what) {
   TFG_RETURN_IF_ERROR(CheckConstantInput(node, graph, i, what));
@@ -354,14 +382,14 @@ Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                          ") is " + TypeName(node.input(i).type) +
                          ", TFLite's float kernel takes float32");
   }
-  auto values = graph.ConstantFloats(node.input_index(i));
-  if (!values.ok()) {
-    return values.status().WithContext(std::string(what) + " (input " +
-                                       std::to_string(i) + ")");
+  auto count = graph.ConstantFloatCount(node.input_index(i));
+  if (!count.ok()) {
+    return count.status().WithContext(std::string(what) + " (input " +
+                                      std::to_string(i) + ")");
   }
-  if (static_cast<long long>(values->size()) != expected) {
+  if (static_cast<long long>(*count) != expected) {
     return Status::Error(std::string(what) + " holds " +
-                         std::to_string(values->size()) + " values, expected " +
+                         std::to_string(*count) + " values, expected " +
                          std::to_string(expected));
   }
   return Status::Ok();

@@ -124,6 +124,32 @@ Status CheckConvWindow(abi::Padding padding, int stride_w, int stride_h,
                        int dilation_w, int dilation_h, const Shape4& in,
                        const Shape4& out, int filter_h, int filter_w);
 
+// The float values of a constant weight tensor, read from the model at
+// their first use: the packing, which a filled serialization cache skips, so
+// a filled start copies no weights (17 MB for the MobileNet v1 1.0
+// stand-in; docs/perf/log.md, "cold2"). Keeps a copy of the GraphContext (a
+// pointer and two small maps): the model's tensors outlive the kernels, a
+// later Prepare's context does not matter. Constants that are not plain
+// float32/float16 (dequantized ones) are read at once, so that reading can
+// never fail later, where no error can be returned.
+class DeferredFloats {
+ public:
+  static StatusOr<std::shared_ptr<const DeferredFloats>> Of(const GraphContext& graph,
+                                                           int tensor);
+  // Inline: the packing calls it for every weight.
+  const std::vector<float>& values() const { return read_ ? values_ : Read(); }
+
+ private:
+  const std::vector<float>& Read() const;
+  DeferredFloats(const GraphContext& graph, int tensor, size_t count)
+      : graph_(graph), tensor_(tensor), count_(count) {}
+  GraphContext graph_;
+  int tensor_;
+  size_t count_;
+  mutable std::vector<float> values_;
+  mutable bool read_ = false;
+};
+
 // Checks that input `i` holds float weights of `expected` elements.
 Status CheckWeights(const NodeView& node, const GraphContext& graph, int i,
                     long long expected, const char* what);

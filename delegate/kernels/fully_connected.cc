@@ -98,10 +98,10 @@ Status BuildFullyConnected(const NodeView& node, GraphBuilder& builder) {
   if (!PlanGemm(in_shape, depth, out_shape.elements() / out_shape.c, &gemm)) {
     return Status::Error("input does not form rows of the weights' depth");
   }
-  TFG_ASSIGN_OR_RETURN(std::vector<float> read,
-                       builder.graph().ConstantFloats(node.input_index(1)));
-  // Owned by the lambda: packed later or never (kernels::LazyWeights).
-  auto weights = std::make_shared<const std::vector<float>>(std::move(read));
+  // Owned by the lambda: read and packed later or never (kernels::LazyWeights,
+  // kernels::DeferredFloats).
+  TFG_ASSIGN_OR_RETURN(auto weights,
+                       kernels::DeferredFloats::Of(builder.graph(), node.input_index(1)));
   std::vector<float> bias;
   if (node.has_input(2)) {
     TFG_ASSIGN_OR_RETURN(bias, builder.graph().ConstantFloats(node.input_index(2)));
@@ -118,7 +118,7 @@ Status BuildFullyConnected(const NodeView& node, GraphBuilder& builder) {
     const int pixel = flattened ? step % pixels : 0;
     const int c = slice * 4 + lane % 4;
     if (c >= channels) return 0.0f;
-    return (*weights)[static_cast<size_t>(oc) * depth + pixel * channels + c];
+    return weights->values()[static_cast<size_t>(oc) * depth + pixel * channels + c];
   };
   const kernels::LazyWeights lazy{
       node.input_index(1), "fully_connected channels=" + std::to_string(channels) +

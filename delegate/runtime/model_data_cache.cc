@@ -1,5 +1,11 @@
 #include "delegate/runtime/model_data_cache.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -33,17 +39,36 @@ uint64_t GetLittleEndian(const uint8_t* bytes, int count) {
   return value;
 }
 
-// The checksum as 16 raw bytes (the Hex digits, packed).
-std::vector<uint8_t> Checksum(const uint8_t* data, size_t bytes) {
-  ContentHash hash;
-  hash.Add(data, bytes);
-  const std::string hex = hash.Hex();
-  std::vector<uint8_t> raw;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    raw.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
+// The checksum as 16 raw bytes.
+std::vector<uint8_t> Checksum(const ContentHash& hash) {
+  std::vector<uint8_t> raw(kChecksumBytes);
+  hash.Raw(raw.data());
   return raw;
 }
+
+// Blobs are read through a buffer of this size: small enough to stay in
+// the CPU's L2 between the read, the hash and the copy into the driver.
+constexpr size_t kChunkBytes = size_t{256} << 10;
+
+// Reads exactly `bytes`; false on an error or an early end of the file.
+bool ReadFully(int fd, uint8_t* out, size_t bytes) {
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t got = ::read(fd, out + done, bytes - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    done += static_cast<size_t>(got);
+  }
+  return true;
+}
+
+// Closes the descriptor on every return path.
+struct FileCloser {
+  int fd;
+  ~FileCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 
 }  // namespace
 
@@ -61,64 +86,89 @@ std::string ModelDataCache::EntryPath(const std::string& key) const {
 
 ModelDataCache::LoadResult ModelDataCache::Load(const std::string& key,
                                                 const std::vector<size_t>& sizes,
-                                                std::vector<std::vector<uint8_t>>* blobs,
-                                                std::string* why) const {
+                                                const Sink& sink, std::string* why) const {
   const std::string path = EntryPath(key);
-  std::vector<uint8_t> bytes;
-  bool missing = false;
-  if (!gl::ReadFile(path, &bytes, &missing, why, kMaxEntryBytes)) {
-    return missing ? LoadResult::kMissing : LoadResult::kRejected;
-  }
   auto reject = [&](const std::string& reason) {
     *why = path + ": " + reason;
     return LoadResult::kRejected;
   };
-  const size_t header = sizeof(kMagic) + 3 * 4;
-  if (bytes.size() < header + kChecksumBytes ||
-      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
-    return reject("not a tflite-gles model-data entry of this layout (" +
-                  std::to_string(bytes.size()) + " bytes)");
+  const FileCloser file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) {
+    if (errno == ENOENT) return LoadResult::kMissing;
+    return reject(std::string("cannot open: ") + std::strerror(errno));
   }
-  const uint64_t identity_bytes = GetLittleEndian(bytes.data() + 8, 4);
-  const uint64_t key_bytes = GetLittleEndian(bytes.data() + 12, 4);
-  const uint64_t count = GetLittleEndian(bytes.data() + 16, 4);
+  struct stat info {};
+  if (::fstat(file.fd, &info) != 0 || !S_ISREG(info.st_mode) ||
+      static_cast<uint64_t>(info.st_size) > kMaxEntryBytes) {
+    return reject("not a regular file of at most " + std::to_string(kMaxEntryBytes) +
+                  " bytes");
+  }
+  const uint64_t file_bytes = static_cast<uint64_t>(info.st_size);
+  const std::string layout_error =
+      "not a tflite-gles model-data entry of this layout (" + std::to_string(file_bytes) +
+      " bytes)";
+  const size_t header = sizeof(kMagic) + 3 * 4;
+  std::vector<uint8_t> head(header);
+  if (file_bytes < header + kChecksumBytes || !ReadFully(file.fd, head.data(), header) ||
+      std::memcmp(head.data(), kMagic, sizeof(kMagic)) != 0) {
+    return reject(layout_error);
+  }
+  const uint64_t identity_bytes = GetLittleEndian(head.data() + 8, 4);
+  const uint64_t key_bytes = GetLittleEndian(head.data() + 12, 4);
+  const uint64_t count = GetLittleEndian(head.data() + 16, 4);
   if (count != sizes.size()) {
     return reject("holds " + std::to_string(count) + " constants where " +
                   std::to_string(sizes.size()) + " are expected");
   }
+  // The sizes, identity and key: everything before the blobs.
   uint64_t expected = header + 8 * count + identity_bytes + key_bytes + kChecksumBytes;
-  for (size_t i = 0; i < count && expected <= bytes.size(); ++i) {
-    const uint64_t size = GetLittleEndian(bytes.data() + header + 8 * i, 8);
+  if (expected > file_bytes) {
+    return reject("truncated or padded: " + std::to_string(file_bytes) +
+                  " bytes where the header promises at least " + std::to_string(expected));
+  }
+  head.resize(header + 8 * count + identity_bytes + key_bytes);
+  if (!ReadFully(file.fd, head.data() + header, head.size() - header)) {
+    return reject("file shrank while read");
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t size = GetLittleEndian(head.data() + header + 8 * i, 8);
     if (size != sizes[i]) {
       return reject("constant " + std::to_string(i) + " has " + std::to_string(size) +
                     " bytes where " + std::to_string(sizes[i]) + " are expected");
     }
     expected += size;
   }
-  if (bytes.size() != expected) {
-    return reject("truncated or padded: " + std::to_string(bytes.size()) +
+  if (file_bytes != expected) {
+    return reject("truncated or padded: " + std::to_string(file_bytes) +
                   " bytes where the header promises " + std::to_string(expected));
   }
-  const size_t body = bytes.size() - kChecksumBytes;
-  if (Checksum(bytes.data(), body) !=
-      std::vector<uint8_t>(bytes.begin() + static_cast<long>(body), bytes.end())) {
-    return reject("checksum mismatch (damaged file)");
-  }
-  const char* text = reinterpret_cast<const char*>(bytes.data() + header + 8 * count);
+  ContentHash checksum;
+  checksum.AddBytes(head.data(), head.size());
+  const char* text = reinterpret_cast<const char*>(head.data() + header + 8 * count);
+  // Judged after the checksum (a damaged file says so, whatever it hit);
+  // a mismatch still reads the blobs for the checksum but sends them nowhere.
+  std::string mismatch;
   if (std::string(text, identity_bytes) != identity_) {
-    return reject("written for another model token, library build, driver or "
-                  "precision (identity differs)");
+    mismatch = "written for another model token, library build, driver or "
+               "precision (identity differs)";
+  } else if (std::string(text + identity_bytes, key_bytes) != key) {
+    mismatch = "holds other constants (file name hash collision)";
   }
-  if (std::string(text + identity_bytes, key_bytes) != key) {
-    return reject("holds other constants (file name hash collision)");
-  }
-  size_t offset = header + 8 * count + identity_bytes + key_bytes;
-  blobs->assign(count, {});
+  std::vector<uint8_t> chunk(kChunkBytes);
   for (size_t i = 0; i < count; ++i) {
-    (*blobs)[i].assign(bytes.begin() + static_cast<long>(offset),
-                       bytes.begin() + static_cast<long>(offset + sizes[i]));
-    offset += sizes[i];
+    for (size_t offset = 0; offset < sizes[i]; offset += kChunkBytes) {
+      const size_t bytes = std::min(kChunkBytes, sizes[i] - offset);
+      if (!ReadFully(file.fd, chunk.data(), bytes)) return reject("file shrank while read");
+      checksum.AddBytes(chunk.data(), bytes);
+      if (!mismatch.empty()) continue;
+      Status sent = sink(i, offset, chunk.data(), bytes);
+      if (!sent.ok()) return reject("uploading it: " + sent.message());
+    }
   }
+  std::vector<uint8_t> stored(kChecksumBytes);
+  if (!ReadFully(file.fd, stored.data(), stored.size())) return reject("file shrank while read");
+  if (Checksum(checksum) != stored) return reject("checksum mismatch (damaged file)");
+  if (!mismatch.empty()) return reject(mismatch);
   return LoadResult::kLoaded;
 }
 
@@ -137,7 +187,9 @@ Status ModelDataCache::Store(const std::string& key,
   out.insert(out.end(), identity_.begin(), identity_.end());
   out.insert(out.end(), key.begin(), key.end());
   for (const auto& blob : blobs) out.insert(out.end(), blob.begin(), blob.end());
-  const std::vector<uint8_t> checksum = Checksum(out.data(), out.size());
+  ContentHash hash;
+  hash.AddBytes(out.data(), out.size());
+  const std::vector<uint8_t> checksum = Checksum(hash);
   out.insert(out.end(), checksum.begin(), checksum.end());
   return gl::WriteFileAtomically(EntryPath(key), out);
 }

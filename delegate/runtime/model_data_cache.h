@@ -18,9 +18,19 @@
 // and every blob has the size the caller expects; anything else is a
 // rejection with a reason, and the caller converts and rewrites it. Writes
 // go through a temporary file renamed into place (egl/program_binary_cache.h).
+//
+// Loading streams: the file is read in chunks of a small reused buffer,
+// each chunk hashed for the checksum and handed to the caller (which copies
+// it into its GPU buffer) while it is still in the CPU's cache. A 17 MB
+// entry so costs one read and one copy into the driver, where reading it
+// whole, checking it and copying its blobs out cost three passes and 34 MB
+// of new pages (docs/perf/log.md, "cold2"). The price: the checksum is known
+// only at the end, so on a rejection the sink may already have received
+// bytes, and the caller must overwrite every blob.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,9 +52,16 @@ class ModelDataCache {
   ModelDataCache(std::string directory, std::string prefix, std::string identity);
 
   enum class LoadResult { kLoaded, kMissing, kRejected };
-  // Fills `blobs` (one per entry of `sizes`, of exactly that many bytes).
-  LoadResult Load(const std::string& key, const std::vector<size_t>& sizes,
-                  std::vector<std::vector<uint8_t>>* blobs, std::string* why) const;
+  // Receives the entry's blobs piece by piece: `bytes` bytes of blob
+  // `blob` (an index into `sizes`) starting at `offset` within it. A failed
+  // sink ends the load as a rejection with its message.
+  using Sink = std::function<Status(size_t blob, size_t offset, const uint8_t* data,
+                                    size_t bytes)>;
+  // Streams blob i (of exactly sizes[i] bytes) to `sink`. kLoaded only when
+  // every check passed, the checksum last: after kRejected the sink may
+  // have received any part of any blob. kMissing calls the sink never.
+  LoadResult Load(const std::string& key, const std::vector<size_t>& sizes, const Sink& sink,
+                  std::string* why) const;
   Status Store(const std::string& key, const std::vector<std::vector<uint8_t>>& blobs) const;
   std::string EntryPath(const std::string& key) const;
 

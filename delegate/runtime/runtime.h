@@ -164,18 +164,27 @@ class PartitionRuntime {
   // Runs every step and records timings_ (GPU timer queries if the driver
   // has them, else glFinish around each dispatch).
   Status DispatchProfiled();
-  // The partition's cacheable constants (Value::lazy) and, when the
-  // serialization cache held them, their upload bytes
+  // The partition's cacheable constants (Value::lazy): which they are, the
+  // entry's key, and the converted bytes when they had to be converted
   // (delegate/runtime/model_data_cache.h; runtime_model_data.cc).
   struct ModelData {
-    std::map<size_t, size_t> slot;  // value index -> position in blobs
-    std::vector<std::vector<uint8_t>> blobs;
+    std::map<size_t, size_t> slot;  // value index -> position in sizes
+    std::vector<size_t> value_of;   // position -> value index
+    std::vector<size_t> sizes;      // upload bytes per position
+    std::vector<std::vector<uint8_t>> blobs;  // converted, to be stored
     std::string key;
     bool loaded = false;
   };
-  ModelData LoadModelData(size_t vec4_bytes) const;
-  // Writes the blobs Allocate filled, unless they came from the cache.
+  ModelData PlanModelData(size_t vec4_bytes) const;
+  // Fills the buffers Allocate created (empty) for the cacheable constants:
+  // streamed from the cache entry when it holds them, else converted from
+  // the model (and kept in data->blobs for StoreModelData).
+  Status UploadModelData(ModelData* data);
+  // Writes the blobs UploadModelData converted, unless they came from the cache.
   void StoreModelData(const ModelData& data);
+  // A constant's upload bytes, made now if it was lazy: its floats, or
+  // their halves (in *halves) where tensors are fp16.
+  const void* ConstantUploadBytes(Value& value, std::vector<uint16_t>* halves) const;
 
   Status UploadInput(const Transfer& upload, const abi::Tensor& tensor);
   // A float input the conversion rounds (Transfer::quantize_tail), into its

@@ -131,7 +131,9 @@ Status PartitionRuntime::Allocate() {
       }
     }
   }
-  ModelData data = LoadModelData(vec4_bytes);
+  // Cacheable constants get empty buffers here, filled after the loop from
+  // the cache entry or by converting them (UploadModelData).
+  ModelData data = PlanModelData(vec4_bytes);
   for (size_t i = 0; i < values_.size(); ++i) {
     Value& value = values_[i];
     if (value.storage_of >= 0) continue;  // a view: bound through its root
@@ -152,24 +154,8 @@ Status PartitionRuntime::Allocate() {
     } else {
       bytes = static_cast<size_t>(value.vec4_count()) * vec4_bytes;
     }
-    const auto cached = data.slot.find(i);
-    if (cached != data.slot.end() && data.loaded) {
-      initial = data.blobs[cached->second].data();
-    } else if (value.kind == Value::Kind::kConstant) {
-      MaterializeConstant(value);  // no-op unless it was lazy
-      if (device_.fp16) {
-        halves.resize(value.constant_data.size());
-        for (size_t k = 0; k < halves.size(); ++k) {
-          halves[k] = FloatToHalf(value.constant_data[k]);
-        }
-        initial = halves.data();
-      } else {
-        initial = value.constant_data.data();
-      }
-      if (cached != data.slot.end()) {
-        const auto* begin = static_cast<const uint8_t*>(initial);
-        data.blobs[cached->second].assign(begin, begin + bytes);
-      }
+    if (value.kind == Value::Kind::kConstant && data.slot.count(i) == 0) {
+      initial = ConstantUploadBytes(value, &halves);
     }
     const bool upload = host.role == HostSide::kUpload;
     const bool download = host.role == HostSide::kDownload;
@@ -215,6 +201,7 @@ Status PartitionRuntime::Allocate() {
     }
     buffers_[i] = std::move(*buffer);
   }
+  TFG_RETURN_IF_ERROR(UploadModelData(&data));
   StoreModelData(data);
   PlaceBarriers();
   std::vector<std::string> labels;

@@ -1,54 +1,80 @@
 // The partition's side of the model-data cache (model_data_cache.h): which
-// constants are cached, loading them before Allocate uploads, writing them
-// after a conversion.
+// constants are cached, filling their buffers from an entry or by
+// converting them, writing an entry after a conversion.
 #include <cstdio>
 
+#include "delegate/abi/half.h"
 #include "delegate/runtime/runtime.h"
 
 namespace tflite_gles {
 
-PartitionRuntime::ModelData PartitionRuntime::LoadModelData(size_t vec4_bytes) const {
+const void* PartitionRuntime::ConstantUploadBytes(Value& value,
+                                                  std::vector<uint16_t>* halves) const {
+  MaterializeConstant(value);  // no-op unless it was lazy
+  if (!device_.fp16) return value.constant_data.data();
+  halves->resize(value.constant_data.size());
+  for (size_t k = 0; k < halves->size(); ++k) {
+    (*halves)[k] = FloatToHalf(value.constant_data[k]);
+  }
+  return halves->data();
+}
+
+PartitionRuntime::ModelData PartitionRuntime::PlanModelData(size_t vec4_bytes) const {
   ModelData data;
   if (model_data_ == nullptr) return data;
   // The precision is part of what was converted (fp16 uploads are halves).
   data.key = std::string("fp16=") + (device_.fp16 ? "1" : "0");
-  std::vector<size_t> sizes;
   for (size_t i = 0; i < values_.size(); ++i) {
     const Value& value = values_[i];
     if (value.kind != Value::Kind::kConstant || !value.lazy || value.storage_of >= 0 ||
         arena_offset_[i] != kOwnBuffer) {
       continue;
     }
-    data.slot[i] = sizes.size();
-    sizes.push_back(static_cast<size_t>(value.vec4_count()) * vec4_bytes);
+    data.slot[i] = data.sizes.size();
+    data.value_of.push_back(i);
+    data.sizes.push_back(static_cast<size_t>(value.vec4_count()) * vec4_bytes);
     data.key += "\n" + value.lazy->key;
   }
-  data.blobs.resize(sizes.size());
-  if (sizes.empty()) return data;
+  return data;
+}
+
+Status PartitionRuntime::UploadModelData(ModelData* data) {
+  if (data->sizes.empty()) return Status::Ok();
   std::string why;
-  switch (model_data_->Load(data.key, sizes, &data.blobs, &why)) {
+  auto sink = [this, data](size_t blob, size_t offset, const uint8_t* bytes, size_t count) {
+    return buffers_[data->value_of[blob]].Upload(offset, count, bytes);
+  };
+  switch (model_data_->Load(data->key, data->sizes, sink, &why)) {
     case ModelDataCache::LoadResult::kLoaded:
-      data.loaded = true;
-      model_data_->counts().loaded += static_cast<int>(sizes.size());
-      break;
+      data->loaded = true;
+      model_data_->counts().loaded += static_cast<int>(data->sizes.size());
+      return Status::Ok();
     case ModelDataCache::LoadResult::kRejected:
       ++model_data_->counts().rejected;
       std::fprintf(stderr,
                    "WARNING: tflite-gles: serialization cache model-data entry rejected, "
                    "converting the constants from the model: %s\n",
                    why.c_str());
-      data.blobs.assign(sizes.size(), {});
       break;
     case ModelDataCache::LoadResult::kMissing:
-      data.blobs.assign(sizes.size(), {});
       break;
   }
-  return data;
+  // Converted, uploaded over whatever a rejected entry sent, kept to store.
+  data->blobs.assign(data->sizes.size(), {});
+  for (size_t blob = 0; blob < data->sizes.size(); ++blob) {
+    const size_t id = data->value_of[blob];
+    std::vector<uint16_t> halves;
+    const auto* begin =
+        static_cast<const uint8_t*>(ConstantUploadBytes(values_[id], &halves));
+    TFG_RETURN_IF_ERROR(buffers_[id].Upload(0, data->sizes[blob], begin));
+    data->blobs[blob].assign(begin, begin + data->sizes[blob]);
+  }
+  return Status::Ok();
 }
 
 void PartitionRuntime::StoreModelData(const ModelData& data) {
-  if (model_data_ == nullptr || data.loaded || data.slot.empty()) return;
-  model_data_->counts().converted += static_cast<int>(data.slot.size());
+  if (model_data_ == nullptr || data.loaded || data.sizes.empty()) return;
+  model_data_->counts().converted += static_cast<int>(data.sizes.size());
   Status stored = model_data_->Store(data.key, data.blobs);
   if (stored.ok()) {
     ++model_data_->counts().written;

@@ -112,6 +112,13 @@ def test_model_fp32_matches_cpu(name):
 def test_model_fp16_agrees_with_cpu(name):
     spec = mc.CATALOG[name]
     cpu, gpu = cpu_result(name), gpu_result(name, fp16=True)
+    assert_fp16_agrees(spec, gpu, cpu)
+
+
+def assert_fp16_agrees(spec, gpu: dict, cpu: dict):
+    """The fp16 criteria of the module docstring, per model kind (also used
+    by test_device_profiles.py under the device profiles)."""
+    name = spec.name
     assert_same_shapes_and_finite(gpu["outputs"], cpu["outputs"])
     g, c = gpu["outputs"], cpu["outputs"]
     if spec.kind == "classification":

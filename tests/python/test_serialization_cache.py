@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -431,8 +432,9 @@ def test_model_data_is_reused_and_a_changed_model_never_loads_stale_data(case, t
 
 
 @pytest.mark.parametrize("damage,reason", [
-    ("flip", "checksum mismatch"), ("truncate", "truncated"),
-    ("foreign", "identity differs"), ("garbage", "not a tflite-gles model-data entry")])
+    ("flip", "checksum mismatch"), ("flip_first_blob", "checksum mismatch"),
+    ("truncate", "truncated"), ("foreign", "identity differs"),
+    ("garbage", "not a tflite-gles model-data entry")])
 def test_damaged_model_data_entries_are_rejected_and_rewritten(case, tmp_path, damage, reason):
     cache_dir, other_dir = tmp_path / "cache", tmp_path / "other"
     cache_dir.mkdir()
@@ -442,6 +444,15 @@ def test_damaged_model_data_entries_are_rejected_and_rewritten(case, tmp_path, d
     data = bytearray(entry.read_bytes())
     if damage == "flip":
         data[len(data) // 2] ^= 0x01
+    elif damage == "flip_first_blob":
+        # The entry is streamed into the GPU buffers before its checksum
+        # (at the end) is known: the damaged weights went up, and must then
+        # be overwritten by the converted ones (the outputs below say so).
+        identity, key, count = struct.unpack_from("<3I", data, 8)
+        first = struct.unpack_from("<Q", data, 20)[0]
+        start = 20 + 8 * count + identity + key
+        for at in range(start + 3, start + first, 16):
+            data[at] ^= 0x40  # every fourth float's exponent: weights turn huge
     elif damage == "truncate":
         data = data[:len(data) - 40]
     elif damage == "garbage":
