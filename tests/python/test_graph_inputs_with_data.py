@@ -146,3 +146,23 @@ def test_a_constant_that_is_no_graph_input_is_still_folded():
     assert stats(delegate)["nodes_delegated"] == 1
     for gpu_outputs, cpu_outputs in zip(gpu, cpu):
         assert_close(gpu_outputs, cpu_outputs)
+
+
+def test_a_buffered_operand_after_a_convolution_is_not_fused_as_a_constant():
+    """CONV_2D, then ADD and MUL of buffered graph inputs [4]: the
+    elementwise ops that fusion folds into a convolution as constants must
+    read these on every invoke."""
+    rng = np.random.default_rng(5)
+    b = ModelBuilder()
+    x = b.add_input([1, 5, 5, 3])
+    w = b.add_const(rng.uniform(-1, 1, [4, 3, 3, 3]).astype(np.float32))
+    bias = b.add_const(rng.uniform(-1, 1, [4]).astype(np.float32))
+    shift = b.add_input([4])
+    scale = b.add_input([4])
+    t1, t2, o = (b.add_tensor([1, 5, 5, 4]) for _ in range(3))
+    b.add_op("CONV_2D", [x, w, bias], [t1], {"padding": "SAME", "stride_w": 1, "stride_h": 1})
+    b.add_op("ADD", [t1, shift], [t2], {"fused_activation_function": "NONE"})
+    b.add_op("MUL", [t2, scale], [o], {"fused_activation_function": "RELU"})
+    give_buffer(b, shift, 0.25)
+    give_buffer(b, scale, 2.0)
+    check(b.build(), delegated=3)
