@@ -24,9 +24,9 @@ constexpr int kBufferOffset = 6;
 // the data is rare, and each failed parse is cheap; the cap bounds the worst
 // case of a model whose data repeats it.
 constexpr int kMaxCandidates = 64;
-// How far below the lowest constant the start is looked for: a flatbuffer's
-// own offsets are 32-bit, and buffers beyond it (offset > 1) lie after it.
-constexpr uintptr_t kMaxScanBytes = uintptr_t{1} << 32;
+// How far below the lowest constant the start is looked for: a flatbuffer
+// is under 2 GiB, and buffers outside it (offset > 1) follow it.
+constexpr uintptr_t kMaxScanBytes = uintptr_t{1} << 31;
 
 // One byte of memory that may belong to no object of ours (the search reads
 // around the model, inside a readable mapping): not instrumented, so an
