@@ -189,6 +189,13 @@ bool ReadableSpan(const uint8_t* address, const uint8_t** begin, const uint8_t**
   bool found = false;
   char line[512];
   while (std::fgets(line, sizeof(line), maps) != nullptr) {
+    if (std::strchr(line, '\n') == nullptr) {
+      // A long path: skip the rest of the line, so its tail is never
+      // parsed as a mapping of its own.
+      int c = 0;
+      while ((c = std::fgetc(maps)) != EOF && c != '\n') {
+      }
+    }
     unsigned long low = 0, high = 0;
     char perms[5] = {0};
     if (std::sscanf(line, "%lx-%lx %4s", &low, &high, perms) != 3) continue;
