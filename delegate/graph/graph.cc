@@ -39,7 +39,8 @@ bool SameDims(const abi::IntArray* a, const abi::IntArray* b) {
 }  // namespace
 
 GraphContext::GraphContext(abi::Context* context, QuantizationOptions quantization)
-    : context_(context), quantization_(quantization) {
+    : context_(context), quantization_(quantization),
+      model_inputs_(FindModelInputs(context)) {
   abi::IntArray* plan = nullptr;
   if (context->GetExecutionPlan(context, &plan) != abi::kOk) return;
   for (int i = 0; i < plan->size; ++i) {
@@ -50,7 +51,9 @@ GraphContext::GraphContext(abi::Context* context, QuantizationOptions quantizati
       continue;
     }
     for (int k = 0; k < node->inputs->size; ++k) {
-      if (ConstantReadAsData(context, *node, registration->builtin_code, k)) {
+      if (ConstantReadAsData(context, *node, registration->builtin_code, k) ||
+          (IsGraphInputWithData(node->inputs->data[k]) &&
+           GraphInputReadAsData(registration->builtin_code, k))) {
         read_as_data_.insert(node->inputs->data[k]);
       }
     }
@@ -68,7 +71,8 @@ GraphContext::GraphContext(abi::Context* context, QuantizationOptions quantizati
       // Folded only where the output is what TFLite's kernel makes of it:
       // float32 of the input's shape (a different declared shape is
       // replaced at Prepare, after the delegate saw it).
-      if (IsConstantTensor(input) && output.type == abi::kFloat32 &&
+      if (IsConstantTensor(input) && !IsGraphInputWithData(input_index) &&
+          output.type == abi::kFloat32 &&
           !IsConstantTensor(output) && SameDims(input.dims, output.dims) &&
           DequantizedFloats(input, nullptr).ok()) {
         dequantize_producer_[node->outputs->data[0]] = node->inputs->data[0];

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "delegate/abi/node_view.h"
+#include "delegate/graph/model_inputs.h"
 #include "delegate/graph/quantization.h"
 #include "egl/egl_environment.h"
 #include "egl/status.h"
@@ -243,6 +244,16 @@ class GraphContext {
   // computes on: then it is uploaded on every invoke, as TFLite re-reads it),
   // or produced by a DEQUANTIZE of a constant.
   bool IsConstant(int tensor_index) const;
+  // A graph input that carries a buffer (found in the model, model_inputs.h):
+  // TFLite maps it read-only, the application still sets it, and TFLite's
+  // CPU kernels re-read it. An elementwise operand reads it on every invoke
+  // (not constant); any other reader that would fold it is declined.
+  bool IsGraphInputWithData(int tensor_index) const {
+    return model_inputs_.constant_inputs.count(tensor_index) > 0;
+  }
+  // Whether the model's graph inputs could be found (else no tensor is
+  // known to be one; model_inputs.h says when).
+  const ModelInputs& model_inputs() const { return model_inputs_; }
   // The float values of a constant (float32, float16, DEQUANTIZE-folded,
   // or quantized: uint8/int8 weights and int32 biases with affine params,
   // dequantized per tensor or per channel), in TFLite's own layout.
@@ -275,6 +286,7 @@ class GraphContext {
   // TFLite constants some node reads as the data it computes on
   // (ConstantReadAsData): partition inputs, uploaded on every invoke.
   std::set<int> read_as_data_;
+  ModelInputs model_inputs_;
 };
 
 class GraphBuilder {

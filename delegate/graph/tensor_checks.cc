@@ -138,6 +138,10 @@ bool ConstantReadAsData(const abi::Context* context, const abi::Node& node, int 
   return input == 0 && !FirstInputMayBeConstant(op);
 }
 
+bool GraphInputReadAsData(int op, int input) {
+  return IsBinaryElementwise(op) && !(op == abi::kTfLiteBuiltinPrelu && input == 1);
+}
+
 long long RequiredBytes(abi::Type type, const abi::IntArray* dims) {
   const int element = ElementBytes(type);
   const long long count = Elements(dims);
@@ -194,6 +198,18 @@ Status CheckNodeTensors(const NodeView& node, const GraphContext& graph) {
       return Status::Error(TensorRole("input", i, node.input_index(i)) +
                            " holds " + std::to_string(tensor.bytes) +
                            " bytes; its shape needs " + std::to_string(required));
+    }
+  }
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    const int index = node.input_index(i);
+    if (node.has_input(i) && graph.IsGraphInputWithData(index) && graph.IsConstant(index)) {
+      // TFLite's CPU kernel reads what the application sets (set_tensor
+      // writes into the buffer); the GPU program would keep the values
+      // it folded at init.
+      return Status::Error(TensorRole("input", i, index) +
+                           " is a graph input that carries a buffer: TFLite's "
+                           "kernel reads what the application sets on every "
+                           "invoke, the GPU would fold it once");
     }
   }
   if (node.op() == abi::kTfLiteBuiltinDequantize) return Status::Ok();

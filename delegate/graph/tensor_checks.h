@@ -23,6 +23,13 @@ namespace tflite_gles {
 bool ConstantReadAsData(const abi::Context* context, const abi::Node& node, int op,
                         int input);
 
+// True where input `input` of an `op` node, if it is a graph input that
+// carries a buffer, is read on every invoke like the data it is (binary
+// elementwise operands but PRELU's alpha: the kernels take a runtime
+// broadcast operand as they take a constant one). Other readers would fold
+// it once; CheckNodeTensors declines them.
+bool GraphInputReadAsData(int op, int input);
+
 // Bytes TFLite needs for `dims` of `type` (what it requires of a constant's
 // buffer at load), or -1 for a type without a fixed element size or dims
 // that cannot be (negative, overflowing).
@@ -36,6 +43,8 @@ long long RequiredBytes(abi::Type type, const abi::IntArray* dims);
 //    CPU kernel cannot resize or write it either);
 //  * a float16 constant read by any op but DEQUANTIZE (TFLite's float
 //    kernels would read it as float32 or refuse it);
+//  * a graph input that carries a buffer, read where the GPU would fold it
+//    (a weight, bias, alpha, parameter) while TFLite's kernel re-reads it;
 //  * a node whose inputs are all constants baked into the GPU program (the
 //    CPU recomputes it on every invoke; converters fold such nodes).
 Status CheckNodeTensors(const NodeView& node, const GraphContext& graph);

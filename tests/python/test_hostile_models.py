@@ -387,6 +387,13 @@ CASES = {
     "mul_declared_output_read_by_relu": (
         lambda: relu_after(binary("MUL", [1, 5, 2, 13], [1, 5, 2, 13]), [1, 7, 2, 13]),
         ANY_ACCEPTABLE),
+    # Seed 4, case 1560 (under gles31-minimum, and natively): both inputs
+    # splat over channels (declined for that first), output declared wider.
+    "mul_channel_splats_declared_output_read_by_relu": (
+        lambda: relu_after(binary("MUL", [1, 4, 1, 1], [1], const_b=np.array([1.5], np.float32),
+                                  options={"fused_activation_function": "RELU6"}),
+                           [1, 4, 1, 2]),
+        ANY_ACCEPTABLE),
     "softmax_beta_inf_read_by_relu": (
         lambda: relu_after(_softmax_builder(float("inf"), 11)),
         ANY_ACCEPTABLE),
