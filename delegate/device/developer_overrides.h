@@ -25,6 +25,7 @@ namespace tflite_gles {
 struct DeveloperOverrides {
   // Fusions, 0/1 (DeviceProfile::fuse_*).
   std::optional<bool> fuse_norm_stats;           // TFLITE_GLES_FUSE_NORM_STATS
+  std::optional<bool> fuse_norm_affine;          // TFLITE_GLES_FUSE_NORM_AFFINE
   std::optional<bool> fuse_elementwise_chains;   // TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS
   std::optional<bool> fuse_upload;               // TFLITE_GLES_FUSE_UPLOAD
   std::optional<bool> fuse_depthwise;            // TFLITE_GLES_FUSE_DEPTHWISE
@@ -43,6 +44,7 @@ struct DeveloperOverrides {
   std::optional<unsigned> upload_usage;          // TFLITE_GLES_X_UPLOAD_USAGE
   std::optional<bool> mapped_upload;             // TFLITE_GLES_X_MAPPED_UPLOAD
   std::optional<bool> streaming_upload;          // TFLITE_GLES_X_STREAMING_UPLOAD
+  std::optional<long long> copy_threads;         // TFLITE_GLES_X_COPY_THREADS
   std::optional<bool> half_upload;               // TFLITE_GLES_X_HALF_UPLOAD
   std::optional<bool> direct_transfers;          // TFLITE_GLES_X_DIRECT_TRANSFERS
   std::optional<size_t> direct_max_bytes;        // TFLITE_GLES_X_DIRECT_MAX_KB (x 1024)
