@@ -139,7 +139,13 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // docs/perf/log.md, "Cold init (coldinit)".
   device->specialize_shapes = false;
   Apply(o.specialize_shapes, &device->specialize_shapes);
+  // General convolutions' sums split across a workgroup where thousands of
+  // lanes want more invocations than a 96x96 map has output tiles
+  // (shaders/conv2d.comp K_SPLIT; docs/perf/log.md, "perf, session 9").
+  // llvmpipe runs a workgroup on one core: splitting only adds a barrier.
+  device->conv_k_split = !device->gpu->IsLlvmpipe();
   Apply(o.min_invocations, &device->min_invocations);
+  Apply(o.conv_k_split, &device->conv_k_split);
   Apply(o.report_phases, &device->report_phases);
   Apply(o.report_timeline, &device->report_timeline);
   Apply(o.fuse_norm_stats, &device->fuse_norm_stats);

@@ -175,6 +175,10 @@ struct DeviceProfile {
   // gamma and beta) in the same dispatch, where a dispatch may bind six
   // buffers (delegate/passes/norm_fusion.h). TFLITE_GLES_FUSE_NORM_AFFINE.
   bool fuse_norm_affine = true;
+  // General convolutions with long sums split them across a workgroup's z
+  // (shaders/conv2d.comp K_SPLIT). Set by TuneForDevice;
+  // TFLITE_GLES_X_CONV_KSPLIT=0/1.
+  bool conv_k_split = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

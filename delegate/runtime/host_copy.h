@@ -36,7 +36,7 @@ void FloatsToHalvesStreaming(const float* in, uint16_t* out, size_t count);
 // sleep on a condition variable between copies; one object per partition.
 class CopyWorkers {
  public:
-  static constexpr size_t kMinPartBytes = 768 * 1024;
+  static constexpr size_t kMinPartBytes = 1024 * 1024;
 
   // `threads`: the most threads a copy uses, the caller's included (<= 1:
   // never split).

@@ -98,7 +98,7 @@ def test_megabyte_transfers_on_threads(monkeypatch, fp16):
     part left uncopied would keep the previous invoke's values)."""
     monkeypatch.setenv("TFLITE_GLES_X_COPY_THREADS", "4")
     monkeypatch.setenv("TFLITE_GLES_X_STREAMING_UPLOAD", "1")
-    shape = [1, 181, 203, 11]  # 1.6 MB a tensor: 2 parts, odd bytes
+    shape = [1, 181, 203, 15]  # 2.2 MB a tensor: 2 parts, odd bytes
     model = float_model(shape)
     delegate = gt.make_delegate({"precision_loss_allowed": fp16})
     gpu_interp = gt.interpreter(model, delegate)
