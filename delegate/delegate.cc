@@ -111,17 +111,21 @@ struct DelegateCallbacks {
                                Partition* partition) {
     GraphBuilder builder(*self->graph_, self->device_);
     const KernelRegistry& registry = KernelRegistry::Global();
-    // Instance-norm statistics: one dispatch for five nodes
-    // (delegate/passes/norm_fusion.h), built at the first MEAN's place.
+    // Instance-norm statistics: one dispatch for five nodes (eight with the
+    // affine half; delegate/passes/norm_fusion.h), built at the group's
+    // build_node.
     std::map<int, const NormStatsGroup*> group_at;
     std::set<int> covered;
     std::vector<NormStatsGroup> norm_groups;
     if (self->device_.fuse_norm_stats) {
-      norm_groups = FindNormStats(*self->graph_, ToVector(params->nodes_to_replace),
-                                  ToVector(params->output_tensors));
+      norm_groups = FindNormStats(
+          *self->graph_, ToVector(params->nodes_to_replace), ToVector(params->output_tensors),
+          self->device_.fuse_norm_affine && self->device_.max_dispatch_buffers >= 6);
       for (const NormStatsGroup& group : norm_groups) {
-        group_at[group.mean_node] = &group;
+        group_at[group.build_node] = &group;
         covered.insert(group.other_nodes.begin(), group.other_nodes.end());
+        covered.insert(group.mean_node);
+        covered.erase(group.build_node);
       }
     }
     // Before the nodes: a QUANTIZE of an input rounded at upload takes no

@@ -54,6 +54,7 @@ class Buffer {
   GLuint id() const { return id_; }
   size_t bytes() const { return bytes_; }
   bool mapped_for_write() const { return mapped_ != nullptr && !mapped_read_; }
+  bool mapped_for_read() const { return mapped_ != nullptr && mapped_read_; }
   // The persistent mapping (CreateMappedFor*), null otherwise: callers that
   // convert while copying write or read it directly.
   void* mapped() const { return mapped_; }

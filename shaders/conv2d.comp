@@ -51,6 +51,17 @@
 // EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
+// K_SPLIT (GENERIC, rows on x, LOCAL_Y 1; DeviceProfile::conv_k_split): the
+// LOCAL_Z invocations along z of a workgroup share one output tile and
+// take every LOCAL_Z-th (tap, input slice) step of its sum; the partial
+// sums meet in shared memory ((LOCAL_Z - 1) x LOCAL_X x TILE vec4s:
+// the kernel keeps LOCAL_X * LOCAL_Z <= 128 and that under 16 KB, the GLES
+// 3.1 minimums) and the z = 0 invocation stores. On a GPU of thousands of
+// lanes a 96x96 map has too few output tiles to keep every core busy
+// unless each invocation takes one pixel x one slice, whose loads then
+// outnumber its FMAs; splitting the sum gives both a register tile and
+// enough invocations (docs/perf/log.md, "perf, session 9").
+//
 // Shapes are uniforms (egl/shader_source.h), so every layer with the same
 // tile, window and activation runs one program; the tile, window, stride
 // and dilation stay compile-time constants, which the unrolled inner loops
@@ -60,6 +71,7 @@
 //
 // @axis - GENERIC
 // @axis - ONE_INPUT_SLICE
+// @axis - K_SPLIT
 // @axis - SLICES_ON_X
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=2
@@ -114,6 +126,17 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 
 #define TILE (TILE_ROWS * TILE_SLICES)
 
+#if defined(K_SPLIT)
+// The parts are the workgroup's z extent.
+#define K_PARTS LOCAL_Z
+#if LOCAL_Z > 1
+#define K_SLOTS (LOCAL_Z - 1)
+#else
+#define K_SLOTS 1
+#endif
+shared vec4 k_partial[K_SLOTS * LOCAL_X * TILE];
+#endif
+
 void main() {
 #if defined(SLICES_ON_X)
   int group = int(gl_GlobalInvocationID.x);
@@ -122,7 +145,18 @@ void main() {
   int group = int(gl_GlobalInvocationID.y);
   int first_row = int(gl_GlobalInvocationID.x) * TILE_ROWS;
 #endif
+#if defined(K_SPLIT)
+  // Every invocation reaches the barrier: one past the end computes the
+  // first tile's sums and stores nothing.
+  bool in_range = group < SLICE_GROUPS && first_row < ROWS;
+  if (!in_range) {
+    group = 0;
+    first_row = 0;
+  }
+  int k_part = int(gl_LocalInvocationID.z);
+#else
   if (group >= SLICE_GROUPS || first_row >= ROWS) return;
+#endif
   int out_hw = OUT_HW;
 
   vec4 acc[TILE];
@@ -157,6 +191,33 @@ void main() {
     pixel = image_end ? 0 : pixel + 1;
     batch += image_end ? 1 : 0;
   }
+#if defined(K_SPLIT)
+  // Step k = tap * IN_SLICES + s, from k_part on by K_PARTS; weights are
+  // packed in that order ([group][tap][slice][TILE_SLICES][4] vec4).
+  int in_slices = IN_SLICES;
+  int steps = KERNEL_H * KERNEL_W * in_slices;
+  int w_base = group * steps * TILE_SLICES * 4;
+  ivec2 tap_slice = div_mod(k_part, in_slices);
+  for (int k = k_part; k < steps; k += K_PARTS) {
+    int tap = tap_slice.x;
+    int s = tap_slice.y;
+    tap_slice.y += K_PARTS;
+    while (tap_slice.y >= in_slices) {
+      tap_slice.y -= in_slices;
+      tap_slice.x += 1;
+    }
+    int ky = tap / KERNEL_W;
+    int kx = tap - ky * KERNEL_W;
+    int w_index = w_base + k * TILE_SLICES * 4;
+    {
+      vec4 x[TILE_ROWS];
+      for (int p = 0; p < TILE_ROWS; ++p) {
+        int y = in_y0[p] + ky * DILATION_H;
+        int xx = in_x0[p] + kx * DILATION_W;
+        bool inside = y >= 0 && y < IN_H && xx >= 0 && xx < IN_W;
+        x[p] = inside ? load_input(batch_base[p] + y * IN_W + xx + s * IN_HW) : vec4(0.0);
+      }
+#else
   int w_index = group * KERNEL_H * KERNEL_W * IN_S * TILE_SLICES * 4;
   for (int tap = 0; tap < KERNEL_H * KERNEL_W; ++tap) {
     int ky = tap / KERNEL_W;
@@ -179,6 +240,7 @@ void main() {
         x[p] = inside[p] ? load_input(base[p] + s * IN_HW) : vec4(0.0);
 #endif
       }
+#endif  // K_SPLIT
 #else
   // One div_mod for the tile's first row; each next row is one pixel on,
   // with at most one carry into the image index (the pixel was below
@@ -217,6 +279,23 @@ void main() {
       }
     }
   }
+
+#if defined(K_SPLIT)
+  // The other parts' sums into part 0's registers (barrier() at the top
+  // level of main, as GLSL ES 3.10 requires).
+  int slot = int(gl_LocalInvocationID.x);
+  if (k_part > 0) {
+    for (int i = 0; i < TILE; ++i) {
+      k_partial[((k_part - 1) * LOCAL_X + slot) * TILE + i] = acc[i];
+    }
+  }
+  memoryBarrierShared();
+  barrier();
+  if (k_part != 0 || !in_range) return;
+  for (int part = 1; part < K_PARTS; ++part) {
+    for (int i = 0; i < TILE; ++i) acc[i] += k_partial[((part - 1) * LOCAL_X + slot) * TILE + i];
+  }
+#endif
 
   // The uniforms the stores need are read before the first store: after
   // it the compiler must assume the block could have changed and would

@@ -17,6 +17,14 @@
 // Bindings: 0 = mean (B x 1 x 1 x C), 1 = rstd (the same shape), 2 = x.
 // Padded channel lanes of both outputs are stored as zero.
 //
+// AFFINE (the affine half of a conditional instance norm, norm_fusion.h):
+// gamma and beta (B x 1 x 1 x C) are read too, and instead of rstd the
+// dispatch writes scale = rstd * gamma and shift = beta - mean * scale,
+// in the graph's own order of operations. Bindings: 0 = mean, 1 = scale,
+// 2 = shift, 3 = x, 4 = gamma, 5 = beta (six: the caller checks the
+// device allows that many).
+//
+// @axis - AFFINE
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 EPS=1e-5
 // @uniform PIXELS=16 SLICES=1 CHANNELS=4 GROUPS=1
 
@@ -27,8 +35,16 @@ layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) i
 #endif
 
 TENSOR_OUT(mean_out, 0, MeanOut);
+#if defined(AFFINE)
+TENSOR_OUT(scale_out, 1, ScaleOut);
+TENSOR_OUT(shift_out, 2, ShiftOut);
+TENSOR_IN(in0, 3, In0);
+TENSOR_IN(gamma_in, 4, GammaIn);
+TENSOR_IN(beta_in, 5, BetaIn);
+#else
 TENSOR_OUT(rstd_out, 1, RstdOut);
 TENSOR_IN(in0, 2, In0);
+#endif
 
 const int kPerAdder = LOCAL_X / 32;  // partials each of the 32 adders sums
 shared vec4 partial[LOCAL_X];
@@ -86,7 +102,13 @@ void main() {
     for (int k = 0; k < 32; ++k) total += partial32[k];
     int slice = group % SLICES;
     STORE(mean_out, group, zero_padded(mean, slice, CHANNELS));
-    STORE(rstd_out, group, zero_padded(inversesqrt(total * scale + vec4(EPS)), slice,
-                                       CHANNELS));
+    vec4 rstd = inversesqrt(total * scale + vec4(EPS));
+#if defined(AFFINE)
+    vec4 s = rstd * LOAD(gamma_in, group);
+    STORE(scale_out, group, zero_padded(s, slice, CHANNELS));
+    STORE(shift_out, group, zero_padded(LOAD(beta_in, group) - mean * s, slice, CHANNELS));
+#else
+    STORE(rstd_out, group, zero_padded(rstd, slice, CHANNELS));
+#endif
   }
 }

@@ -119,6 +119,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   // A/B runs of each fusion, and tests that check a fused graph against the
   // unfused one (or force a fusion on llvmpipe).
   o.fuse_norm_stats = Switch("TFLITE_GLES_FUSE_NORM_STATS");
+  o.fuse_norm_affine = Switch("TFLITE_GLES_FUSE_NORM_AFFINE");
   o.fuse_elementwise_chains = Switch("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS");
   o.fuse_upload = Switch("TFLITE_GLES_FUSE_UPLOAD");
   o.fuse_depthwise = Switch("TFLITE_GLES_FUSE_DEPTHWISE");
@@ -129,6 +130,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.gemm_tile = Text("TFLITE_GLES_GEMM_TILE");
   // conv2d.comp's tiling target (sweeps: bench/nvidia_sweep.sh).
   o.min_invocations = NonNegative("TFLITE_GLES_MIN_INVOCATIONS");
+  o.conv_k_split = Switch("TFLITE_GLES_X_CONV_KSPLIT");
   // Shapes compiled in vs uniforms (A/B runs, tests of both paths).
   o.specialize_shapes = Switch("TFLITE_GLES_SPECIALIZE_SHAPES");
   o.specialize_gemm_rows = NonNegative("TFLITE_GLES_SPECIALIZE_GEMM_ROWS");
@@ -141,6 +143,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.upload_usage = Usage("TFLITE_GLES_X_UPLOAD_USAGE");
   o.mapped_upload = Switch("TFLITE_GLES_X_MAPPED_UPLOAD");
   o.streaming_upload = Switch("TFLITE_GLES_X_STREAMING_UPLOAD");
+  o.copy_threads = NonNegative("TFLITE_GLES_X_COPY_THREADS");
   o.half_upload = Switch("TFLITE_GLES_X_HALF_UPLOAD");
   o.direct_transfers = Switch("TFLITE_GLES_X_DIRECT_TRANSFERS");
   o.direct_max_bytes = Kilobytes("TFLITE_GLES_X_DIRECT_MAX_KB");

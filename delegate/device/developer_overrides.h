@@ -25,6 +25,7 @@ namespace tflite_gles {
 struct DeveloperOverrides {
   // Fusions, 0/1 (DeviceProfile::fuse_*).
   std::optional<bool> fuse_norm_stats;           // TFLITE_GLES_FUSE_NORM_STATS
+  std::optional<bool> fuse_norm_affine;          // TFLITE_GLES_FUSE_NORM_AFFINE
   std::optional<bool> fuse_elementwise_chains;   // TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS
   std::optional<bool> fuse_upload;               // TFLITE_GLES_FUSE_UPLOAD
   std::optional<bool> fuse_depthwise;            // TFLITE_GLES_FUSE_DEPTHWISE
@@ -34,6 +35,7 @@ struct DeveloperOverrides {
   std::optional<bool> shared_memory_gemm;        // TFLITE_GLES_SHARED_MEMORY_GEMM
   std::string gemm_tile;                         // TFLITE_GLES_GEMM_TILE
   std::optional<long long> min_invocations;      // TFLITE_GLES_MIN_INVOCATIONS
+  std::optional<bool> conv_k_split;              // TFLITE_GLES_X_CONV_KSPLIT
   std::optional<bool> specialize_shapes;         // TFLITE_GLES_SPECIALIZE_SHAPES
   std::optional<long long> specialize_gemm_rows; // TFLITE_GLES_SPECIALIZE_GEMM_ROWS
   std::optional<bool> dw_register_tiles;         // TFLITE_GLES_X_DW_REGISTER_TILES
@@ -43,6 +45,7 @@ struct DeveloperOverrides {
   std::optional<unsigned> upload_usage;          // TFLITE_GLES_X_UPLOAD_USAGE
   std::optional<bool> mapped_upload;             // TFLITE_GLES_X_MAPPED_UPLOAD
   std::optional<bool> streaming_upload;          // TFLITE_GLES_X_STREAMING_UPLOAD
+  std::optional<long long> copy_threads;         // TFLITE_GLES_X_COPY_THREADS
   std::optional<bool> half_upload;               // TFLITE_GLES_X_HALF_UPLOAD
   std::optional<bool> direct_transfers;          // TFLITE_GLES_X_DIRECT_TRANSFERS
   std::optional<size_t> direct_max_bytes;        // TFLITE_GLES_X_DIRECT_MAX_KB (x 1024)

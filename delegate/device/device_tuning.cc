@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 namespace tflite_gles {
 namespace {
@@ -90,6 +91,14 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // level cache may read memcpy'd bytes faster; TFLITE_GLES_X_STREAMING_UPLOAD
   // =0 tells, until someone measures one.
   device->streaming_upload = !device->gpu->IsLlvmpipe();
+  // Megabyte transfers on up to 4 threads where the GPU is not the CPU
+  // (delegate/runtime/host_copy.h): DeepLab's 5.5 MB output took ~0.49 ms
+  // of one core's memcpy after an H100 had finished (docs/perf/log.md,
+  // "perf, session 9"). llvmpipe's own threads use every core already.
+  if (!device->gpu->IsLlvmpipe()) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    device->host_copy_threads = static_cast<int>(std::min(4u, std::max(1u, cores / 2)));
+  }
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
   // invoke while the CPU issued dispatches (TFLITE_GLES_X_TIMELINE). One
@@ -130,10 +139,17 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // docs/perf/log.md, "Cold init (coldinit)".
   device->specialize_shapes = false;
   Apply(o.specialize_shapes, &device->specialize_shapes);
+  // General convolutions' sums split across a workgroup where thousands of
+  // lanes want more invocations than a 96x96 map has output tiles
+  // (shaders/conv2d.comp K_SPLIT; docs/perf/log.md, "perf, session 9").
+  // llvmpipe runs a workgroup on one core: splitting only adds a barrier.
+  device->conv_k_split = !device->gpu->IsLlvmpipe();
   Apply(o.min_invocations, &device->min_invocations);
+  Apply(o.conv_k_split, &device->conv_k_split);
   Apply(o.report_phases, &device->report_phases);
   Apply(o.report_timeline, &device->report_timeline);
   Apply(o.fuse_norm_stats, &device->fuse_norm_stats);
+  Apply(o.fuse_norm_affine, &device->fuse_norm_affine);
   Apply(o.fuse_elementwise_chains, &device->fuse_elementwise_chains);
   Apply(o.upload_usage, &device->upload_usage);
   Apply(o.mapped_upload, &device->mapped_upload_staging);
@@ -149,6 +165,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.direct_transfers, &device->direct_transfers);
   Apply(o.half_upload, &device->half_upload_staging);
   Apply(o.streaming_upload, &device->streaming_upload);
+  if (o.copy_threads) {
+    device->host_copy_threads = static_cast<int>(std::min<long long>(*o.copy_threads, 64));
+  }
   Apply(o.readback, &device->readback);
   Apply(o.direct_max_bytes, &device->direct_max_bytes);
   if (device->mapped_readback() && !device->gpu->HasExtension("GL_EXT_buffer_storage")) {

@@ -149,6 +149,10 @@ struct DeviceProfile {
   // (delegate/runtime/host_copy.h; x86-64 only). Set by TuneForDevice;
   // TFLITE_GLES_X_STREAMING_UPLOAD=0/1.
   bool streaming_upload = false;
+  // The most threads a megabyte copy between TFLite's tensors and mapped
+  // staging uses (delegate/runtime/host_copy.h, CopyWorkers); 1: the
+  // calling thread alone. Set by TuneForDevice; TFLITE_GLES_X_COPY_THREADS.
+  int host_copy_threads = 1;
   // How an invoke waits for its outputs (TFLITE_GLES_X_READBACK): kMap lets
   // glMapBufferRange wait; kFence/kFenceSpin wait on a glFenceSync first
   // (sleeping in the driver / polling); kMapped / kMappedSpin wait on the
@@ -168,6 +172,14 @@ struct DeviceProfile {
   // Instance-norm statistics (MEAN, SQUARED_DIFFERENCE, MEAN, ADD, RSQRT)
   // as one dispatch (delegate/passes/norm_fusion.h). TFLITE_GLES_FUSE_NORM_STATS.
   bool fuse_norm_stats = true;
+  // ... with a conditional instance norm's affine half (scale and shift from
+  // gamma and beta) in the same dispatch, where a dispatch may bind six
+  // buffers (delegate/passes/norm_fusion.h). TFLITE_GLES_FUSE_NORM_AFFINE.
+  bool fuse_norm_affine = true;
+  // General convolutions with long sums split them across a workgroup's z
+  // (shaders/conv2d.comp K_SPLIT). Set by TuneForDevice;
+  // TFLITE_GLES_X_CONV_KSPLIT=0/1.
+  bool conv_k_split = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

@@ -223,8 +223,24 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   const long long rows =
       gemm ? gemm->rows : 1LL * out_shape.b * out_shape.h * out_shape.w;
   const int depth_steps = gemm ? gemm->depth_steps : in_shape.slices();
-  const GemmTile tile = ChooseGemmTile(rows, out_shape.slices(), depth_steps,
-                                       builder.device().min_invocations);
+  GemmTile tile = ChooseGemmTile(rows, out_shape.slices(), depth_steps,
+                                 builder.device().min_invocations);
+  // The sum split across a workgroup's z (conv2d.comp K_SPLIT): general
+  // convolutions with a long sum (>= 32 tap x slice steps, 8 or more each:
+  // at 18 steps a 384->192 layer ran 23 -> 31 µs on an H100, at 36 and up
+  // 1.1-1.5x faster; docs/perf/log.md, "perf, session 9")
+  // on maps of >= 128 pixels, where the tile above shrinks to one pixel x
+  // one slice to find enough invocations. A 4-pixel x 2-slice tile (8
+  // accumulators: 3 x 32 x 8 vec4 = 12 KB of shared memory, 32 x 4 = 128
+  // invocations: the GLES 3.1 minimums), 4 parts.
+  constexpr int kKParts = 4;
+  const bool k_split = !gemm && builder.device().conv_k_split && rows >= 128 &&
+                       1LL * taps * in_shape.slices() >= 8 * kKParts;
+  if (k_split) {
+    tile.rows = 4;
+    tile.slices = std::min(2, out_shape.slices());
+    tile.slices_on_x = false;
+  }
   const int groups = (out_shape.slices() + tile.slices - 1) / tile.slices;
   const long long row_tiles = (rows + tile.rows - 1) / tile.rows;
 
@@ -271,6 +287,11 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   const uint32_t gy = static_cast<uint32_t>(tile.slices_on_x ? row_tiles : groups);
   dispatch.grid = {gx, gy, 1};
   dispatch.local = LocalSize2d(gx, gy);
+  if (k_split) {
+    d["K_SPLIT"] = "";
+    dispatch.grid = {gx, gy, kKParts};
+    dispatch.local = {32, 1, kKParts};
+  }
   dispatch.flops = 2LL * rows * out_shape.c * in_lanes * taps;
 
   ValueId weights = NewGemmWeights(builder, out_shape.c, taps, in_lanes, tile.slices,

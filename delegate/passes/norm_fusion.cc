@@ -30,7 +30,15 @@ class NodeIndex {
       for (int i = 0; i < view.num_inputs(); ++i) {
         if (view.has_input(i)) readers_[view.input_index(i)].push_back(&view);
       }
+      for (int i = 0; i < view.num_outputs(); ++i) producer_[view.output_index(i)] = index;
     }
+  }
+
+  // The partition's node that writes `tensor`; -1 for constants, partition
+  // inputs and tensors written outside the partition (ready at its start).
+  int Producer(int tensor) const {
+    auto it = producer_.find(tensor);
+    return it == producer_.end() ? -1 : it->second;
   }
 
   const NodeView* Find(int node) const {
@@ -50,6 +58,7 @@ class NodeIndex {
  private:
   std::map<int, NodeView> views_;  // std::map: the pointers stay valid
   std::map<int, std::vector<const NodeView*>> readers_;
+  std::map<int, int> producer_;
 };
 
 bool IsFloat4d(const abi::Tensor& tensor) {
@@ -144,14 +153,93 @@ std::optional<NormStatsGroup> MatchFrom(const NodeView& mean1, const NodeIndex& 
   group.rstd = rsqrt->output_index(0);
   group.eps = (*eps)[0];
   group.other_nodes = {sqdiff->index(), mean2->index(), add->index(), rsqrt->index()};
+  group.build_node = group.mean_node;
   return group;
+}
+
+// MUL or SUB of two float tensors shaped like `like`, with no activation.
+bool IsPlainBinary(const NodeView& node, int op, const abi::Tensor& like) {
+  if (node.op() != op || node.num_inputs() != 2 || node.num_outputs() != 1 ||
+      !SameDims(node.output(0), like) || node.output(0).type != abi::kFloat32) {
+    return false;
+  }
+  if (op == abi::kTfLiteBuiltinMul) {
+    const auto* params = node.params<abi::MulParams>();
+    return params != nullptr && params->activation == abi::kActNone;
+  }
+  const auto* params = node.params<abi::SubParams>();
+  return params != nullptr && params->activation == abi::kActNone;
+}
+
+// The affine half after `group` (norm_fusion.h), if it is there and can
+// be built at one place; the group is left as it was otherwise.
+void MatchAffine(NormStatsGroup& group, const NodeIndex& index, const GraphContext& graph,
+                 const std::vector<int>& partition_outputs) {
+  auto internal = [&](int tensor) {
+    return std::find(partition_outputs.begin(), partition_outputs.end(), tensor) ==
+           partition_outputs.end();
+  };
+  const abi::Tensor& mean = graph.context()->tensors[group.mean];
+  auto like_mean = [&](int tensor) {
+    return tensor >= 0 && graph.context()->tensors[tensor].type == abi::kFloat32 &&
+           SameDims(graph.context()->tensors[tensor], mean);
+  };
+  const NodeView* mul_s = index.OnlyReader(group.rstd);
+  if (!internal(group.rstd) || mul_s == nullptr ||
+      !IsPlainBinary(*mul_s, abi::kTfLiteBuiltinMul, mean)) {
+    return;
+  }
+  const int gamma = OtherInput(*mul_s, group.rstd);
+  if (!like_mean(gamma) || gamma == group.rstd) return;
+  const int s = mul_s->output_index(0);
+  const NodeView* mul_u = nullptr;
+  for (const NodeView* reader : index.Readers(group.mean)) {
+    if (IsPlainBinary(*reader, abi::kTfLiteBuiltinMul, mean) &&
+        OtherInput(*reader, group.mean) == s) {
+      mul_u = reader;
+    }
+  }
+  if (mul_u == nullptr) return;
+  const int u = mul_u->output_index(0);
+  const NodeView* sub = index.OnlyReader(u);
+  if (!internal(u) || sub == nullptr || !IsPlainBinary(*sub, abi::kTfLiteBuiltinSub, mean) ||
+      sub->input_index(1) != u || sub->input_index(0) == u) {
+    return;
+  }
+  const int beta = sub->input_index(0);
+  if (!like_mean(beta)) return;
+  // Built at the group's first node after gamma's and beta's producers ...
+  std::vector<int> nodes = group.other_nodes;
+  nodes.insert(nodes.end(), {group.mean_node, mul_s->index(), mul_u->index(), sub->index()});
+  std::sort(nodes.begin(), nodes.end());
+  const int ready = std::max(index.Producer(gamma), index.Producer(beta));
+  auto place = std::find_if(nodes.begin(), nodes.end(), [&](int n) { return n > ready; });
+  if (place == nodes.end()) return;
+  // ... and before every node outside it that reads its outputs.
+  const int shift = sub->output_index(0);
+  for (int tensor : {group.mean, s, shift}) {
+    for (const NodeView* reader : index.Readers(tensor)) {
+      if (!std::binary_search(nodes.begin(), nodes.end(), reader->index()) &&
+          reader->index() <= *place) {
+        return;
+      }
+    }
+  }
+  group.build_node = *place;
+  group.gamma = gamma;
+  group.beta = beta;
+  group.scale = s;
+  group.shift = shift;
+  group.other_nodes.insert(group.other_nodes.end(),
+                           {mul_s->index(), mul_u->index(), sub->index()});
 }
 
 }  // namespace
 
 std::vector<NormStatsGroup> FindNormStats(const GraphContext& graph,
                                           const std::vector<int>& nodes,
-                                          const std::vector<int>& partition_outputs) {
+                                          const std::vector<int>& partition_outputs,
+                                          bool affine) {
   NodeIndex index(graph.context(), nodes);
   std::vector<NormStatsGroup> groups;
   for (int node : nodes) {
@@ -164,7 +252,9 @@ std::vector<NormStatsGroup> FindNormStats(const GraphContext& graph,
     // order already guarantees this for a well-formed graph).
     bool ordered = true;
     for (int other : group->other_nodes) ordered = ordered && other > node;
-    if (ordered) groups.push_back(*group);
+    if (!ordered) continue;
+    if (affine) MatchAffine(*group, index, graph, partition_outputs);
+    groups.push_back(*group);
   }
   return groups;
 }
@@ -173,7 +263,6 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
                       const DeviceProfile& device) {
   TFG_ASSIGN_OR_RETURN(ValueId x, builder.TensorValue(group.x));
   TFG_ASSIGN_OR_RETURN(ValueId mean, builder.TensorValue(group.mean));
-  TFG_ASSIGN_OR_RETURN(ValueId rstd, builder.TensorValue(group.rstd));
   const Shape4 shape = builder.shape(x);
   const long long groups = 1LL * shape.b * shape.slices();
   // One workgroup per slice is few (style transfer's 96x96x32 maps: 8), so
@@ -190,8 +279,19 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
   }
   Dispatch dispatch;
   dispatch.shader = "norm_stats";
-  dispatch.outputs = {mean, rstd};
-  dispatch.inputs = {x};
+  if (group.scale >= 0) {
+    TFG_ASSIGN_OR_RETURN(ValueId scale, builder.TensorValue(group.scale));
+    TFG_ASSIGN_OR_RETURN(ValueId shift, builder.TensorValue(group.shift));
+    TFG_ASSIGN_OR_RETURN(ValueId gamma, builder.TensorValue(group.gamma));
+    TFG_ASSIGN_OR_RETURN(ValueId beta, builder.TensorValue(group.beta));
+    dispatch.outputs = {mean, scale, shift};
+    dispatch.inputs = {x, gamma, beta};
+    dispatch.defines["AFFINE"] = "";
+  } else {
+    TFG_ASSIGN_OR_RETURN(ValueId rstd, builder.TensorValue(group.rstd));
+    dispatch.outputs = {mean, rstd};
+    dispatch.inputs = {x};
+  }
   char eps[32];
   std::snprintf(eps, sizeof(eps), "%.9g", static_cast<double>(group.eps));
   std::string eps_text = eps;
@@ -203,8 +303,11 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
   dispatch.defines["GROUPS"] = std::to_string(groups);
   dispatch.grid = {static_cast<uint32_t>(groups * local), 1, 1};
   dispatch.local = {local, 1, 1};
-  dispatch.label = "MEAN + SQUARED_DIFFERENCE + MEAN + ADD + RSQRT (norm stats)";
-  dispatch.flops = 5 * shape.elements();
+  dispatch.label = group.scale >= 0
+                       ? "MEAN + SQUARED_DIFFERENCE + MEAN + ADD + RSQRT + MUL + MUL + SUB "
+                         "(norm stats, affine)"
+                       : "MEAN + SQUARED_DIFFERENCE + MEAN + ADD + RSQRT (norm stats)";
+  dispatch.flops = 5 * shape.elements() + (group.scale >= 0 ? 3LL * shape.b * shape.c : 0);
   builder.AddDispatch(std::move(dispatch));
   return Status::Ok();
 }

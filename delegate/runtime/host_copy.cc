@@ -1,5 +1,6 @@
 #include "delegate/runtime/host_copy.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "delegate/runtime/half_convert.h"
@@ -73,6 +74,96 @@ void FloatsToHalvesStreaming(const float* in, uint16_t* out, size_t count) {
   }
 #endif
   FloatsToHalves(in, out, count);
+}
+
+CopyWorkers::~CopyWorkers() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void CopyWorkers::Work(int index) {
+  unsigned long seen = 0;
+  for (;;) {
+    const std::function<void(int)>* task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (index >= parts_) continue;  // this copy has fewer parts
+      task = task_;
+    }
+    (*task)(index);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--pending_ == 0) done_.notify_one();
+  }
+}
+
+void CopyWorkers::Run(int parts, const std::function<void(int)>& part) {
+  if (parts <= 1) {
+    part(0);
+    return;
+  }
+  // Threads that cannot start leave their parts to the caller.
+  while (static_cast<int>(workers_.size()) < parts - 1) {
+    try {
+      workers_.emplace_back(&CopyWorkers::Work, this, static_cast<int>(workers_.size()) + 1);
+    } catch (...) {
+      break;
+    }
+  }
+  const int threaded = std::min(parts, static_cast<int>(workers_.size()) + 1);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    task_ = &part;
+    parts_ = threaded;
+    pending_ = threaded - 1;
+    ++generation_;
+  }
+  wake_.notify_all();
+  part(0);
+  for (int i = threaded; i < parts; ++i) part(i);
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return pending_ == 0; });
+  task_ = nullptr;
+}
+
+namespace {
+// Parts of whole 64-byte lines, each at least kMinPartBytes, at most `threads`.
+int PartsFor(size_t bytes, int threads) {
+  const size_t parts = bytes / CopyWorkers::kMinPartBytes;
+  return parts < 1 ? 1 : static_cast<int>(std::min<size_t>(parts, threads));
+}
+}  // namespace
+
+void CopyWorkers::Copy(void* dst, const void* src, size_t bytes, bool streaming) {
+  const int parts = PartsFor(bytes, threads_);
+  const size_t step = (bytes / parts) & ~static_cast<size_t>(63);
+  Run(parts, [&](int i) {
+    const size_t begin = step * i;
+    const size_t size = i + 1 == parts ? bytes - begin : step;
+    char* out = static_cast<char*>(dst) + begin;
+    const char* in = static_cast<const char*>(src) + begin;
+    if (streaming) {
+      StreamingCopy(out, in, size);
+    } else {
+      std::memcpy(out, in, size);
+    }
+  });
+}
+
+void CopyWorkers::ConvertToHalves(const float* in, uint16_t* out, size_t count) {
+  const int parts = PartsFor(count * sizeof(float), threads_);
+  const size_t step = (count / parts) & ~static_cast<size_t>(31);  // 64-byte lines of halves
+  Run(parts, [&](int i) {
+    const size_t begin = step * i;
+    const size_t size = i + 1 == parts ? count - begin : step;
+    FloatsToHalvesStreaming(in + begin, out + begin, size);
+  });
 }
 
 }  // namespace tflite_gles

@@ -6,8 +6,13 @@
 // (DeviceProfile::streaming_upload); docs/perf/log.md has the measurement.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace tflite_gles {
 
@@ -19,5 +24,49 @@ void StreamingCopy(void* dst, const void* src, size_t bytes);
 
 // FloatsToHalves (delegate/runtime/half_convert.h) whose stores stream the same way.
 void FloatsToHalvesStreaming(const float* in, uint16_t* out, size_t count);
+
+// Megabyte copies split among threads (DeviceProfile::host_copy_threads).
+// One core copies host memory at ~11-13 GB/s (H100 host: 5.5 MB in 0.47
+// ms), so DeepLab's 257x257x21 output spent ~0.49 ms in one memcpy after
+// the GPU had finished (docs/perf/log.md, "perf, session 9"). Waking a
+// sleeping worker costs tens of microseconds ("Lead, session 5": the
+// MobileNet input's 22 us copy got slower on threads), so only copies of
+// at least kMinPartBytes per part are split; smaller ones stay on the
+// calling thread, as before. Workers start at the first split copy and
+// sleep on a condition variable between copies; one object per partition.
+class CopyWorkers {
+ public:
+  static constexpr size_t kMinPartBytes = 1024 * 1024;
+
+  // `threads`: the most threads a copy uses, the caller's included (<= 1:
+  // never split).
+  explicit CopyWorkers(int threads = 1) : threads_(threads < 1 ? 1 : threads) {}
+  ~CopyWorkers();
+  CopyWorkers(const CopyWorkers&) = delete;
+  CopyWorkers& operator=(const CopyWorkers&) = delete;
+
+  // memcpy, or StreamingCopy with `streaming`, in parts of whole 64-byte
+  // lines (the last takes the rest); returns once every part is done (and,
+  // streaming, fenced by the thread that wrote it).
+  void Copy(void* dst, const void* src, size_t bytes, bool streaming);
+  // FloatsToHalvesStreaming likewise.
+  void ConvertToHalves(const float* in, uint16_t* out, size_t count);
+
+ private:
+  // Runs part(0..parts-1), part 0 on the caller.
+  void Run(int parts, const std::function<void(int)>& part);
+  void Work(int index);
+
+  const int threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(int)>* task_ = nullptr;
+  int parts_ = 0;
+  int pending_ = 0;
+  unsigned long generation_ = 0;
+  bool stop_ = false;
+};
 
 }  // namespace tflite_gles

@@ -10,6 +10,7 @@
 
 #include "delegate/graph/graph.h"
 #include "delegate/runtime/gpu_binding.h"
+#include "delegate/runtime/host_copy.h"
 #include "delegate/runtime/invoke_timeline.h"
 #include "delegate/passes/memory_planner.h"
 #include "delegate/runtime/program_cache.h"
@@ -261,6 +262,13 @@ class PartitionRuntime {
   std::vector<uint16_t> half_scratch_;     // halves, where not mapped
   std::vector<float> phwc4_floats_;        // CPU relayouts (direct uploads)
   std::vector<uint16_t> phwc4_halves_;
+  // Megabyte copies on several threads (device_.host_copy_threads); made
+  // at the first such copy.
+  std::unique_ptr<CopyWorkers> copy_workers_;
+  CopyWorkers& copy_workers() {
+    if (!copy_workers_) copy_workers_ = std::make_unique<CopyWorkers>(device_.host_copy_threads);
+    return *copy_workers_;
+  }
   std::vector<gl::Buffer> buffers_;                 // per value
   std::vector<gl::TextureBufferView> views_;        // per value (if used)
   // Every step's uniform block, written once at Allocate (an invoke uploads

@@ -83,7 +83,7 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
   if (upload.quantize_tail) return UploadRoundedOnGpu(upload, floats, mapped, stream);
   if (!upload.half) {
     if (!upload.relayout && stream) {
-      StreamingCopy(mapped, floats, bytes);
+      copy_workers().Copy(mapped, floats, bytes, /*streaming=*/true);
       return Status::Ok();
     }
     if (!upload.relayout) return buffer.Upload(0, bytes, floats);
@@ -96,7 +96,7 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
     uint16_t* out = mapped != nullptr ? static_cast<uint16_t*>(mapped)
                                       : (half_scratch_.resize(stored), half_scratch_.data());
     if (stream) {
-      FloatsToHalvesStreaming(floats, out, upload.elements);
+      copy_workers().ConvertToHalves(floats, out, upload.elements);
     } else {
       FloatsToHalves(floats, out, upload.elements);
     }
@@ -155,6 +155,14 @@ Status PartitionRuntime::DownloadOutput(const Transfer& download,
     TFG_RETURN_IF_ERROR(
         buffer.Download(0, download.elements * sizeof(uint16_t), half_scratch_.data()));
     HalvesToFloats(half_scratch_.data(), floats, download.elements);
+  } else if (buffer.mapped_for_read()) {
+    // Persistent coherent mapping (the caller waited for the GPU's fence).
+    const size_t bytes = download.elements * sizeof(float);
+    if (bytes > buffer.bytes()) {
+      return Status::Error("output tensor " + std::to_string(download.tflite_index) +
+                           " exceeds its GPU buffer");
+    }
+    copy_workers().Copy(floats, buffer.mapped(), bytes, /*streaming=*/false);
   } else {
     TFG_RETURN_IF_ERROR(buffer.Download(0, download.elements * sizeof(float), floats));
   }

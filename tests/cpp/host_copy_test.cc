@@ -60,5 +60,50 @@ TEST(HostCopy, StreamingHalvesMatchFloatsToHalves) {
   }
 }
 
+// CopyWorkers (megabyte copies on threads): every byte of sizes around the
+// split threshold, odd lengths and misaligned ends, streaming or not, on 1-5
+// threads, and the same object reused (its workers sleep between copies).
+TEST(HostCopy, CopyWorkersMatchMemcpyAroundTheSplit) {
+  std::mt19937 rng(13);
+  const size_t min_part = CopyWorkers::kMinPartBytes;
+  std::vector<unsigned char> src(5 * min_part + 4096);
+  for (auto& b : src) b = static_cast<unsigned char>(rng());
+  for (int threads : {1, 2, 3, 5}) {
+    CopyWorkers workers(threads);
+    for (size_t bytes : {size_t{0}, size_t{100}, min_part, 2 * min_part - 1, 2 * min_part,
+                         2 * min_part + 7, 3 * min_part + 33, 5 * min_part + 1001}) {
+      for (bool streaming : {false, true}) {
+        for (size_t off : {size_t{0}, size_t{5}}) {
+          std::vector<unsigned char> dst(bytes + 64, kGuard);
+          workers.Copy(dst.data() + off, src.data() + 3, bytes, streaming);
+          ASSERT_EQ(std::memcmp(dst.data() + off, src.data() + 3, bytes), 0)
+              << bytes << " bytes on " << threads << " threads";
+          for (size_t i = 0; i < off; ++i) ASSERT_EQ(dst[i], kGuard);
+          for (size_t i = off + bytes; i < dst.size(); ++i) {
+            ASSERT_EQ(dst[i], kGuard) << "past the end, " << bytes << " on " << threads;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(HostCopy, CopyWorkersHalvesMatchFloatsToHalves) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> value(-70000.0f, 70000.0f);
+  const size_t floats = 3 * CopyWorkers::kMinPartBytes / sizeof(float) + 77;
+  std::vector<float> in(floats);
+  for (auto& v : in) v = value(rng);
+  std::vector<uint16_t> expected(floats);
+  FloatsToHalves(in.data(), expected.data(), floats);
+  CopyWorkers workers(4);
+  for (size_t out_off : {0u, 3u}) {
+    std::vector<uint16_t> out(floats + 16, 0xA5A5);
+    workers.ConvertToHalves(in.data(), out.data() + out_off, floats);
+    for (size_t i = 0; i < floats; ++i) ASSERT_EQ(out[out_off + i], expected[i]) << i;
+    for (size_t i = out_off + floats; i < out.size(); ++i) ASSERT_EQ(out[i], 0xA5A5);
+  }
+}
+
 }  // namespace
 }  // namespace tflite_gles

@@ -100,6 +100,53 @@ def test_first_layer_over_the_tiles_a_gpu_picks(monkeypatch, min_invocations, fp
     assert stats["dispatches"] == 2  # the convolution and the readback conversion
     assert_close(gpu, cpu, fp16)
 
+# The sum split across a workgroup's z (conv2d.comp K_SPLIT: real GPUs'
+# default for >= 128 output pixels and >= 32 tap x slice steps; forced on
+# llvmpipe here). Tile edges: pixel counts that are no multiple of the 4-row
+# tile or the 32 tiles of a workgroup, odd output slice counts (a group of
+# 2 with a padded slice) and padded lanes, step counts no multiple of the 4
+# parts (75, 81, 162, 45, 49), strides, dilation, VALID, batch 2, an
+# upload-fused first layer, fused activations; a layer of 27 steps that
+# keeps the unsplit path; and once under the GLES 3.1 minimum profile (128
+# invocations, 16 KB of shared memory).
+KSPLIT_CASES = [
+    ([1, 13, 11, 12], [5, 5, 5, 12], window(activation="RELU"), False),
+    ([1, 13, 11, 12], [5, 3, 3, 12], window(), False),
+    ([1, 24, 20, 3], [8, 9, 9, 3], window(), False),
+    ([1, 20, 22, 8], [3, 9, 9, 8], window(), False),
+    ([2, 30, 28, 20], [13, 3, 3, 20], window(stride=2, activation="RELU6"), False),
+    ([1, 25, 23, 16], [16, 3, 3, 16], window("VALID", dilation=2), False),
+    ([1, 40, 36, 3], [16, 7, 7, 3], window(stride=2), True),
+]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape,options,first_layer", KSPLIT_CASES)
+def test_conv2d_with_the_sum_split_across_a_workgroup(monkeypatch, in_shape, filter_shape,
+                                                      options, first_layer, fp16):
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1")
+    if first_layer:
+        monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
+        monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
+    version = 2 if options["dilation_h_factor"] > 1 else 1
+    model = conv_model("CONV_2D", in_shape, filter_shape, options, version=version,
+                       seed=filter_shape[0])
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=3),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+
+
+def test_conv2d_with_the_sum_split_at_the_gles31_minimum(monkeypatch):
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1")
+    monkeypatch.setenv("TFLITE_GLES_DEVICE_PROFILE", "gles31-minimum")
+    in_shape = [1, 19, 17, 16]
+    model = conv_model("CONV_2D", in_shape, [6, 3, 3, 16], window(activation="RELU"), seed=4)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=5), {})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu)
+
+
 DEPTHWISE_CASES = [
     ([1, 9, 11, 1], 1, 3, window()),
     ([2, 7, 6, 3], 1, 3, window(activation="RELU6")),

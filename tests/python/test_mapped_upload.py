@@ -87,3 +87,24 @@ def test_streaming_stores_deliver_every_invoke(monkeypatch, streaming, fp16, sha
         inputs = [rng.uniform(-3, 3, shape).astype(np.float32) for _ in range(n_inputs)]
         assert_close(gt.invoke(gpu_interp, inputs), gt.invoke(cpu_interp, inputs), fp16)
     assert_fully_delegated(gt.stats(delegate))
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+def test_megabyte_transfers_on_threads(monkeypatch, fp16):
+    """Inputs and outputs of >= 1.5 MB copied on several threads
+    (TFLITE_GLES_X_COPY_THREADS, delegate/runtime/host_copy.h; real GPUs
+    use it, llvmpipe only when forced), with the streaming stores real GPUs
+    use: every invoke sees its own inputs, and the outputs are whole (a
+    part left uncopied would keep the previous invoke's values)."""
+    monkeypatch.setenv("TFLITE_GLES_X_COPY_THREADS", "4")
+    monkeypatch.setenv("TFLITE_GLES_X_STREAMING_UPLOAD", "1")
+    shape = [1, 181, 203, 15]  # 2.2 MB a tensor: 2 parts, odd bytes
+    model = float_model(shape)
+    delegate = gt.make_delegate({"precision_loss_allowed": fp16})
+    gpu_interp = gt.interpreter(model, delegate)
+    cpu_interp = gt.interpreter(model)
+    rng = np.random.default_rng(21)
+    for _ in range(3):
+        inputs = [rng.uniform(-3, 3, shape).astype(np.float32) for _ in range(2)]
+        assert_close(gt.invoke(gpu_interp, inputs), gt.invoke(cpu_interp, inputs), fp16)
+    assert_fully_delegated(gt.stats(delegate))

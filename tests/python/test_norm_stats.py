@@ -108,3 +108,70 @@ def test_fresh_inputs_every_invoke(monkeypatch):
         cpu, gpu, stats = run_cpu_and_gpu(model, inputs, {})
         assert_fully_delegated(stats)
         assert_close(gpu, cpu)
+
+
+def conditional_norm(c, x, style, add_activation="NONE", swap=False, shift_is_output=False):
+    """Style transfer's conditional instance norm: gamma and beta from a style
+    vector by 1x1 convolutions (added after the statistics, as the converter
+    orders them), then s = rstd * gamma, shift = beta - mean * s,
+    y = x * s + shift. Returns y and the tensors an output may name."""
+    ch = c.shapes[x][-1]
+    m = mean_hw(c, x)
+    d = c.b.add_tensor(c.shapes[x])
+    c.shapes[d] = c.shapes[x]
+    c.b.add_op("SQUARED_DIFFERENCE", [x, m], [d])
+    v = mean_hw(c, d)
+    eps = c.b.add_const(np.full((), 1e-3, np.float32))
+    c.shapes[eps] = []
+    r = c.unary("RSQRT", c.binary("ADD", v, eps))
+    beta = c.conv(style, ch)
+    gamma = c.conv(style, ch)
+    s = c.binary("MUL", gamma, r) if swap else c.binary("MUL", r, gamma)
+    u = c.binary("MUL", s, m) if swap else c.binary("MUL", m, s)
+    shift = c.binary("SUB", beta, u)
+    y = c.binary("ADD", c.binary("MUL", x, s), shift, activation=add_activation)
+    return y, {"u": u, "shift": shift}
+
+
+@pytest.mark.parametrize("shape,swap,activation", [
+    ([1, 16, 16, 8], False, "NONE"),
+    ([1, 12, 10, 13], True, "RELU"),   # padded lanes, operands swapped
+    ([1, 33, 7, 4], False, "NONE")])   # an odd map, one slice
+@pytest.mark.parametrize("fp16", [False, True])
+def test_conditional_norm_affine_half_fuses(monkeypatch, shape, swap, activation, fp16):
+    """The affine half in the statistics' dispatch (norm_fusion.h): same
+    results as the CPU kernels and as without it, and fewer dispatches (the
+    gamma and beta convolutions no longer wait for the statistics)."""
+    c = Chain(shape, seed=shape[-1] + 1)
+    style = c.extra_input([1, 1, 1, 20])
+    x = c.conv(c.x, shape[-1], kernel=3)
+    y, _ = conditional_norm(c, x, style, activation, swap)
+    model = c.build([y])
+    inputs = random_inputs(c.input_shapes, seed=6)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_FUSE_NORM_AFFINE", model, inputs,
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(fused_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fused, cpu, fp16)
+    assert fused_stats["dispatches"] <= plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("variant", ["u_is_an_output", "gles31_minimum"])
+def test_conditional_norm_near_misses(monkeypatch, variant):
+    """A product mean * s read outside the group, or a device that may bind
+    only 4 buffers (the GLES 3.1 minimum): the affine half stays separate
+    dispatches, with the same results."""
+    shape = [1, 10, 12, 8]
+    c = Chain(shape, seed=9)
+    style = c.extra_input([1, 1, 1, 16])
+    y, parts = conditional_norm(c, c.conv(c.x, shape[-1]), style)
+    model = c.build([y, parts["u"]] if variant == "u_is_an_output" else [y])
+    if variant == "gles31_minimum":
+        monkeypatch.setenv("TFLITE_GLES_DEVICE_PROFILE", "gles31-minimum")
+    inputs = random_inputs(c.input_shapes, seed=7)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_FUSE_NORM_AFFINE", model, inputs)
+    assert_close(plain, cpu)
+    assert_close(fused, cpu)
+    assert fused_stats["dispatches"] == plain_stats["dispatches"], (fused_stats, plain_stats)

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Where an invoke's wall time goes from Python's side: set_tensor, invoke
+and get_tensor timed apart, per delegate variant (bench/options_ab.py's
+NAME:KEY=VALUE syntax), in alternating blocks of 20 in one process.
+
+    TFLITE_GLES_X_TIMELINE=1 python3 bench/wall_split.py --model M.tflite \\
+        --variant fp32: --variant fp16:precision_loss_allowed=true
+
+With TFLITE_GLES_X_TIMELINE=1 (or env.TFLITE_GLES_X_TIMELINE=1 in a
+variant) the delegate also prints, every 200 invokes, its own CPU phases
+(upload, submit, wait + readback) and the GPU's time line, so that invoke's
+time splits into the GPU's dispatches, the transfers and the CPU's work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+sys.path.insert(0, str(REPO / "bench"))
+
+import gles_testing as gt  # noqa: E402
+from options_ab import parse_variant, variant_interpreter  # noqa: E402
+
+
+def split(interp, inputs) -> tuple[float, float, float]:
+    t0 = time.perf_counter()
+    for detail, value in zip(interp.get_input_details(), inputs):
+        interp.set_tensor(detail["index"], value)
+    t1 = time.perf_counter()
+    interp.invoke()
+    t2 = time.perf_counter()
+    for detail in interp.get_output_details():
+        interp.get_tensor(detail["index"])
+    t3 = time.perf_counter()
+    return (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--variant", action="append", required=True)
+    parser.add_argument("--iterations", type=int, default=200)
+    args = parser.parse_args()
+    runs = []
+    for text in args.variant:
+        name, options, env = parse_variant(text)
+        delegate, interp = variant_interpreter(args.model, options, env)
+        runs.append({"name": name, "delegate": delegate, "interp": interp, "t": []})
+    rng = np.random.default_rng(1)
+    details = runs[0]["interp"].get_input_details()
+    inputs = [rng.uniform(-1, 1, d["shape"]).astype(d["dtype"]) for d in details]
+    for _ in range(5):
+        for run in runs:
+            split(run["interp"], inputs)
+    for _ in range(max(1, args.iterations // 20)):
+        for run in runs:
+            split(run["interp"], inputs)
+            for _ in range(20):
+                run["t"].append(split(run["interp"], inputs))
+    print(f"{Path(args.model).name}, {len(runs[0]['t'])} invokes per variant, medians in ms")
+    print("| variant | set_tensor | invoke | get_tensor | sum | dispatches |")
+    print("|---|---|---|---|---|---|")
+    for run in runs:
+        cols = [statistics.median(t[i] for t in run["t"]) for i in range(3)]
+        total = statistics.median(sum(t) for t in run["t"])
+        print(f"| {run['name']} | {cols[0]:.4f} | {cols[1]:.4f} | {cols[2]:.4f} | "
+              f"{total:.4f} | {gt.stats(run['delegate'])['dispatches']} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
