@@ -47,27 +47,6 @@ done
 TFLITE_GLES_LIB=$NEW_LIB timeout 60 python3 bench/run_bench.py --model "$M/${F}_quant.tflite" \
   --backends cpu_all --iterations 200 --max-seconds 3 --out-dir "$OUT" \
   --name quant2-xnnpack > "$OUT/xnnpack.log" 2>&1
-python3 - "$OUT" <<'PY'
-import json, statistics, sys
-from pathlib import Path
-out = Path(sys.argv[1])
-rows = {}
-for f in sorted(out.glob("quant2-*-r*.json")):
-    for r in json.loads(f.read_text()):
-        side = r["label"].split("-")[0]
-        rows.setdefault((r["model"], r["precision"]), {}).setdefault(side, []).append(
-            (r["median_ms"], r["ratio_to_first"], r["dispatches"]))
-print("per-process medians in ms (3 processes each); ratio = / float twin, same process")
-print("| model | precision | base ms | new ms | new / base | base ratio | new ratio | dispatches base/new |")
-print("|---|---|---|---|---|---|---|---|")
-def med(v, k): return statistics.median(x[k] for x in v) if v else float("nan")
-for (model, prec), sides in rows.items():
-    b, n = sides.get("base", []), sides.get("new", [])
-    db = b[0][2] if b else "-"
-    dn = n[0][2] if n else "-"
-    print(f"| {model} | {prec} | {med(b,0):.4f} | {med(n,0):.4f} | {med(n,0)/med(b,0):.3f} | "
-          f"{med(b,1):.3f} | {med(n,1):.3f} | {db}/{dn} |")
-log = out / "xnnpack.log"
-table = [l for l in log.read_text().splitlines() if l.startswith("|")] if log.exists() else []
-print("LiteRT CPU (XNNPACK), uint8 model:", *table[-3:], sep="\n")
-PY
+python3 bench/quant_ab.py --summarize "$OUT"
+echo "LiteRT CPU (XNNPACK, all threads), uint8 model:"
+grep "^|" "$OUT/xnnpack.log" | tail -3

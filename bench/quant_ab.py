@@ -14,7 +14,8 @@ frame, the quantized input's conversion included); each block of `block`
 timed invokes follows one untimed one (each delegate owns its EGL context;
 switching between interpreters costs more than a small invoke). Prints one
 table (median, min, p90, and median / the first model's median at the same
-precision) and writes the same as JSON.
+precision) and writes the same as JSON; `--summarize DIR` prints the table
+over several processes' JSON files (bench/device_quant2.sh).
 """
 
 from __future__ import annotations
@@ -58,15 +59,49 @@ def timed(interp, inputs) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
+def summarize(folder: Path) -> None:
+    """The table over processes: quant2-{base,new}-r*.json in `folder` (the
+    label's first word names the side), per model and precision the median
+    of the processes' medians."""
+    rows: dict = {}
+    for f in sorted(folder.glob("quant2-*-r*.json")):
+        for r in json.loads(f.read_text()):
+            side = r["label"].split("-")[0]
+            rows.setdefault((r["model"], r["precision"]), {}).setdefault(side, []).append(r)
+
+    def med(runs, key):
+        return statistics.median(r[key] for r in runs) if runs else float("nan")
+
+    count = max(len(s.get("new", [])) for s in rows.values())
+    print(f"median of {count} processes' medians, ms; ratio: / the float twin in the same process")
+    print("| model | precision | base ms | new ms | new / base | base ratio | new ratio "
+          "| dispatches base/new |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (model, precision), sides in rows.items():
+        b, n = sides.get("base", []), sides.get("new", [])
+        dispatches = "/".join(str(s[0]["dispatches"]) if s else "-" for s in (b, n))
+        print(f"| {model} | {precision} | {med(b, 'median_ms'):.4f} | {med(n, 'median_ms'):.4f} "
+              f"| {med(n, 'median_ms') / med(b, 'median_ms'):.3f} "
+              f"| {med(b, 'ratio_to_first'):.3f} | {med(n, 'ratio_to_first'):.3f} "
+              f"| {dispatches} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", action="append", required=True)
+    parser.add_argument("--summarize", metavar="DIR",
+                        help="only print the table of the JSON files in DIR")
+    parser.add_argument("--model", action="append")
     parser.add_argument("--precision", action="append", choices=sorted(PRECISIONS))
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--block", type=int, default=20)
     parser.add_argument("--label", default="")
     parser.add_argument("--json")
     args = parser.parse_args()
+    if args.summarize:
+        summarize(Path(args.summarize))
+        return 0
+    if not args.model:
+        parser.error("--model is required")
     rng = np.random.default_rng(1)
     runs = []
     for precision in args.precision or ["fp32", "fp16"]:

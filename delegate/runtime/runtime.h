@@ -102,7 +102,8 @@ class PartitionRuntime {
   // dispatch moves to or from PHWC4; a direct transfer reads or writes the
   // tensor's own PHWC4 buffer (DeviceProfile::direct_transfers). bool and int32 TFLite tensors are converted on the CPU on
   // the way (bool as 0.0/1.0, int32 exact up to 2^24, 2^11 in halves;
-  // uint8/int8 dequantized on the way in and quantized on the way out as
+  // uint8/int8 dequantized on the way in, by the GPU from their bytes where
+  // there is a conversion (`packed`), and quantized on the way out as
   // TFLite's QUANTIZE rounds, delegate/graph/quantization.h), float32 ones
   // copied as they are.
   struct Transfer {

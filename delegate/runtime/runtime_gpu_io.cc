@@ -12,6 +12,9 @@
 //    external buffer and its layout conversion is skipped.
 // Elsewhere (fp16 storage, direct transfers, a PHWC4 input whose upload
 // conversion was fused into a kernel) one gpu_io.comp dispatch converts.
+// A uint8/int8 input whose staging holds its raw bytes (Transfer::packed) is
+// bound in its float view like any other: while bound, the steps that read
+// the staging run their float-reading variants (UseFloatStaging).
 #include "delegate/runtime/runtime.h"
 
 #include <GLES3/gl32.h>
