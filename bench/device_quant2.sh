@@ -14,7 +14,8 @@
 # differences are not one process's luck.
 # Writes under $OUT: quant2-{base,new}-r{1,2,3}.{json,txt}, xnnpack.log, and
 # prints the table last: per model and precision the median of the three
-# processes' medians (ms), base -> new, and new / float twin.
+# processes' medians (ms), base -> new, and new / float twin. ROUNDS and BLOCK
+# (default 10 x 20 invokes per run) shorten a dry run elsewhere.
 set -u
 OUT=${OUT:-/tmp/out}
 M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
@@ -32,7 +33,7 @@ import quant_models as qm
 Path(sys.argv[2]).write_bytes(qm.int8_full_integer(Path(sys.argv[1]).read_bytes()))
 PY
 fi
-ARGS=(--model "$M/$F.tflite" --model "$M/${F}_quant.tflite" --rounds 10 --block 20)
+ARGS=(--model "$M/$F.tflite" --model "$M/${F}_quant.tflite" --rounds "${ROUNDS:-10}" --block "${BLOCK:-20}")
 [ -f "$INT8" ] && ARGS+=(--model "$INT8")
 for r in 1 2 3; do
   if [ -n "${BASE_LIB:-}" ]; then
