@@ -37,6 +37,19 @@ uvec2 pack_half4(vec4 v) {
 #define FLOATS_IN(name, b, Block) layout(std430, binding = b) readonly buffer Block { float name[]; }
 #define LOAD_FLOAT(name, i) name[int(i)]
 #endif
+// WORDS_IN: a staging buffer of packed 8-bit values (a quantized partition
+// input's raw bytes, 4 per uint; R32UI view or uint SSBO). LOAD_BYTE(name, i)
+// is byte i of it as a uint 0..255: byte 0 of a uint is its low 8 bits, as
+// the bytes the CPU wrote read on a little-endian GPU (every GLES GPU the
+// delegate targets).
+#if READ_TEXBUF || STAGING_TEXBUF
+#define WORDS_IN(name, b, Block) layout(binding = b) uniform highp usamplerBuffer name
+#define LOAD_WORD(name, i) texelFetch(name, int(i)).x
+#else
+#define WORDS_IN(name, b, Block) layout(std430, binding = b) readonly buffer Block { uint name[]; }
+#define LOAD_WORD(name, i) name[int(i)]
+#endif
+#define LOAD_BYTE(name, i) bitfieldExtract(LOAD_WORD(name, (i) >> 2), ((i) & 3) * 8, 8)
 #if READ_TEXBUF
 #define TENSOR_IN(name, b, Block) layout(binding = b) uniform highp samplerBuffer name
 #define LOAD(name, i) texelFetch(name, int(i))
@@ -193,7 +206,7 @@ StatusOr<std::string> AssembleShader(
   }
   out << "precision highp float;\nprecision highp int;\n";
   if (any_texture_reads) {
-    out << "precision highp samplerBuffer;\n";
+    out << "precision highp samplerBuffer;\nprecision highp usamplerBuffer;\n";
   }
   out << "#define STORAGE_FP16 " << (storage.fp16 ? 1 : 0) << "\n";
   out << "#define READ_TEXBUF " << (storage.texture_buffer_reads ? 1 : 0)

@@ -47,6 +47,9 @@
 // io_channels[c]] * io_scale[c] + io_offset[c] for c < IN_C (texture_io.comp's
 // rule, the same uniforms at locations 0-2), so neither a texture -> float
 // dispatch nor an upload conversion runs before the convolution.
+// BHWC_BYTES_INPUT: BHWC_INPUT of a uint8/int8 input whose staging holds its
+// raw bytes, 4 per uint, dequantized as they are read (STAGED_* constants,
+// as layout_convert.comp's STAGED_BYTES).
 //
 // EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
@@ -82,8 +85,9 @@
 // @uniform DEPTH_STRIDE=16 PAD_TOP=1 PAD_LEFT=1
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
-// @axis - BHWC_INPUT TEXTURE_INPUT
+// @axis - BHWC_INPUT TEXTURE_INPUT BHWC_BYTES_INPUT
 // @const IN_C=3 INPUT_QUANT(x)=(x)
+// @const STAGED_SCALE=0.5 STAGED_ZERO_POINT=3 STAGED_FLIP=128u
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -110,6 +114,21 @@ vec4 load_input(int pixel) {
   vec4 v = vec4(0.0);
   for (int k = 0; k < IN_C; ++k) v[k] = LOAD_FLOAT(in0, pixel * IN_C + k);
   return INPUT_QUANT(v);
+}
+#elif defined(BHWC_BYTES_INPUT)
+WORDS_IN(in0, 1, In0);
+// A pixel's IN_C <= 4 bytes lie in at most two words: fetched once each.
+vec4 load_input(int pixel) {
+  int first = pixel * IN_C;
+  uint lo = LOAD_WORD(in0, first >> 2);
+  uint hi = LOAD_WORD(in0, (first + IN_C - 1) >> 2);
+  vec4 v = vec4(0.0);
+  for (int k = 0; k < IN_C; ++k) {
+    int byte_index = (first & 3) + k;
+    uint q = bitfieldExtract(byte_index < 4 ? lo : hi, (byte_index & 3) * 8, 8);
+    v[k] = float(int(q ^ STAGED_FLIP) - STAGED_ZERO_POINT) * STAGED_SCALE;
+  }
+  return v;
 }
 #else
 TENSOR_IN(in0, 1, In0);

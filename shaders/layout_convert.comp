@@ -17,10 +17,16 @@
 // are zero and stay zero): a float input that only QUANTIZE reads, rounded to
 // its grid as TFLite's QUANTIZE would (ew_quantize_input).
 //
+// STAGED_BYTES (TO_PHWC4): the staging holds a uint8/int8 input's raw bytes,
+// packed 4 per uint (WORDS_IN), dequantized here as TFLite's DEQUANTIZE
+// computes it: float(q - zero_point) * scale, in fp32 (staged_value()).
+//
 // @axis TO_PHWC4 TO_BHWC
 // @axis - PER_FLOAT
+// @axis - STAGED_BYTES
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64 B=1 H=4 W=4 C=6 S=2
 // @const INPUT_QUANT(x)=(x)
+// @const STAGED_SCALE=0.5 STAGED_ZERO_POINT=3 STAGED_FLIP=128u
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -29,7 +35,18 @@ layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) i
 #endif
 #if defined(TO_PHWC4)
 TENSOR_OUT(phwc4, 0, Phwc4);
+#if defined(STAGED_BYTES)
+WORDS_IN(bhwc, 1, Bhwc);
+// STAGED_FLIP is 128u for int8 (its bit pattern ^ 128 is q + 128, and
+// STAGED_ZERO_POINT is then zero_point + 128), 0u for uint8: one expression
+// for both, exact (|q - zero_point| <= 255).
+float staged_value(int i) {
+  return float(int(LOAD_BYTE(bhwc, i) ^ STAGED_FLIP) - STAGED_ZERO_POINT) * STAGED_SCALE;
+}
+#else
 FLOATS_IN(bhwc, 1, Bhwc);
+float staged_value(int i) { return LOAD_FLOAT(bhwc, i); }
+#endif
 #else
 FLOATS_OUT(bhwc, 0, Bhwc);
 TENSOR_IN(phwc4, 1, Phwc4);
@@ -54,7 +71,7 @@ void main() {
   int lanes = min(4, C - s * 4);
 #if defined(TO_PHWC4)
   vec4 v = vec4(0.0);
-  for (int k = 0; k < lanes; ++k) v[k] = LOAD_FLOAT(bhwc, base + k);
+  for (int k = 0; k < lanes; ++k) v[k] = staged_value(base + k);
   STORE(phwc4, i, INPUT_QUANT(v));
 #else
   vec4 v = LOAD(phwc4, i);

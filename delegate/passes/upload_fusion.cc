@@ -30,6 +30,7 @@ bool ReadsImageStraight(const std::vector<Value>& values, const Dispatch& d,
                         ValueId tensor) {
   return d.shader == "conv2d" && d.defines.count("GENERIC") != 0 &&
          d.defines.count("ONE_INPUT_SLICE") != 0 && d.defines.count("BHWC_INPUT") == 0 &&
+         d.defines.count("BHWC_BYTES_INPUT") == 0 &&
          !d.inputs.empty() && SameTensor(values, d.inputs[0], tensor);
 }
 
@@ -64,7 +65,14 @@ int FuseUploadConversions(const std::vector<Value>& values,
       continue;
     }
     consumer->inputs[0] = it->inputs[0];  // the BHWC staging buffer
-    consumer->defines["BHWC_INPUT"] = "";
+    // Raw uint8/int8 bytes (runtime.cc): the convolution dequantizes them
+    // as it reads, with the conversion's constants.
+    const bool bytes = it->defines.count("STAGED_BYTES") != 0;
+    consumer->defines[bytes ? "BHWC_BYTES_INPUT" : "BHWC_INPUT"] = "";
+    for (const char* name : {"STAGED_SCALE", "STAGED_ZERO_POINT", "STAGED_FLIP"}) {
+      auto constant = it->defines.find(name);
+      if (constant != it->defines.end()) consumer->defines[name] = constant->second;
+    }
     consumer->defines["IN_C"] = std::to_string(values[it->outputs[0]].shape.c);
     // The conversion's rounding of an input that only QUANTIZE reads
     // (runtime.cc) moves with it into the convolution's read.

@@ -5,7 +5,9 @@
 // the layout conversion dispatch before it goes. Saves a dependent dispatch
 // and a write + read of the converted tensor; on a discrete GPU the
 // convolution then reads host memory over PCIe itself, as the conversion
-// did. Chosen per device: DeviceProfile::fuse_upload_into_conv.
+// did. Chosen per device: DeviceProfile::fuse_upload_into_conv. A uint8/int8
+// input staged as raw bytes (layout_convert.comp STAGED_BYTES) is read the
+// same way, dequantized in the read (conv2d.comp BHWC_BYTES_INPUT).
 #pragma once
 
 #include <vector>

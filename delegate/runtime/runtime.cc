@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "delegate/abi/half.h"
+#include "delegate/graph/quantization.h"
 #include "delegate/kernels/quantize.h"
 #include "delegate/passes/dw_fusion.h"
 #include "delegate/passes/dw_splitk.h"
@@ -52,6 +53,20 @@ Status CheckStagedType(const GraphBuilder& builder, int index, const char* role)
   }
   return Status::Ok();
 }
+// layout_convert.comp's STAGED_BYTES defines for a uint8/int8 input with
+// `q`: the scale as its exact bits, int8 read as uint8 with its sign bit
+// flipped (the byte's value + 128) against zero_point + 128.
+void AddStagedBytesDefines(abi::Type type, const QuantParams& q,
+                           std::map<std::string, std::string>& defines) {
+  const bool int8 = type == abi::kInt8;
+  uint32_t bits = 0;
+  std::memcpy(&bits, &q.scale, sizeof(bits));
+  defines["STAGED_BYTES"] = "";
+  defines["STAGED_SCALE"] = "uintBitsToFloat(" + std::to_string(bits) + "u)";
+  defines["STAGED_ZERO_POINT"] = std::to_string(q.zero_point + (int8 ? 128 : 0));
+  defines["STAGED_FLIP"] = int8 ? "128u" : "0u";
+}
+
 // Whether PHWC4 puts every element of `shape` where BHWC does: one slice
 // of exactly 4 channels, or one pixel per batch with whole slices (or one
 // batch). Then a direct transfer is a plain copy (or float <-> half); the
@@ -156,9 +171,21 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
       // from fp32 staging (halves would round before the grid does).
       conversion.defines[kInputQuantDefine] = QuantizeInputExpression(grid->second);
     }
+    // A uint8/int8 input crosses as its bytes (a quarter of fp32 staging's,
+    // and no CPU loop) and is dequantized by the conversion, or by the
+    // convolution it fuses into. Params the kernels would refuse keep the
+    // CPU path, whose upload then reports them.
+    StatusOr<QuantParams> params =
+        IsQuantizedType(type)
+            ? ActivationQuantization(builder.graph().context()->tensors[index])
+            : StatusOr<QuantParams>(Status::Error("not quantized"));
+    const bool packed = params.ok();
+    if (packed) AddStagedBytesDefines(type, *params, conversion.defines);
     pre.push_back(std::move(conversion));
     runtime->uploads_.push_back({index, staging, elements, type,
-                                 half_staging && !gpu_rounded, false, false, shape});
+                                 half_staging && !gpu_rounded && !packed, false, false,
+                                 shape});
+    runtime->uploads_.back().packed = packed;
     if (gpu_rounded) {
       runtime->uploads_.back().quantize_tail = true;
       runtime->uploads_.back().quantization = grid->second;
@@ -238,7 +265,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   // Buffers the CPU writes or reads: each its own buffer, outside the arena.
   runtime->host_.assign(runtime->values_.size(), HostSide());
   for (const Transfer& t : runtime->uploads_) {
-    runtime->host_[t.buffer] = {HostSide::kUpload, !t.direct, t.half};
+    runtime->host_[t.buffer] = {HostSide::kUpload, !t.direct, t.half, t.packed};
   }
   for (const Transfer& t : runtime->downloads_) {
     runtime->host_[t.buffer] = {HostSide::kDownload, !t.direct, t.half};

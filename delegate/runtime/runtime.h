@@ -110,7 +110,8 @@ class PartitionRuntime {
   // dispatch moves to or from PHWC4; a direct transfer reads or writes the
   // tensor's own PHWC4 buffer (DeviceProfile::direct_transfers). bool and int32 TFLite tensors are converted on the CPU on
   // the way (bool as 0.0/1.0, int32 exact up to 2^24, 2^11 in halves;
-  // uint8/int8 dequantized on the way in and quantized on the way out as
+  // uint8/int8 dequantized on the way in, by the GPU from their bytes where
+  // there is a conversion (`packed`), and quantized on the way out as
   // TFLite's QUANTIZE rounds, delegate/graph/quantization.h), float32 ones
   // copied as they are.
   struct Transfer {
@@ -130,6 +131,11 @@ class PartitionRuntime {
     bool quantize = false;
     bool quantize_tail = false;
     QuantParams quantization{};
+    // A uint8/int8 input staged as its raw bytes, 4 per uint (the upload
+    // conversion or the convolution fused with it dequantizes them on the
+    // GPU: layout_convert.comp STAGED_BYTES): `half` is false, the buffer
+    // holds `elements` bytes rounded up to whole uints.
+    bool packed = false;
     bool write_back = false;  // a partition input written back (not bindable)
     bool gpu_bound = false;   // bound on the GPU: no host copy (BindGpu)
   };
@@ -140,6 +146,7 @@ class PartitionRuntime {
     Role role = kNone;
     bool bhwc = false;  // a BHWC staging buffer (else the PHWC4 tensor)
     bool half = false;  // elements stored as halves
+    bool packed = false;  // 8-bit elements, 4 per uint (Transfer::packed)
   };
   // A partition output that is a folded constant (a DEQUANTIZE of a
   // constant whose result a CPU op also reads): written from the CPU.
@@ -188,6 +195,8 @@ class PartitionRuntime {
   const void* ConstantUploadBytes(Value& value, std::vector<uint16_t>* halves) const;
 
   Status UploadInput(const Transfer& upload, const abi::Tensor& tensor);
+  // A packed uint8/int8 input (Transfer::packed): its bytes as they are.
+  Status UploadBytes(const Transfer& upload, const abi::Tensor& tensor);
   // A float input the conversion rounds (Transfer::quantize_tail), into its
   // fp32 staging.
   Status UploadRoundedOnGpu(const Transfer& upload, const float* floats, void* mapped,
@@ -223,6 +232,9 @@ class PartitionRuntime {
     std::vector<Step> texture_steps;
     int replaced_step = -1;
     std::shared_ptr<Step> replacement;
+    // Steps swapped for their float-staging variants (UseFloatStaging):
+    // index, original.
+    std::vector<std::pair<size_t, Step>> swapped;
   };
   // Resolves `bound` (its ref set) against the partition: aliases, steps.
   Status PlanBound(GpuBound& bound, ProgramCache& programs);
@@ -244,6 +256,11 @@ class PartitionRuntime {
   StatusOr<Step> GpuIoStep(const char* variant, const Shape4& shape,
                            ValueId output, ValueId input, ProgramCache& programs);
   void ReleaseBound(GpuBound& bound);
+  // A bound input whose staging holds packed bytes: the steps that read the
+  // staging (its upload conversion, or the convolution fused with it) are
+  // swapped for their float-reading variants while bound, the originals
+  // kept in `bound` (ReleaseBound puts them back).
+  Status UseFloatStaging(ValueId staging, GpuBound& bound, ProgramCache& programs);
   // Run's parts for bound tensors: producers and conversions before the
   // first step, conversions and sinks after the last.
   bool skipped(size_t step) const { return step < skip_step_.size() && skip_step_[step]; }

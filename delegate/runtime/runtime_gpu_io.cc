@@ -12,6 +12,9 @@
 //    external buffer and its layout conversion is skipped.
 // Elsewhere (fp16 storage, direct transfers, a PHWC4 input whose upload
 // conversion was fused into a kernel) one gpu_io.comp dispatch converts.
+// A uint8/int8 input whose staging holds its raw bytes (Transfer::packed) is
+// bound in its float view like any other: while bound, the steps that read
+// the staging run their float-reading variants (UseFloatStaging).
 #include "delegate/runtime/runtime.h"
 
 #include <GLES3/gl32.h>
@@ -170,6 +173,11 @@ Status PartitionRuntime::PlanBound(GpuBound& bound, ProgramCache& programs) {
                          " is rounded to the grid of the QUANTIZE that reads it while it is "
                          "uploaded; it cannot be bound on the GPU (set it through the "
                          "interpreter)");
+  }
+  // The binding holds floats (the float view): what read the packed bytes
+  // reads them now.
+  if (bound.input && transfer->packed) {
+    TFG_RETURN_IF_ERROR(UseFloatStaging(transfer->buffer, bound, programs));
   }
   const Shape4 shape = transfer->shape;
   const GpuBufferRef& ref = bound.ref;
@@ -335,7 +343,35 @@ Status PartitionRuntime::BindGpu(int tflite_index, GpuBinding binding,
   return Status::Ok();
 }
 
+Status PartitionRuntime::UseFloatStaging(ValueId staging, GpuBound& bound,
+                                         ProgramCache& programs) {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Dispatch& d = steps_[i].dispatch;
+    if (std::find(d.inputs.begin(), d.inputs.end(), staging) == d.inputs.end()) continue;
+    Dispatch floats = d;
+    for (const char* name : {"STAGED_BYTES", "STAGED_SCALE", "STAGED_ZERO_POINT",
+                             "STAGED_FLIP"}) {
+      floats.defines.erase(name);
+    }
+    if (floats.defines.erase("BHWC_BYTES_INPUT") != 0) floats.defines["BHWC_INPUT"] = "";
+    // Only compiled-in defines differ: the step keeps its uniform range
+    // (uniforms_ was written at Allocate), so MakeStep's copy is dropped.
+    const size_t uniform_size = uniform_data_.size();
+    StatusOr<Step> swapped = MakeStep(std::move(floats), programs);
+    uniform_data_.resize(uniform_size);
+    if (!swapped.ok()) return swapped.status();
+    swapped->uniform_offset = steps_[i].uniform_offset;
+    swapped->uniform_bytes = steps_[i].uniform_bytes;
+    swapped->barrier_before = steps_[i].barrier_before;
+    bound.swapped.emplace_back(i, std::move(steps_[i]));
+    steps_[i] = std::move(*swapped);
+  }
+  return Status::Ok();
+}
+
 void PartitionRuntime::ReleaseBound(GpuBound& bound) {
+  for (auto& [index, original] : bound.swapped) steps_[index] = std::move(original);
+  bound.swapped.clear();
   // The views on the application's buffer go now (the values made for the
   // binding stay in values_, unused: ids must not move).
   for (const auto* ids : {&bound.aliased, &bound.externals}) {

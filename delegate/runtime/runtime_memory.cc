@@ -149,7 +149,9 @@ Status PartitionRuntime::Allocate() {
     std::vector<uint16_t> halves;
     const void* initial = nullptr;
     const size_t staged_element_bytes = host.half ? sizeof(uint16_t) : sizeof(float);
-    if (host.bhwc) {
+    if (host.packed) {  // 8-bit elements in whole uints
+      bytes = (static_cast<size_t>(value.shape.elements()) + 3) / 4 * 4;
+    } else if (host.bhwc) {
       bytes = static_cast<size_t>(value.shape.elements()) * staged_element_bytes;
     } else {
       bytes = static_cast<size_t>(value.vec4_count()) * vec4_bytes;
@@ -188,9 +190,11 @@ Status PartitionRuntime::Allocate() {
     gpu_bytes_ += static_cast<long long>(buffer->bytes());
     memory_.other_bytes += static_cast<long long>(buffer->bytes());
     if (viewed) {
-      const GLenum format = host.bhwc ? (host.half ? GL_R16F : GL_R32F)
+      const GLenum format = host.packed ? GL_R32UI
+                            : host.bhwc ? (host.half ? GL_R16F : GL_R32F)
                             : device_.fp16 ? GL_RGBA16F : GL_RGBA32F;
-      const size_t texel = host.bhwc ? staged_element_bytes : vec4_bytes;
+      const size_t texel = host.packed ? sizeof(uint32_t)
+                           : host.bhwc ? staged_element_bytes : vec4_bytes;
       if (bytes / texel > static_cast<size_t>(device_.gpu->max_texture_buffer_texels)) {
         return Status::Error("a tensor of " + std::to_string(bytes / texel) +
                              " texels exceeds GL_MAX_TEXTURE_BUFFER_SIZE " +

@@ -41,6 +41,7 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
   TFG_RETURN_IF_ERROR(CheckTransferTensor(tensor, upload.elements,
                                           upload.tflite_index, "input"));
   const gl::Buffer& buffer = buffers_[upload.buffer];
+  if (upload.packed) return UploadBytes(upload, tensor);
   const float* floats = static_cast<const float*>(tensor.data);
   if (IsQuantizedType(tensor.type)) {
     // The float view: real = scale * (q - zero_point), the per-tensor params
@@ -108,6 +109,24 @@ Status PartitionRuntime::UploadInput(const Transfer& upload,
                                     : (phwc4_halves_.resize(stored), phwc4_halves_.data());
   BhwcToPhwc4(half_scratch_.data(), upload.shape, out);
   return mapped != nullptr ? Status::Ok() : buffer.Upload(0, bytes, out);
+}
+
+Status PartitionRuntime::UploadBytes(const Transfer& upload, const abi::Tensor& tensor) {
+  // The tensor's bytes as they are (Transfer::packed): the GPU dequantizes.
+  const gl::Buffer& buffer = buffers_[upload.buffer];
+  if (upload.elements > buffer.bytes()) {
+    return Status::Error("input tensor " + std::to_string(upload.tflite_index) +
+                         " exceeds its GPU buffer");
+  }
+  if (buffer.mapped_for_write() && buffer.mapped() != nullptr) {
+    if (device_.streaming_upload) {
+      StreamingCopy(buffer.mapped(), tensor.data, upload.elements);
+    } else {
+      std::memcpy(buffer.mapped(), tensor.data, upload.elements);
+    }
+    return Status::Ok();
+  }
+  return buffer.Upload(0, upload.elements, tensor.data);
 }
 
 Status PartitionRuntime::UploadRoundedOnGpu(const Transfer& upload, const float* floats,

@@ -215,6 +215,40 @@ def test_quantized_model_float_contract(app):
     del interp, copy_interp
 
 
+@pytest.mark.parametrize("path", ["staging", "fused_upload", "ssbo_reads"])
+@pytest.mark.parametrize("layout", ["bhwc", "phwc4"])
+def test_bound_float_view_of_a_byte_staged_input(app, monkeypatch, path, layout):
+    """A uint8 input large enough to be staged crosses as raw bytes on the
+    copy path (dequantized on the GPU); bound, its buffer holds the float
+    view, so the steps that read the bytes read floats while it is bound and
+    the bytes again once unbound. A pass-through convolution shows the input
+    the model saw: it must be the bound values' grid points, exactly."""
+    from test_quantized_inputs import passthrough_model
+    switches, options = PATHS[path]
+    for name, value in switches.items():
+        monkeypatch.setenv(name, value)
+    scale, zero_point, shape = 0.0291, 201, [1, 97, 91, 3]
+    model = passthrough_model(np.uint8, shape, scale, zero_point)
+    delegate, interp, io = bound_interpreter(model, options)
+    gl = gpu_io.Gl()
+    inp, out = interp.get_input_details()[0], interp.get_output_details()[0]
+    in_buffer = gl.create_buffer(io.buffer_bytes(inp["index"], layout))
+    q = np.random.default_rng(5).integers(0, 256, shape).astype(np.uint8)
+    for bound in (True, False, True):
+        if bound:
+            io.bind_buffer(inp["index"], in_buffer, layout)
+            real = np.float32(scale) * (q.astype(np.float32) - np.float32(zero_point))
+            gl.write_buffer(in_buffer, to_layout(real, layout))
+            interp.set_tensor(inp["index"], np.zeros(shape, np.uint8))  # not read
+        else:
+            io.unbind(inp["index"])
+            interp.set_tensor(inp["index"], q)
+        interp.invoke()
+        np.testing.assert_array_equal(interp.get_tensor(out["index"]), q, err_msg=str(bound))
+        q = q[:, ::-1].copy()  # new values each round
+    del interp
+
+
 # --- errors: each a status with a message, the process alive ---------------
 
 def error_of(call) -> str:
