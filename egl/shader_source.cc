@@ -37,7 +37,25 @@ uvec2 pack_half4(vec4 v) {
 #define FLOATS_IN(name, b, Block) layout(std430, binding = b) readonly buffer Block { float name[]; }
 #define LOAD_FLOAT(name, i) name[int(i)]
 #endif
-#if READ_TEXBUF
+// Texel (i % width, i / width): where RGBA textures (RGBA_TEXTURES,
+// egl/tensor_texture.h) keep vec4 i, with the texture's own width, so that
+// views and textures shared by tensors of other shapes read the same vec4s;
+// and where shaders/texture_io.comp finds pixel i of an application's image,
+// which is why a <= 4-channel tensor's texture is texel for texel such an
+// image. A float quotient and one correction step (as div_mod): float(i)
+// and the division are each within a few 2^-24 of exact, so the estimate is
+// within 0.75 of the row while the row is below 2^21 (any texture: rows are
+// below GL_MAX_TEXTURE_SIZE), for every i < 2^31.
+ivec2 tensor_texel(int i, int width) {
+  int row = int(float(i) / float(width));
+  int column = i - row * width;
+  int step = (column < 0 ? -1 : 0) + (column >= width ? 1 : 0);
+  return ivec2(column - step * width, row + step);
+}
+#if RGBA_TEXTURES
+#define TENSOR_IN(name, b, Block) layout(binding = b) uniform highp sampler2D name
+#define LOAD(name, i) texelFetch(name, tensor_texel(int(i), textureSize(name, 0).x), 0)
+#elif READ_TEXBUF
 #define TENSOR_IN(name, b, Block) layout(binding = b) uniform highp samplerBuffer name
 #define LOAD(name, i) texelFetch(name, int(i))
 #else
@@ -49,7 +67,16 @@ uvec2 pack_half4(vec4 v) {
 #define LOAD(name, i) name[int(i)]
 #endif
 #endif
-#if STORAGE_FP16
+// Image stores need the format qualifier in GLES 3.1 (and rgba32f / rgba16f
+// images are either written or read in one shader, never both: outputs are
+// writeonly, inputs go through samplers).
+#if RGBA_TEXTURES && STORAGE_FP16
+#define TENSOR_OUT(name, b, Block) layout(rgba16f, binding = b) writeonly uniform highp image2D name
+#define STORE(name, i, v) imageStore(name, tensor_texel(int(i), imageSize(name).x), (v))
+#elif RGBA_TEXTURES
+#define TENSOR_OUT(name, b, Block) layout(rgba32f, binding = b) writeonly uniform highp image2D name
+#define STORE(name, i, v) imageStore(name, tensor_texel(int(i), imageSize(name).x), (v))
+#elif STORAGE_FP16
 #define TENSOR_OUT(name, b, Block) layout(std430, binding = b) writeonly buffer Block { uvec2 name[]; }
 #define STORE(name, i, v) name[int(i)] = pack_half4(v)
 #else
@@ -198,6 +225,7 @@ StatusOr<std::string> AssembleShader(
   out << "#define STORAGE_FP16 " << (storage.fp16 ? 1 : 0) << "\n";
   out << "#define READ_TEXBUF " << (storage.texture_buffer_reads ? 1 : 0)
       << "\n";
+  out << "#define RGBA_TEXTURES " << (storage.rgba_textures ? 1 : 0) << "\n";
   out << "#define STAGING_TEXBUF " << (storage.staging_texture_reads ? 1 : 0)
       << "\n";
   out << "#define SPECIALIZED " << (specialize ? 1 : 0) << "\n";

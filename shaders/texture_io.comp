@@ -51,7 +51,10 @@ layout(std430, binding = 0) writeonly buffer Floats { float floats[]; };
 void main() {
   int p = int(global_index());
   if (p >= TOTAL) return;
-  ivec2 xy = ivec2(p % W, p / W);
+  // The preamble's texel of index p in rows of W: the same helper places
+  // vec4 p of a tensor kept in an RGBA texture (RGBA_TEXTURES), so a
+  // <= 4-channel tensor's texture holds this image texel for texel.
+  ivec2 xy = tensor_texel(p, W);
 #if defined(BHWC_TO_TEXTURE)
   // GL's expansion of a texture with fewer components: (r, g, 0, 1).
   vec4 texel = vec4(0.0, 0.0, 0.0, 1.0);

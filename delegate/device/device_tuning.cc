@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "tflite_gles/delegate.h"
+
 namespace tflite_gles {
 namespace {
 
@@ -24,6 +26,28 @@ bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
   // SSBO reads (docs/perf/log.md). Other GPUs keep texture buffers, as
   // mobile GPUs favour the texture path, until someone measures them.
   return gpu.renderer.find("NVIDIA") == std::string::npos && TextureBuffersHoldTensors(gpu);
+}
+
+void ChooseStorage(DeviceProfile* device, int storage) {
+  const egl::GpuInfo& gpu = *device->gpu;
+  // RGBA textures (egl/tensor_texture.h) need nothing beyond GLES 3.1:
+  // rgba32f and rgba16f images are core.
+  device->rgba_textures = storage == TFLITE_GLES_STORAGE_RGBA_TEXTURE ||
+                          (storage == TFLITE_GLES_STORAGE_AUTO && PreferRgbaTextures(gpu));
+  const bool texture_reads_wanted =
+      !device->rgba_textures &&
+      (storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER ||
+       (storage == TFLITE_GLES_STORAGE_AUTO && PreferTextureBufferReads(gpu)));
+  device->texture_buffer_reads = gpu.has_texture_buffer && texture_reads_wanted;
+  device->staging_texture_reads =
+      !device->texture_buffer_reads && TextureBuffersHoldTensors(gpu);
+}
+
+bool PreferRgbaTextures(const egl::GpuInfo& gpu) {
+  // Not measured faster anywhere yet (docs/perf/log.md, "rgba"): every GPU
+  // keeps its buffer storage until a measurement says otherwise.
+  (void)gpu;
+  return false;
 }
 
 bool TextureBuffersHoldTensors(const egl::GpuInfo& gpu) {
@@ -206,13 +230,18 @@ void FitDeviceLimits(DeviceProfile* device) {
   // then read-write buffers (BindAndDispatch): with SSBO reads every buffer
   // of a dispatch is one, and its index must stay below the binding points.
   const int ssbo_limit = std::min(gpu.max_ssbo_bindings, gpu.max_ssbo_binding_points);
-  device->max_dispatch_buffers =
-      device->texture_buffer_reads ? gpu.max_texture_units + 1 : ssbo_limit;
+  // RGBA textures: inputs are texture units, outputs image units (a
+  // program check holds them to GL_MAX_COMPUTE_IMAGE_UNIFORMS).
+  const bool sampled = device->texture_buffer_reads || device->rgba_textures;
+  device->max_dispatch_buffers = sampled ? gpu.max_texture_units + 1 : ssbo_limit;
+  // The CPU cannot map a texture: with RGBA textures every input and output
+  // crosses through its staging buffer and a layout conversion.
+  if (device->rgba_textures) device->direct_transfers = false;
   // The fusions into gemm.comp bind 6-7 buffers (out, in, weights, bias,
   // epilogue operand, depthwise weights and bias), the fused softmax 2 more
   // read-write ones after them, the split-K GEMM up to 9: at the GLES 3.1
   // minimum (4) they stay separate dispatches.
-  if (!device->texture_buffer_reads && ssbo_limit < 7) {
+  if (!sampled && ssbo_limit < 7) {
     device->fuse_depthwise_into_gemm = false;
     device->dw_gemm_register_tiles = false;
   }

@@ -96,6 +96,12 @@ struct DeviceProfile {
   const egl::GpuInfo* gpu = nullptr;
   bool fp16 = false;                  // tensors stored as half floats
   bool texture_buffer_reads = true;   // reads through samplerBuffer views
+  // Tensors (and constants) in 2D RGBA textures, written as images and read
+  // with texelFetch (egl/tensor_texture.h; docs/design.md, "Tensor layout
+  // and storage"); staging and read-write buffers stay buffers. Chosen in
+  // GlesDelegate::AcquireEnvironment (PreferRgbaTextures);
+  // texture_buffer_reads is then false.
+  bool rgba_textures = false;
   // With SSBO reads: the BHWC staging of uploads still read through a
   // samplerBuffer view (see gl::StorageChoice::staging_texture_reads).
   bool staging_texture_reads = false;
