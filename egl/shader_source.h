@@ -37,6 +37,10 @@ struct StorageChoice {
   // sampler2D, TENSOR_OUT an image2D; takes precedence over
   // texture_buffer_reads for tensors (FLOATS_IN staging keeps its own path).
   bool rgba_textures = false;
+  // Their rows: 0 = the texture's own width (textureSize / imageSize and a
+  // division per access); k > 0 = rows of 2^k texels in every texture (a
+  // mask and a shift; egl/tensor_texture.h, TensorTextureExtent).
+  int texture_row_shift = 0;
   // FLOATS_IN (the BHWC staging of uploads) through a samplerBuffer even
   // when tensors are read as SSBOs: a buffer the driver never sees bound as
   // an SSBO stays in host memory, where glBufferSubData is a plain copy

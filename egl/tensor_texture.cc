@@ -8,12 +8,14 @@
 namespace tflite_gles::gl {
 
 StatusOr<TextureExtent> TensorTextureExtent(long long texels, int preferred_width,
-                                            int max_size) {
+                                            int max_size, int row_width) {
   if (texels <= 0) texels = 1;
   if (max_size <= 0) return Status::Error("GL_MAX_TEXTURE_SIZE is unknown");
   auto rows = [texels](long long width) { return (texels + width - 1) / width; };
   long long width = preferred_width;
-  if (width <= 0 || width > max_size || rows(width) > max_size) {
+  if (row_width > 0) {
+    width = std::min<long long>(texels, row_width);
+  } else if (width <= 0 || width > max_size || rows(width) > max_size) {
     // Wrapped at the widest row the device takes: the fewest rows.
     width = std::min<long long>(texels, max_size);
   }

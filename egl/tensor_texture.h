@@ -29,8 +29,11 @@ struct TextureExtent {
 // exceeds `max_size` rows: such a tensor needs buffer storage. (The
 // shaders' tensor_texel is exact for every row below 2^21, so the rows
 // limit is the only one.)
+// `row_width` > 0 (a power of two, <= max_size): rows of exactly that many
+// texels whatever `preferred_width` (one row of `texels` if fewer), as
+// shaders compiled with TEXTURE_ROW_SHIFT address them.
 StatusOr<TextureExtent> TensorTextureExtent(long long texels, int preferred_width,
-                                            int max_size);
+                                            int max_size, int row_width = 0);
 
 // An immutable RGBA32F (or RGBA16F, `fp16`) 2D texture of one level, with
 // NEAREST filters (RGBA32F is not filterable: with GL's default minifying

@@ -107,6 +107,9 @@ int Validate(const std::string& glslang, const std::string& workdir,
       storage.texture_buffer_reads = (storage_index & 6) == 2;
       storage.staging_texture_reads = (storage_index & 6) >= 4;
       storage.rgba_textures = (storage_index & 6) == 6;
+      // Both addressings of RGBA textures: rows of the texture's own width
+      // (fp32 here), rows of 2^11 texels (fp16).
+      storage.texture_row_shift = storage_index == 7 ? 11 : 0;
       const bool specialize = index >= 8;
       auto defines = variant;
       if (specialize) {

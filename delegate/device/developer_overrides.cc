@@ -158,6 +158,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   // The tensor storage forced (A/B runs of the three storages; the op and
   // model tests under RGBA textures, ctest op_tests_rgba_textures).
   o.storage = Storage("TFLITE_GLES_X_STORAGE");
+  // Their rows: 0 (rows of W) or a power of two (A/B runs of the addressing).
+  o.texture_rows = NonNegative("TFLITE_GLES_X_TEXTURE_ROWS");
   // Transfer paths: each one's alternative stays testable on llvmpipe and
   // measurable on the device machine (bench/options_ab.py).
   o.upload_usage = Usage("TFLITE_GLES_X_UPLOAD_USAGE");

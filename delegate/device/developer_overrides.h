@@ -43,6 +43,7 @@ struct DeveloperOverrides {
   // rgba_texture), replacing the option `storage` (A/B runs of the three
   // storages, the test suites under rgba_texture).
   std::optional<int> storage;                    // TFLITE_GLES_X_STORAGE
+  std::optional<long long> texture_rows;         // TFLITE_GLES_X_TEXTURE_ROWS
   // Transfers and submission.
   std::optional<unsigned> upload_usage;          // TFLITE_GLES_X_UPLOAD_USAGE
   std::optional<bool> mapped_upload;             // TFLITE_GLES_X_MAPPED_UPLOAD

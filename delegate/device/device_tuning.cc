@@ -153,6 +153,15 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // MobileNet's conv layers) and each program saved is one driver compile.
   // docs/perf/log.md, "Cold init (coldinit)".
   device->specialize_shapes = false;
+  // RGBA textures' rows: 2048 texels (the GLES 3.1 minimum of
+  // GL_MAX_TEXTURE_SIZE, so every device holds them), found with a mask and
+  // a shift. Rows of W (the camera-image layout) make every access divide by
+  // the texture's width: MobileNet v1 0.25 on llvmpipe spent 56.9 ms in its
+  // dispatches with rows of W, 33.6 ms with rows of 2048 (texture buffers
+  // 17.0 / 16.3 ms; docs/perf/log.md, "rgba"). NVIDIA: not measured yet
+  // (bench/device_rgba.sh has both).
+  device->texture_row_width = 2048;
+  if (o.texture_rows) device->texture_row_width = static_cast<int>(*o.texture_rows);
   Apply(o.specialize_shapes, &device->specialize_shapes);
   Apply(o.min_invocations, &device->min_invocations);
   Apply(o.report_phases, &device->report_phases);
@@ -237,6 +246,14 @@ void FitDeviceLimits(DeviceProfile* device) {
   // The CPU cannot map a texture: with RGBA textures every input and output
   // crosses through its staging buffer and a layout conversion.
   if (device->rgba_textures) device->direct_transfers = false;
+  // Fixed rows must be a power of two the device's textures hold.
+  const int rows = device->texture_row_width;
+  if (rows != 0 && ((rows & (rows - 1)) != 0 || rows > gpu.max_texture_size)) {
+    std::fprintf(stderr,
+                 "WARNING: tflite-gles: texture rows of %d are not a power of two up to "
+                 "GL_MAX_TEXTURE_SIZE %d; rows of W instead\n", rows, gpu.max_texture_size);
+    device->texture_row_width = 0;
+  }
   // The fusions into gemm.comp bind 6-7 buffers (out, in, weights, bias,
   // epilogue operand, depthwise weights and bias), the fused softmax 2 more
   // read-write ones after them, the split-K GEMM up to 9: at the GLES 3.1

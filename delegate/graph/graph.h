@@ -102,6 +102,11 @@ struct DeviceProfile {
   // GlesDelegate::AcquireEnvironment (PreferRgbaTextures);
   // texture_buffer_reads is then false.
   bool rgba_textures = false;
+  // Their rows: 0 = rows of W (a tensor of <= 4 channels is its RGBA image;
+  // shaders divide by the texture's width at every access); a power of two
+  // = rows of that many texels in every texture (a mask and a shift). Set
+  // by TuneForDevice (2048); TFLITE_GLES_X_TEXTURE_ROWS=0|2^k.
+  int texture_row_width = 2048;
   // With SSBO reads: the BHWC staging of uploads still read through a
   // samplerBuffer view (see gl::StorageChoice::staging_texture_reads).
   bool staging_texture_reads = false;

@@ -68,7 +68,8 @@ bool Phwc4IsBhwc(const Shape4& shape) {
 // its widest rows; a view's root is sized for the largest of its views).
 Status TexturesHoldValues(const std::vector<Value>& values, const DeviceProfile& device) {
   for (const Value& value : values) {
-    auto extent = gl::TensorTextureExtent(value.vec4_count(), 0, device.gpu->max_texture_size);
+    auto extent = gl::TensorTextureExtent(value.vec4_count(), 0, device.gpu->max_texture_size,
+                                          device.texture_row_width);
     if (!extent.ok()) {
       return extent.status().WithContext(value.kind == Value::Kind::kConstant
                                              ? "a constant"
@@ -333,6 +334,7 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
   storage.fp16 = device_.fp16;
   storage.texture_buffer_reads = device_.texture_buffer_reads;
   storage.rgba_textures = device_.rgba_textures;
+  for (int width = device_.texture_row_width; width > 1; width >>= 1) ++storage.texture_row_shift;
   storage.staging_texture_reads = device_.staging_texture_reads;
   storage.texture_buffer_extension = gpu.texture_buffer_extension;
   TFG_ASSIGN_OR_RETURN(std::string source,

@@ -143,7 +143,7 @@ Status PartitionRuntime::AllocateTextures() {
     TFG_ASSIGN_OR_RETURN(
         gl::TextureExtent extent,
         gl::TensorTextureExtent(static_cast<long long>(plan.slot_bytes[s]), owner.shape.w,
-                                device_.gpu->max_texture_size));
+                                device_.gpu->max_texture_size, device_.texture_row_width));
     auto texture = gl::TensorTexture::Create(extent, device_.fp16);
     if (!texture.ok()) {
       return texture.status().WithContext("allocating the textures of intermediate tensors");
@@ -239,7 +239,8 @@ Status PartitionRuntime::Allocate() {
       const int width = value.kind == Value::Kind::kConstant ? 0 : value.shape.w;
       TFG_ASSIGN_OR_RETURN(gl::TextureExtent extent,
                            gl::TensorTextureExtent(value.vec4_count(), width,
-                                                   device_.gpu->max_texture_size));
+                                                   device_.gpu->max_texture_size,
+                                                   device_.texture_row_width));
       TFG_ASSIGN_OR_RETURN(gl::TensorTexture texture,
                            gl::TensorTexture::Create(extent, device_.fp16));
       if (initial != nullptr) {

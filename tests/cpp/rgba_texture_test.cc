@@ -41,6 +41,15 @@ TEST(TensorTextureExtent, RowsOfWWhereTheyFitElseTheWidestRows) {
   // Past max x max: refused (buffer storage).
   EXPECT_FALSE(gl::TensorTextureExtent(2048LL * 2048 + 1, 0, 2048).ok());
   EXPECT_TRUE(gl::TensorTextureExtent(2048LL * 2048, 0, 2048).ok());
+  // Fixed rows: exactly that wide, or one row of fewer texels.
+  auto fixed = gl::TensorTextureExtent(35, 7, 2048, 16);
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_EQ(fixed->width, 16);
+  EXPECT_EQ(fixed->height, 3);
+  auto short_row = gl::TensorTextureExtent(10, 7, 2048, 16);
+  ASSERT_TRUE(short_row.ok());
+  EXPECT_EQ(short_row->width, 10);
+  EXPECT_EQ(short_row->height, 1);
 }
 
 TEST(PlanTextures, TenantsOfATextureNeverLiveTogetherAndFitIt) {
@@ -88,11 +97,14 @@ const egl::GpuInfo* SmallTextures(int size) {
   return &info;
 }
 
-void ForceTextures(OpTester& tester, int max_texture_size) {
-  tester.TuneDevice([max_texture_size](DeviceProfile* device) {
+// Every tensor in a texture, with rows of W (`row_width` 0) or of
+// `row_width` texels.
+void ForceTextures(OpTester& tester, int max_texture_size, int row_width) {
+  tester.TuneDevice([max_texture_size, row_width](DeviceProfile* device) {
     if (max_texture_size > 0) device->gpu = SmallTextures(max_texture_size);
     device->rgba_textures = true;
     device->texture_buffer_reads = false;
+    device->texture_row_width = row_width;
   });
 }
 
@@ -122,7 +134,7 @@ std::vector<float> Conv3x3Reference(const std::vector<float>& x, int h, int w, i
 // A 3x3 CONV_2D: image, weights and bias in textures (`in_textures`; else
 // the partition kept buffers); `max_texture_size` 0 for the device's own.
 void ExpectConvMatches(int h, int w, int c, int oc, int max_texture_size, bool fp16,
-                       bool in_textures = true) {
+                       bool in_textures = true, int row_width = 0) {
   const auto x = AsStored(RandomData(static_cast<size_t>(h * w * c), 1), fp16);
   const auto filter = AsStored(RandomData(static_cast<size_t>(oc * 9 * c), 2, -0.5f, 0.5f), fp16);
   const auto bias = AsStored(RandomData(static_cast<size_t>(oc), 3), fp16);
@@ -133,7 +145,7 @@ void ExpectConvMatches(int h, int w, int c, int oc, int max_texture_size, bool f
   tester.AddOutput({1, h, w, oc});
   tester.SetParams(abi::ConvParams{abi::kPaddingSame, 1, 1, abi::kActNone, 1, 1,
                                    abi::kNoType});
-  ForceTextures(tester, max_texture_size);
+  ForceTextures(tester, max_texture_size, row_width);
   size_t textures = 0;
   tester.SetRunHook([&](PartitionRuntime& runtime, ProgramCache&, int, bool after) {
     if (after) textures = runtime.texture_count();
@@ -154,6 +166,15 @@ TEST(RgbaTextures, ConvolutionWithRowsOfW) {
   for (bool fp16 : {false, true}) {
     SCOPED_TRACE(fp16 ? "fp16" : "fp32");
     ExpectConvMatches(9, 7, 5, 13, 0, fp16);
+  }
+}
+
+TEST(RgbaTextures, ConvolutionWithRowsOf16Texels) {
+  // The mask-and-shift addressing (TEXTURE_ROW_SHIFT): every texture in
+  // rows of 16 texels, the 7-texel rows of W notwithstanding.
+  for (bool fp16 : {false, true}) {
+    SCOPED_TRACE(fp16 ? "fp16" : "fp32");
+    ExpectConvMatches(9, 7, 5, 13, 0, fp16, true, 16);
   }
 }
 
@@ -182,7 +203,7 @@ TEST(RgbaTextures, ElementwiseOpWithItsActivation) {
   tester.AddInput(dims, b);
   tester.AddOutput(dims);
   tester.SetParams(abi::MulParams{abi::kActRelu});
-  ForceTextures(tester, 0);
+  ForceTextures(tester, 0, 2048);
   Status status = tester.Run(false);
   ASSERT_TRUE(status.ok()) << status.message();
   std::vector<float> expected;
