@@ -2,8 +2,10 @@
 // "Tensor layout and storage"): a PHWC4 tensor's vec4s laid out row after
 // row, texel (i % width, i / width) holding vec4 i, written with imageStore
 // and read with texelFetch. The shaders' LOAD/STORE macros compute the same
-// texel from the texture's own width (egl/shader_source.cc, tensor_texel),
-// so any texture with enough texels can hold a tensor, whatever its shape.
+// texel (egl/shader_source.cc): with a mask and a shift where every texture
+// has rows of the same power of two (TEXTURE_ROW_SHIFT, the default), else
+// from the texture's own width (tensor_texel). Either way any texture with
+// enough texels can hold a tensor, whatever its shape.
 #pragma once
 
 #include <EGL/egl.h>
