@@ -353,13 +353,11 @@ Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
   // fp16 where precision loss is allowed and it pays on this device, or
   // where memory comes first (it halves every tensor and weight).
   device_.fp16 = options_.UseFp16() && (options_.MemoryFirst() || Fp16StoragePays(gpu));
-  const bool texture_reads_wanted =
-      options_.storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER ||
-      (options_.storage == TFLITE_GLES_STORAGE_AUTO && PreferTextureBufferReads(gpu));
-  device_.texture_buffer_reads = gpu.has_texture_buffer && texture_reads_wanted;
-  device_.staging_texture_reads = !device_.texture_buffer_reads && TextureBuffersHoldTensors(gpu);
-  if (options_.storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER &&
-      !gpu.has_texture_buffer) {
+  // TFLITE_GLES_X_STORAGE forces one (A/B runs, the suites under RGBA
+  // textures).
+  const int storage = overrides.storage.value_or(options_.storage);
+  ChooseStorage(&device_, storage);
+  if (storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER && !gpu.has_texture_buffer) {
     return Status::Error("storage=texture_buffer requested, but '" +
                          gpu.renderer + "' has no texture buffers");
   }
@@ -492,11 +490,12 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   if (options_.log_info) {
     std::fprintf(stderr,
                  "INFO: tflite-gles: delegated %d of %d nodes in %d partition%s "
-                 "on %s, %s (%s%s%s)\n",
+                 "on %s, %s (%s%s%s%s)\n",
                  nodes_delegated_, nodes_total_, partitions_,
                  partitions_ == 1 ? "" : "s", env_->info().renderer.c_str(),
                  DeviceUsed(env_->display_description()).c_str(),
                  device_.fp16 ? "fp16" : "fp32",
+                 device_.rgba_textures ? ", RGBA textures" : "",
                  gpu_.profile == "native" ? "" : ", device profile ",
                  gpu_.profile == "native" ? "" : gpu_.profile.c_str());
     if (!quantized_.constants.empty() || quantized_.simulated > 0 ||

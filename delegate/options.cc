@@ -35,7 +35,8 @@ constexpr EnumName kPlatforms[] = {
 constexpr EnumName kStorages[] = {
     {"auto", TFLITE_GLES_STORAGE_AUTO},
     {"ssbo", TFLITE_GLES_STORAGE_SSBO},
-    {"texture_buffer", TFLITE_GLES_STORAGE_TEXTURE_BUFFER}};
+    {"texture_buffer", TFLITE_GLES_STORAGE_TEXTURE_BUFFER},
+    {"rgba_texture", TFLITE_GLES_STORAGE_RGBA_TEXTURE}};
 constexpr EnumName kDeviceProfiles[] = {
     {"native", TFLITE_GLES_DEVICE_PROFILE_NATIVE},
     {"gles31-minimum", TFLITE_GLES_DEVICE_PROFILE_GLES31_MINIMUM},

@@ -50,7 +50,35 @@ uvec2 pack_half4(vec4 v) {
 #define LOAD_WORD(name, i) name[int(i)]
 #endif
 #define LOAD_BYTE(name, i) bitfieldExtract(LOAD_WORD(name, (i) >> 2), ((i) & 3) * 8, 8)
-#if READ_TEXBUF
+// Texel (i % width, i / width): where RGBA textures (RGBA_TEXTURES,
+// egl/tensor_texture.h) keep vec4 i, with the texture's own width, so that
+// views and textures shared by tensors of other shapes read the same vec4s;
+// and where shaders/texture_io.comp finds pixel i of an application's image,
+// which is why a <= 4-channel tensor's texture is texel for texel such an
+// image. A float quotient and one correction step (as div_mod): float(i)
+// and the division are each within a few 2^-24 of exact, so the estimate is
+// within 0.75 of the row while the row is below 2^21 (any texture: rows are
+// below GL_MAX_TEXTURE_SIZE), for every i < 2^31.
+ivec2 tensor_texel(int i, int width) {
+  int row = int(float(i) / float(width));
+  int column = i - row * width;
+  int step = (column < 0 ? -1 : 0) + (column >= width ? 1 : 0);
+  return ivec2(column - step * width, row + step);
+}
+// With rows of 2^TEXTURE_ROW_SHIFT texels in every texture, a mask and a
+// shift (a texture of fewer texels is one row of them).
+#if TEXTURE_ROW_SHIFT > 0
+#define TEXEL_IN(name, i) \
+  ivec2(int(i) & ((1 << TEXTURE_ROW_SHIFT) - 1), int(i) >> TEXTURE_ROW_SHIFT)
+#define TEXEL_OUT(name, i) TEXEL_IN(name, i)
+#else
+#define TEXEL_IN(name, i) tensor_texel(int(i), textureSize(name, 0).x)
+#define TEXEL_OUT(name, i) tensor_texel(int(i), imageSize(name).x)
+#endif
+#if RGBA_TEXTURES
+#define TENSOR_IN(name, b, Block) layout(binding = b) uniform highp sampler2D name
+#define LOAD(name, i) texelFetch(name, TEXEL_IN(name, i), 0)
+#elif READ_TEXBUF
 #define TENSOR_IN(name, b, Block) layout(binding = b) uniform highp samplerBuffer name
 #define LOAD(name, i) texelFetch(name, int(i))
 #else
@@ -62,7 +90,20 @@ uvec2 pack_half4(vec4 v) {
 #define LOAD(name, i) name[int(i)]
 #endif
 #endif
-#if STORAGE_FP16
+// Image stores need the format qualifier in GLES 3.1 (and rgba32f / rgba16f
+// images are either written or read in one shader, never both: outputs are
+// writeonly, inputs go through samplers).
+#if RGBA_TEXTURES && STORAGE_FP16
+// Rounded to half here: GL leaves the rounding of a float stored into a
+// 16-bit float image to the implementation, and llvmpipe's is not to
+// nearest (SSD's fp16 class scores ended 0.018 from the CPU's, three times
+// the buffers' 0.006), while packHalf2x16 rounds as the buffer path does.
+#define TENSOR_OUT(name, b, Block) layout(rgba16f, binding = b) writeonly uniform highp image2D name
+#define STORE(name, i, v) imageStore(name, TEXEL_OUT(name, i), unpack_half4(pack_half4(v)))
+#elif RGBA_TEXTURES
+#define TENSOR_OUT(name, b, Block) layout(rgba32f, binding = b) writeonly uniform highp image2D name
+#define STORE(name, i, v) imageStore(name, TEXEL_OUT(name, i), (v))
+#elif STORAGE_FP16
 #define TENSOR_OUT(name, b, Block) layout(std430, binding = b) writeonly buffer Block { uvec2 name[]; }
 #define STORE(name, i, v) name[int(i)] = pack_half4(v)
 #else
@@ -211,6 +252,8 @@ StatusOr<std::string> AssembleShader(
   out << "#define STORAGE_FP16 " << (storage.fp16 ? 1 : 0) << "\n";
   out << "#define READ_TEXBUF " << (storage.texture_buffer_reads ? 1 : 0)
       << "\n";
+  out << "#define RGBA_TEXTURES " << (storage.rgba_textures ? 1 : 0) << "\n";
+  out << "#define TEXTURE_ROW_SHIFT " << storage.texture_row_shift << "\n";
   out << "#define STAGING_TEXBUF " << (storage.staging_texture_reads ? 1 : 0)
       << "\n";
   out << "#define SPECIALIZED " << (specialize ? 1 : 0) << "\n";

@@ -16,7 +16,8 @@
 //                                      JIT); see ShaderUniformValues
 // The preamble also selects the storage: STORAGE_FP16 (fp16 tensors packed in
 // uvec2, read as RGBA16F) and READ_TEXBUF (reads through samplerBuffer views
-// instead of SSBO loads), and defines the TENSOR_IN/LOAD/TENSOR_OUT/STORE
+// instead of SSBO loads) or RGBA_TEXTURES (tensors in 2D textures), and
+// defines the TENSOR_IN/LOAD/TENSOR_OUT/STORE
 // macros the shaders use, so one source serves every storage choice.
 #pragma once
 
@@ -32,6 +33,14 @@ namespace tflite_gles::gl {
 struct StorageChoice {
   bool fp16 = false;         // tensors stored as half floats
   bool texture_buffer_reads = true;  // reads through samplerBuffer views
+  // Tensors in 2D RGBA textures (egl/tensor_texture.h): TENSOR_IN is a
+  // sampler2D, TENSOR_OUT an image2D; takes precedence over
+  // texture_buffer_reads for tensors (FLOATS_IN staging keeps its own path).
+  bool rgba_textures = false;
+  // Their rows: 0 = the texture's own width (textureSize / imageSize and a
+  // division per access); k > 0 = rows of 2^k texels in every texture (a
+  // mask and a shift; egl/tensor_texture.h, TensorTextureExtent).
+  int texture_row_shift = 0;
   // FLOATS_IN (the BHWC staging of uploads) through a samplerBuffer even
   // when tensors are read as SSBOs: a buffer the driver never sees bound as
   // an SSBO stays in host memory, where glBufferSubData is a plain copy

@@ -174,9 +174,11 @@ shared vec4 mean_a[A_VEC4];
 #if STORAGE_FP16
 layout(std430, binding = READ_WRITE_BINDING_0) coherent buffer Logits { uvec2 logits[]; };
 #define LOAD_LOGITS(i) unpack_half4(logits[int(i)])
+#define STORE_LOGITS(i, v) logits[int(i)] = pack_half4(v)
 #else
 layout(std430, binding = READ_WRITE_BINDING_0) coherent buffer Logits { vec4 logits[]; };
 #define LOAD_LOGITS(i) logits[int(i)]
+#define STORE_LOGITS(i, v) logits[int(i)] = (v)
 #endif
 layout(std430, binding = READ_WRITE_BINDING_1) coherent buffer Arrivals { uint arrivals; };
 #if defined(SPLIT_K) && TILE_ROWS > 4
@@ -203,7 +205,8 @@ void store_result(int row, int slice, vec4 sum) {
   int index = ((row / OUT_HW) * OUT_S + slice) * OUT_HW + row % OUT_HW;
   vec4 v = activate(sum + LOAD(bias, slice));
 #if defined(SOFTMAX_EPILOGUE)
-  STORE(logits, index, zero_padded(EPILOGUE(v, index, slice), slice, OUT_C));
+  // A buffer whatever the tensors' storage (STORE may be an image store).
+  STORE_LOGITS(index, zero_padded(EPILOGUE(v, index, slice), slice, OUT_C));
 #else
   STORE(out0, index, zero_padded(EPILOGUE(v, index, slice), slice, OUT_C));
 #endif

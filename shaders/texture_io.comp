@@ -68,7 +68,7 @@ TENSOR_OUT(tensor, 0, Tensor);
 void main() {
   int p = int(global_index());
   if (p >= TOTAL) return;
-  ivec2 xy = ivec2(p % W, p / W);
+  ivec2 xy = tensor_texel(p, W);
 #if defined(WRITES_TEXTURE)
   // GL's expansion of a texture with fewer components: (r, g, 0, 1).
   vec4 texel = vec4(0.0, 0.0, 0.0, 1.0);

@@ -97,16 +97,20 @@ int Validate(const std::string& glslang, const std::string& workdir,
   // (AssembleShader's `specialize`), with their example values.
   const int modes = declaration->uniforms.empty() ? 1 : 2;
   for (const auto& variant : variants) {
-    // fp16 x texture-buffer reads x staging through a texture buffer (only
-    // with SSBO reads; with texture-buffer reads it changes nothing), x
-    // shapes as uniforms or compiled in.
-    for (int index = 0; index < 6 * modes; ++index) {
-      const int storage_index = index % 6;
+    // fp16 x (SSBO reads, texture-buffer reads, SSBO reads with staging
+    // through a texture buffer, RGBA textures with that staging), x shapes
+    // as uniforms or compiled in.
+    for (int index = 0; index < 8 * modes; ++index) {
+      const int storage_index = index % 8;
       StorageChoice storage;
       storage.fp16 = storage_index & 1;
       storage.texture_buffer_reads = (storage_index & 6) == 2;
-      storage.staging_texture_reads = (storage_index & 6) == 4;
-      const bool specialize = index >= 6;
+      storage.staging_texture_reads = (storage_index & 6) >= 4;
+      storage.rgba_textures = (storage_index & 6) == 6;
+      // Both addressings of RGBA textures: rows of the texture's own width
+      // (fp32 here), rows of 2^11 texels (fp16).
+      storage.texture_row_shift = storage_index == 7 ? 11 : 0;
+      const bool specialize = index >= 8;
       auto defines = variant;
       if (specialize) {
         defines.insert(declaration->uniform_examples.begin(),

@@ -6,6 +6,8 @@
 
 #include <GLES3/gl31.h>
 
+#include "tflite_gles/delegate.h"
+
 namespace tflite_gles {
 namespace {
 
@@ -74,6 +76,23 @@ std::optional<DeviceProfile::Readback> Readback(const char* name) {
   return std::nullopt;
 }
 
+// ssbo|texture_buffer|rgba_texture (TfLiteGlesStorage).
+std::optional<int> Storage(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  static const struct { const char* name; int storage; } kStorages[] = {
+      {"ssbo", TFLITE_GLES_STORAGE_SSBO},
+      {"texture_buffer", TFLITE_GLES_STORAGE_TEXTURE_BUFFER},
+      {"rgba_texture", TFLITE_GLES_STORAGE_RGBA_TEXTURE}};
+  for (const auto& entry : kStorages) {
+    if (std::strcmp(entry.name, text) == 0) return entry.storage;
+  }
+  std::fprintf(stderr,
+               "WARNING: tflite-gles: %s='%s' is not ssbo, texture_buffer or "
+               "rgba_texture; ignored\n", name, text);
+  return std::nullopt;
+}
+
 // Dispatch counts separated by ',' or '/' ('/' passes through
 // bench/options_ab.py); "-1" (never reached) for none. A bad entry ends the
 // list with a warning, keeping the counts before it.
@@ -138,6 +157,11 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.dw_register_tiles = Switch("TFLITE_GLES_X_DW_REGISTER_TILES");
   o.dw_splitk = Switch("TFLITE_GLES_X_DW_SPLITK");
   o.dw_splitk_tile = Text("TFLITE_GLES_X_DW_SPLITK_TILE");
+  // The tensor storage forced (A/B runs of the three storages; the op and
+  // model tests under RGBA textures, ctest op_tests_rgba_textures).
+  o.storage = Storage("TFLITE_GLES_X_STORAGE");
+  // Their rows: 0 (rows of W) or a power of two (A/B runs of the addressing).
+  o.texture_rows = NonNegative("TFLITE_GLES_X_TEXTURE_ROWS");
   // Transfer paths: each one's alternative stays testable on llvmpipe and
   // measurable on the device machine (bench/options_ab.py).
   o.upload_usage = Usage("TFLITE_GLES_X_UPLOAD_USAGE");

@@ -41,6 +41,11 @@ struct DeveloperOverrides {
   std::optional<bool> dw_register_tiles;         // TFLITE_GLES_X_DW_REGISTER_TILES
   std::optional<bool> dw_splitk;                 // TFLITE_GLES_X_DW_SPLITK
   std::string dw_splitk_tile;                    // TFLITE_GLES_X_DW_SPLITK_TILE
+  // The storage of tensors: TFLITE_GLES_STORAGE_* (ssbo, texture_buffer,
+  // rgba_texture), replacing the option `storage` (A/B runs of the three
+  // storages, the test suites under rgba_texture).
+  std::optional<int> storage;                    // TFLITE_GLES_X_STORAGE
+  std::optional<long long> texture_rows;         // TFLITE_GLES_X_TEXTURE_ROWS
   // Transfers and submission.
   std::optional<unsigned> upload_usage;          // TFLITE_GLES_X_UPLOAD_USAGE
   std::optional<bool> mapped_upload;             // TFLITE_GLES_X_MAPPED_UPLOAD

@@ -5,6 +5,8 @@
 #include <string>
 #include <thread>
 
+#include "tflite_gles/delegate.h"
+
 namespace tflite_gles {
 namespace {
 
@@ -25,6 +27,28 @@ bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
   // SSBO reads (docs/perf/log.md). Other GPUs keep texture buffers, as
   // mobile GPUs favour the texture path, until someone measures them.
   return gpu.renderer.find("NVIDIA") == std::string::npos && TextureBuffersHoldTensors(gpu);
+}
+
+void ChooseStorage(DeviceProfile* device, int storage) {
+  const egl::GpuInfo& gpu = *device->gpu;
+  // RGBA textures (egl/tensor_texture.h) need nothing beyond GLES 3.1:
+  // rgba32f and rgba16f images are core.
+  device->rgba_textures = storage == TFLITE_GLES_STORAGE_RGBA_TEXTURE ||
+                          (storage == TFLITE_GLES_STORAGE_AUTO && PreferRgbaTextures(gpu));
+  const bool texture_reads_wanted =
+      !device->rgba_textures &&
+      (storage == TFLITE_GLES_STORAGE_TEXTURE_BUFFER ||
+       (storage == TFLITE_GLES_STORAGE_AUTO && PreferTextureBufferReads(gpu)));
+  device->texture_buffer_reads = gpu.has_texture_buffer && texture_reads_wanted;
+  device->staging_texture_reads =
+      !device->texture_buffer_reads && TextureBuffersHoldTensors(gpu);
+}
+
+bool PreferRgbaTextures(const egl::GpuInfo& gpu) {
+  // Not measured faster anywhere yet (docs/perf/log.md, "rgba"): every GPU
+  // keeps its buffer storage until a measurement says otherwise.
+  (void)gpu;
+  return false;
 }
 
 bool TextureBuffersHoldTensors(const egl::GpuInfo& gpu) {
@@ -138,6 +162,15 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // MobileNet's conv layers) and each program saved is one driver compile.
   // docs/perf/log.md, "Cold init (coldinit)".
   device->specialize_shapes = false;
+  // RGBA textures' rows: 2048 texels (the GLES 3.1 minimum of
+  // GL_MAX_TEXTURE_SIZE, so every device holds them), found with a mask and
+  // a shift. Rows of W (the camera-image layout) make every access divide by
+  // the texture's width: MobileNet v1 0.25 on llvmpipe spent 56.9 ms in its
+  // dispatches with rows of W, 33.6 ms with rows of 2048 (texture buffers
+  // 17.0 / 16.3 ms; docs/perf/log.md, "rgba"). NVIDIA: not measured yet
+  // (bench/device_rgba.sh has both).
+  device->texture_row_width = 2048;
+  if (o.texture_rows) device->texture_row_width = static_cast<int>(*o.texture_rows);
   Apply(o.specialize_shapes, &device->specialize_shapes);
   // General convolutions' sums split across a workgroup where thousands of
   // lanes want more invocations than a 96x96 map has output tiles
@@ -225,13 +258,26 @@ void FitDeviceLimits(DeviceProfile* device) {
   // then read-write buffers (BindAndDispatch): with SSBO reads every buffer
   // of a dispatch is one, and its index must stay below the binding points.
   const int ssbo_limit = std::min(gpu.max_ssbo_bindings, gpu.max_ssbo_binding_points);
-  device->max_dispatch_buffers =
-      device->texture_buffer_reads ? gpu.max_texture_units + 1 : ssbo_limit;
+  // RGBA textures: inputs are texture units, outputs image units (a
+  // program check holds them to GL_MAX_COMPUTE_IMAGE_UNIFORMS).
+  const bool sampled = device->texture_buffer_reads || device->rgba_textures;
+  device->max_dispatch_buffers = sampled ? gpu.max_texture_units + 1 : ssbo_limit;
+  // The CPU cannot map a texture: with RGBA textures every input and output
+  // crosses through its staging buffer and a layout conversion.
+  if (device->rgba_textures) device->direct_transfers = false;
+  // Fixed rows must be a power of two the device's textures hold.
+  const int rows = device->texture_row_width;
+  if (rows != 0 && ((rows & (rows - 1)) != 0 || rows > gpu.max_texture_size)) {
+    std::fprintf(stderr,
+                 "WARNING: tflite-gles: texture rows of %d are not a power of two up to "
+                 "GL_MAX_TEXTURE_SIZE %d; rows of W instead\n", rows, gpu.max_texture_size);
+    device->texture_row_width = 0;
+  }
   // The fusions into gemm.comp bind 6-7 buffers (out, in, weights, bias,
   // epilogue operand, depthwise weights and bias), the fused softmax 2 more
   // read-write ones after them, the split-K GEMM up to 9: at the GLES 3.1
   // minimum (4) they stay separate dispatches.
-  if (!device->texture_buffer_reads && ssbo_limit < 7) {
+  if (!sampled && ssbo_limit < 7) {
     device->fuse_depthwise_into_gemm = false;
     device->dw_gemm_register_tiles = false;
   }

@@ -20,6 +20,18 @@ void TuneForDevice(DeviceProfile* device);
 // SSBOs on this GPU when the options leave it open (storage=auto).
 bool PreferTextureBufferReads(const egl::GpuInfo& gpu);
 
+// The storage of tensors, in one place: `storage` is a TfLiteGlesStorage
+// (the option, or TFLITE_GLES_X_STORAGE); auto takes what the device
+// measured best (PreferRgbaTextures, PreferTextureBufferReads). Sets
+// rgba_textures, texture_buffer_reads and staging_texture_reads; texture-
+// buffer reads asked for on a GPU without texture buffers become SSBO reads
+// (the delegate refuses that option before).
+void ChooseStorage(DeviceProfile* device, int storage);
+
+// Whether tensors should live in 2D RGBA textures (egl/tensor_texture.h)
+// on this GPU when the options leave the storage open (storage=auto).
+bool PreferRgbaTextures(const egl::GpuInfo& gpu);
+
 // Whether a texture buffer holds the tensors of common models on this GPU
 // (max_texture_buffer_texels): the minimum for texture-buffer reads when
 // the options leave the read path open, and for staging reads.

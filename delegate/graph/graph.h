@@ -97,6 +97,17 @@ struct DeviceProfile {
   const egl::GpuInfo* gpu = nullptr;
   bool fp16 = false;                  // tensors stored as half floats
   bool texture_buffer_reads = true;   // reads through samplerBuffer views
+  // Tensors (and constants) in 2D RGBA textures, written as images and read
+  // with texelFetch (egl/tensor_texture.h; docs/design.md, "Tensor layout
+  // and storage"); staging and read-write buffers stay buffers. Chosen in
+  // GlesDelegate::AcquireEnvironment (PreferRgbaTextures);
+  // texture_buffer_reads is then false.
+  bool rgba_textures = false;
+  // Their rows: 0 = rows of W (a tensor of <= 4 channels is its RGBA image;
+  // shaders divide by the texture's width at every access); a power of two
+  // = rows of that many texels in every texture (a mask and a shift). Set
+  // by TuneForDevice (2048); TFLITE_GLES_X_TEXTURE_ROWS=0|2^k.
+  int texture_row_width = 2048;
   // With SSBO reads: the BHWC staging of uploads still read through a
   // samplerBuffer view (see gl::StorageChoice::staging_texture_reads).
   bool staging_texture_reads = false;

@@ -165,6 +165,53 @@ MemoryPlan PlanMemory(const std::vector<TensorLifetime>& tensors,
   return plan;
 }
 
+TexturePlan PlanTextures(const std::vector<TensorLifetime>& tensors, bool share) {
+  TexturePlan plan;
+  plan.slot.assign(tensors.size(), -1);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].bytes > 0) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return tensors[a].first < tensors[b].first;
+  });
+  std::vector<int> slot_last;  // the last dispatch of each texture's latest tenant
+  for (size_t i : order) {
+    const TensorLifetime& t = tensors[i];
+    int best = -1;
+    for (size_t s = 0; share && s < slot_last.size(); ++s) {
+      if (slot_last[s] >= t.first) continue;
+      if (best < 0) {
+        best = static_cast<int>(s);
+        continue;
+      }
+      const size_t have = plan.slot_bytes[s];
+      const size_t best_have = plan.slot_bytes[static_cast<size_t>(best)];
+      const bool fits = have >= t.bytes, best_fits = best_have >= t.bytes;
+      // A fitting texture beats one that must grow; among fitting ones the
+      // smallest, among growing ones the largest (it grows least).
+      if ((fits && !best_fits) || (fits && best_fits && have < best_have) ||
+          (!fits && !best_fits && have > best_have)) {
+        best = static_cast<int>(s);
+      }
+    }
+    if (best < 0) {
+      best = static_cast<int>(slot_last.size());
+      slot_last.push_back(t.last);
+      plan.slot_bytes.push_back(t.bytes);
+      plan.slot_owner.push_back(i);
+    }
+    const size_t s = static_cast<size_t>(best);
+    slot_last[s] = t.last;
+    if (t.bytes > plan.slot_bytes[s]) {
+      plan.slot_bytes[s] = t.bytes;
+      plan.slot_owner[s] = i;
+    }
+    plan.slot[i] = best;
+  }
+  return plan;
+}
+
 std::vector<TensorLifetime> TensorLifetimes(
     const std::vector<Value>& values,
     const std::vector<const Dispatch*>& dispatches,

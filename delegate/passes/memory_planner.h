@@ -47,6 +47,25 @@ inline bool LifetimesOverlap(const TensorLifetime& a, const TensorLifetime& b) {
 MemoryPlan PlanMemory(const std::vector<TensorLifetime>& tensors,
                             size_t alignment);
 
+// Tensors in RGBA textures (DeviceProfile::rgba_textures) cannot share a
+// byte arena: a texture is one object. They share whole textures instead,
+// one tenant at a time: a tensor takes a texture whose tenants' lifetimes
+// all ended before its first dispatch, and since shaders address a texture
+// by its own width (egl/tensor_texture.h), any texture of enough texels
+// holds any tensor. `slot` is the texture of each tensor (-1 where bytes is
+// 0), `slot_bytes` the most its tenants need, `slot_owner` the tenant that
+// needs it (whose shape gives the texture its rows).
+struct TexturePlan {
+  std::vector<int> slot;
+  std::vector<size_t> slot_bytes;
+  std::vector<size_t> slot_owner;
+};
+
+// Greedy in order of first use: the free texture that fits most tightly,
+// else the largest free one (which grows), else a new one. `share` false:
+// a texture per tensor.
+TexturePlan PlanTextures(const std::vector<TensorLifetime>& tensors, bool share);
+
 // The lifetimes of a partition's tensors over its dispatches, in bytes of
 // `vec4_bytes` per vec4. Tensors that may share the arena: every Value that
 // is not a constant, not a view and not `excluded` (staging buffers, which

@@ -15,6 +15,7 @@
 
 #include "delegate/abi/half.h"
 #include "delegate/graph/quantization.h"
+#include "delegate/device/device_tuning.h"
 #include "delegate/kernels/quantize.h"
 #include "delegate/passes/dw_fusion.h"
 #include "delegate/passes/dw_splitk.h"
@@ -24,6 +25,7 @@
 #include "delegate/runtime/transfer_layout.h"
 #include "egl/gl_call.h"
 #include "egl/program_limits.h"
+#include "egl/tensor_texture.h"
 
 namespace tflite_gles {
 
@@ -75,6 +77,21 @@ void AddStagedBytesDefines(abi::Type type, const QuantParams& q,
 bool Phwc4IsBhwc(const Shape4& shape) {
   if (shape.c == 4) return true;
   return shape.h == 1 && shape.w == 1 && (shape.b == 1 || shape.c % 4 == 0);
+}
+
+// Whether every value fits a tensor texture (gl::TensorTextureExtent at
+// its widest rows; a view's root is sized for the largest of its views).
+Status TexturesHoldValues(const std::vector<Value>& values, const DeviceProfile& device) {
+  for (const Value& value : values) {
+    auto extent = gl::TensorTextureExtent(value.vec4_count(), 0, device.gpu->max_texture_size,
+                                          device.texture_row_width);
+    if (!extent.ok()) {
+      return extent.status().WithContext(value.kind == Value::Kind::kConstant
+                                             ? "a constant"
+                                             : "tensor " + value.shape.ToString());
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -246,20 +263,34 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->downloads_.back().write_back = true;
   }
   runtime->values_ = builder.TakeValues();
-  if (device.fuse_epilogues) {
+  // RGBA textures hold every tensor of the partition or none: one program
+  // declares all its tensors alike, so a tensor too large for a texture
+  // keeps the whole partition in buffers (a note says so).
+  if (device.rgba_textures) {
+    Status fits = TexturesHoldValues(runtime->values_, device);
+    if (!fits.ok()) {
+      std::fprintf(stderr, "WARNING: tflite-gles: a partition keeps buffer storage: %s\n",
+                   fits.message().c_str());
+      runtime->device_.rgba_textures = false;
+      runtime->device_.texture_buffer_reads = false;
+      FitDeviceLimits(&runtime->device_);
+    }
+  }
+  const DeviceProfile& dev = runtime->device_;
+  if (dev.fuse_epilogues) {
     // Elementwise consumers fold into their convolution's store
     // (delegate/passes/fusion.h); write-back sources must stay in memory.
     std::vector<ValueId> keep;
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
-                                    device.fuse_elementwise_chains,
-                                    device.max_dispatch_buffers);
-    runtime->fused_ += FuseDepthwiseIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
-    SplitDepthwiseGemmsAcrossWorkgroups(device, &runtime->values_, &kernel_dispatches);
-    runtime->fused_ += FuseMeanIntoGemm(device, runtime->values_, keep, &kernel_dispatches);
-    runtime->fused_ += FuseSoftmaxIntoGemm(device, &runtime->values_, keep, &kernel_dispatches);
+                                    dev.fuse_elementwise_chains,
+                                    dev.max_dispatch_buffers);
+    runtime->fused_ += FuseDepthwiseIntoGemm(dev, &runtime->values_, keep, &kernel_dispatches);
+    SplitDepthwiseGemmsAcrossWorkgroups(dev, &runtime->values_, &kernel_dispatches);
+    runtime->fused_ += FuseMeanIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseSoftmaxIntoGemm(dev, &runtime->values_, keep, &kernel_dispatches);
   }
-  if (device.fuse_upload_into_conv) {
+  if (dev.fuse_upload_into_conv) {
     runtime->fused_ += FuseUploadConversions(runtime->values_, &pre, &kernel_dispatches, post);
   }
   // Buffers the CPU writes or reads: each its own buffer, outside the arena.
@@ -329,6 +360,8 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
   gl::StorageChoice storage;
   storage.fp16 = device_.fp16;
   storage.texture_buffer_reads = device_.texture_buffer_reads;
+  storage.rgba_textures = device_.rgba_textures;
+  for (int width = device_.texture_row_width; width > 1; width >>= 1) ++storage.texture_row_shift;
   storage.staging_texture_reads = device_.staging_texture_reads;
   storage.texture_buffer_extension = gpu.texture_buffer_extension;
   TFG_ASSIGN_OR_RETURN(std::string source,

@@ -18,6 +18,7 @@
 #include "egl/gl_objects.h"
 #include "egl/gpu_timer.h"
 #include "egl/shader_source.h"
+#include "egl/tensor_texture.h"
 
 namespace tflite_gles {
 
@@ -62,6 +63,8 @@ class PartitionRuntime {
   int fused_count() const { return fused_; }
   int barrier_count() const { return barriers_; }
   const std::vector<DispatchTiming>& timings() const { return timings_; }
+  // RGBA textures allocated (DeviceProfile::rgba_textures; 0 with buffers).
+  size_t texture_count() const { return textures_.size(); }
 
   // GPU bindings (gpu_binding.h, runtime_gpu_io.cc). Whether `tflite_index`
   // is a partition input / output this runtime moves to or from the CPU
@@ -165,6 +168,15 @@ class PartitionRuntime {
   void PlaceBarriers();
   // Plans and allocates the shared arena of intermediate tensors.
   Status AllocateArena();
+  // RGBA textures (DeviceProfile::rgba_textures): which roots live in a
+  // texture (every tensor and constant a kernel binds, but staging and
+  // read-write buffers), then the shared textures of the intermediates
+  // (PlanTextures). Constants get theirs in Allocate.
+  Status ChooseTextureValues();
+  Status AllocateTextures();
+  bool IsTexture(size_t root) const {
+    return root < texture_of_.size() && texture_of_[root] >= 0;
+  }
   // The buffer range holding `id` (its root's for a view), bound for writing
   // (SSBO) or reading (texture view or SSBO).
   Status BindForWrite(ValueId id, GLuint binding) const;
@@ -288,6 +300,11 @@ class PartitionRuntime {
   }
   std::vector<gl::Buffer> buffers_;                 // per value
   std::vector<gl::TextureBufferView> views_;        // per value (if used)
+  // Per value: its texture in textures_ (-1: buffer storage); kTextureWanted
+  // between ChooseTextureValues and the allocation.
+  std::vector<int> texture_of_;
+  std::vector<gl::TensorTexture> textures_;
+  static constexpr int kTextureWanted = -2;
   // Every step's uniform block, written once at Allocate (an invoke uploads
   // no uniforms; it binds each step's range).
   std::vector<uint8_t> uniform_data_;

@@ -86,6 +86,7 @@ ValueId PartitionRuntime::AddExternalValue(const Shape4& shape, GLuint buffer,
   views_.resize(values_.size());
   arena_offset_.resize(values_.size(), kOwnBuffer);
   arena_bytes_.resize(values_.size(), 0);
+  texture_of_.resize(values_.size(), -1);
   external_.resize(values_.size());
   external_[id].buffer = buffer;
   external_[id].bytes = bytes;
@@ -212,7 +213,8 @@ Status PartitionRuntime::PlanBound(GpuBound& bound, ProgramCache& programs) {
   // padded lanes: kernels read an input's as they are (an application's
   // may hold anything there) and may leave an output's nonzero.
   auto tensor_aliasable = [&]() {
-    if (tensor < 0 || fp16 || shape.c % 4 != 0) return false;
+    // A texture cannot be an application's buffer: RGBA textures convert.
+    if (tensor < 0 || fp16 || shape.c % 4 != 0 || device_.rgba_textures) return false;
     const ValueId root = StorageRoot(values_, tensor);
     return values_[static_cast<size_t>(root)].vec4_count() == shape.vec4_count();
   };

@@ -23,6 +23,7 @@ Status PartitionRuntime::BindForWrite(ValueId view, GLuint binding) const {
                              static_cast<GLsizeiptr>(external_[id].bytes)));
     return Status::Ok();
   }
+  if (IsTexture(id)) return textures_[static_cast<size_t>(texture_of_[id])].BindForWrite(binding);
   if (arena_offset_[id] != kOwnBuffer) {
     return arena_.BindAsStorage(binding, arena_offset_[id], arena_bytes_[id]);
   }
@@ -34,6 +35,7 @@ Status PartitionRuntime::BindForRead(ValueId view, GLuint binding) const {
   if (id < external_.size() && external_[id].buffer != 0 && external_[id].view.id() != 0) {
     return external_[id].view.Bind(binding);
   }
+  if (IsTexture(id)) return textures_[static_cast<size_t>(texture_of_[id])].BindForRead(binding);
   // Texture-buffer reads, or an upload staging buffer read as one
   // (DeviceProfile::staging_texture_reads): only those have a view.
   if (views_[id].id() != 0) return views_[id].Bind(binding);
@@ -45,9 +47,14 @@ Status PartitionRuntime::BindAndDispatch(const Step& step, bool barrier) {
   // or texture; the texture-fetch bit only where reads go through texture
   // buffers (it costs a texture cache invalidation on some drivers).
   if (barrier) {
-    TFG_GL(glMemoryBarrier(device_.texture_buffer_reads
-                               ? GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT
-                               : GL_SHADER_STORAGE_BARRIER_BIT));
+    // RGBA textures: image stores read back through texelFetch (and the
+    // staging and read-write buffers as SSBOs).
+    GLbitfield bits = GL_SHADER_STORAGE_BARRIER_BIT;
+    if (device_.texture_buffer_reads || device_.rgba_textures) {
+      bits |= GL_TEXTURE_FETCH_BARRIER_BIT;
+    }
+    if (device_.rgba_textures) bits |= GL_SHADER_IMAGE_ACCESS_BARRIER_BIT;
+    TFG_GL(glMemoryBarrier(bits));
   }
   const Dispatch& d = step.dispatch;
   GLuint binding = 0;

@@ -51,7 +51,7 @@ Status PartitionRuntime::AllocateArena() {
   // The CPU reads and writes these outside the dispatches.
   std::vector<bool> excluded(values_.size(), false);
   for (size_t i = 0; i < values_.size(); ++i) {
-    excluded[i] = host_[i].role != HostSide::kNone;
+    excluded[i] = host_[i].role != HostSide::kNone || texture_of_[i] != -1;
   }
   const std::vector<TensorLifetime> lifetimes =
       TensorLifetimes(values_, dispatches, excluded, vec4_bytes);
@@ -102,6 +102,65 @@ Status PartitionRuntime::AllocateArena() {
   return Status::Ok();
 }
 
+Status PartitionRuntime::ChooseTextureValues() {
+  texture_of_.assign(values_.size(), -1);
+  if (!device_.rgba_textures) return Status::Ok();
+  std::vector<bool> read_write(values_.size(), false);
+  for (const Step& step : steps_) {
+    for (ValueId id : step.dispatch.read_write) read_write[StorageRoot(values_, id)] = true;
+  }
+  for (const Step& step : steps_) {
+    for (const auto* ids : {&step.dispatch.outputs, &step.dispatch.inputs}) {
+      for (ValueId id : *ids) {
+        const size_t root = static_cast<size_t>(StorageRoot(values_, id));
+        // Staging buffers (BHWC floats the CPU writes or reads) are bound
+        // through FLOATS_IN / FLOATS_OUT, never as tensors.
+        if (host_[root].bhwc) continue;
+        if (read_write[root]) {
+          return Status::Error(step.dispatch.label +
+                               ": a read-write buffer is also bound as a tensor (internal)");
+        }
+        texture_of_[root] = kTextureWanted;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status PartitionRuntime::AllocateTextures() {
+  std::vector<const Dispatch*> dispatches;
+  for (const Step& step : steps_) dispatches.push_back(&step.dispatch);
+  std::vector<bool> excluded(values_.size(), false);
+  for (size_t i = 0; i < values_.size(); ++i) excluded[i] = texture_of_[i] != kTextureWanted;
+  // Lifetimes in texels (1 "byte" per vec4).
+  const std::vector<TensorLifetime> lifetimes =
+      TensorLifetimes(values_, dispatches, excluded, 1);
+  const TexturePlan plan = PlanTextures(lifetimes, device_.plan_memory);
+  const int first = static_cast<int>(textures_.size());
+  const size_t vec4_bytes = device_.fp16 ? 8 : 16;
+  for (size_t s = 0; s < plan.slot_bytes.size(); ++s) {
+    const Value& owner = values_[plan.slot_owner[s]];
+    TFG_ASSIGN_OR_RETURN(
+        gl::TextureExtent extent,
+        gl::TensorTextureExtent(static_cast<long long>(plan.slot_bytes[s]), owner.shape.w,
+                                device_.gpu->max_texture_size, device_.texture_row_width));
+    auto texture = gl::TensorTexture::Create(extent, device_.fp16);
+    if (!texture.ok()) {
+      return texture.status().WithContext("allocating the textures of intermediate tensors");
+    }
+    memory_.arena_bytes += static_cast<long long>(texture->bytes());
+    gpu_bytes_ += static_cast<long long>(texture->bytes());
+    textures_.push_back(std::move(*texture));
+  }
+  for (size_t i = 0; i < values_.size(); ++i) {
+    if (plan.slot[i] < 0) continue;
+    texture_of_[i] = first + plan.slot[i];
+    ++memory_.arena_tensors;
+    memory_.sum_bytes += static_cast<long long>(lifetimes[i].bytes * vec4_bytes);
+  }
+  return Status::Ok();
+}
+
 Status PartitionRuntime::Allocate() {
   if (allocated_) return Status::Ok();
   const size_t vec4_bytes = device_.fp16 ? 8 : 16;
@@ -109,7 +168,9 @@ Status PartitionRuntime::Allocate() {
   views_.resize(values_.size());
   gpu_bytes_ = 0;
   memory_ = MemoryStats();
+  TFG_RETURN_IF_ERROR(ChooseTextureValues());
   TFG_RETURN_IF_ERROR(AllocateArena());
+  if (device_.rgba_textures) TFG_RETURN_IF_ERROR(AllocateTextures());
   if (!uniform_data_.empty()) {
     auto uniforms = gl::Buffer::Create(uniform_data_.size(), uniform_data_.data(),
                                        GL_STATIC_DRAW);
@@ -138,6 +199,7 @@ Status PartitionRuntime::Allocate() {
     Value& value = values_[i];
     if (value.storage_of >= 0) continue;  // a view: bound through its root
     if (arena_offset_[i] != kOwnBuffer) continue;  // lives in the arena
+    if (texture_of_[i] >= 0) continue;  // in a shared texture (AllocateTextures)
     // Nor does an input no dispatch reads (its conversion was fused into
     // the kernel that reads the staging buffer, delegate/passes/upload_fusion.h).
     const HostSide& host = host_[i];
@@ -158,6 +220,25 @@ Status PartitionRuntime::Allocate() {
     }
     if (value.kind == Value::Kind::kConstant && data.slot.count(i) == 0) {
       initial = ConstantUploadBytes(value, &halves);
+    }
+    if (texture_of_[i] == kTextureWanted) {
+      // A constant (or a tensor no lifetime covers): a texture of its own,
+      // rows of its W (constants: as wide as the device allows).
+      const int width = value.kind == Value::Kind::kConstant ? 0 : value.shape.w;
+      TFG_ASSIGN_OR_RETURN(gl::TextureExtent extent,
+                           gl::TensorTextureExtent(value.vec4_count(), width,
+                                                   device_.gpu->max_texture_size,
+                                                   device_.texture_row_width));
+      TFG_ASSIGN_OR_RETURN(gl::TensorTexture texture,
+                           gl::TensorTexture::Create(extent, device_.fp16));
+      if (initial != nullptr) {
+        TFG_RETURN_IF_ERROR(texture.Upload(initial, value.vec4_count()));
+      }
+      gpu_bytes_ += static_cast<long long>(texture.bytes());
+      memory_.other_bytes += static_cast<long long>(texture.bytes());
+      texture_of_[i] = static_cast<int>(textures_.size());
+      textures_.push_back(std::move(texture));
+      continue;
     }
     const bool upload = host.role == HostSide::kUpload;
     const bool download = host.role == HostSide::kDownload;
@@ -223,6 +304,12 @@ void PartitionRuntime::PlaceBarriers() {
   std::vector<StepMemory> memory(steps_.size());
   auto range_of = [this](ValueId view) {
     const size_t id = static_cast<size_t>(StorageRoot(values_, view));
+    // Texture names are another namespace than buffer names: the high bit
+    // keeps a texture from matching the buffer of the same number.
+    if (IsTexture(id)) {
+      const gl::TensorTexture& texture = textures_[static_cast<size_t>(texture_of_[id])];
+      return MemoryRange{texture.id() | 0x80000000u, 0, texture.bytes()};
+    }
     if (arena_offset_[id] != kOwnBuffer) {
       return MemoryRange{arena_.id(), arena_offset_[id], arena_offset_[id] + arena_bytes_[id]};
     }

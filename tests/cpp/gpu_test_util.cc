@@ -179,10 +179,9 @@ Status OpTester::Setup(bool fp16, DeviceProfile* device) {
   const egl::GpuInfo& gpu = TestGpuInfo();
   device->gpu = &gpu;
   device->fp16 = fp16;
-  // storage=auto, as the delegate chooses it.
-  device->texture_buffer_reads = gpu.has_texture_buffer && PreferTextureBufferReads(gpu);
-  device->staging_texture_reads =
-      !device->texture_buffer_reads && TextureBuffersHoldTensors(gpu);
+  // storage=auto, as the delegate chooses it, or the storage
+  // TFLITE_GLES_X_STORAGE forces (ctest op_tests_rgba_textures).
+  ChooseStorage(device, ReadDeveloperOverrides().storage.value_or(TFLITE_GLES_STORAGE_AUTO));
   TuneForDevice(device);
   if (tune_) {
     tune_(device);

@@ -51,9 +51,9 @@ def cpu_result(name: str) -> dict:
     return _run(spec, gt.interpreter(mc.cpu_reference_model(spec)))
 
 
-def gpu_result(name: str, fp16: bool) -> dict:
+def gpu_result(name: str, fp16: bool, options: dict | None = None) -> dict:
     spec = mc.CATALOG[name]
-    delegate = gt.make_delegate({"precision_loss_allowed": fp16})
+    delegate = gt.make_delegate({"precision_loss_allowed": fp16, **(options or {})})
     interp = gt.interpreter(str(spec.path), delegate)
     result = _run(spec, interp)
     result["stats"] = gt.stats(delegate)
@@ -98,8 +98,13 @@ def assert_mask_agreement(gpu_mask, cpu_mask, what):
 # are not yet on the GPU still shows whether the delegated part is right.
 @pytest.mark.parametrize("name", NAMES)
 def test_model_fp32_matches_cpu(name):
+    assert_fp32_matches(name, gpu_result(name, fp16=False))
+
+
+def assert_fp32_matches(name, gpu):
+    """fp32's criterion (also test_rgba_textures.py's, under another storage)."""
     spec = mc.CATALOG[name]
-    cpu, gpu = cpu_result(name), gpu_result(name, fp16=False)
+    cpu = cpu_result(name)
     assert_same_shapes_and_finite(gpu["outputs"], cpu["outputs"])
     for i, (g, c) in enumerate(zip(gpu["outputs"], cpu["outputs"])):
         assert_relative(g, c, FP32_MODEL_TOLERANCE, f"{name} output {i}")
@@ -117,7 +122,8 @@ def test_model_fp16_agrees_with_cpu(name):
 
 def assert_fp16_agrees(spec, gpu: dict, cpu: dict):
     """The fp16 criteria of the module docstring, per model kind (also used
-    by test_device_profiles.py under the device profiles)."""
+    by test_device_profiles.py under the device profiles and
+    test_rgba_textures.py under another storage)."""
     name = spec.name
     assert_same_shapes_and_finite(gpu["outputs"], cpu["outputs"])
     g, c = gpu["outputs"], cpu["outputs"]

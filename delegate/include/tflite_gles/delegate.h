@@ -58,6 +58,9 @@ typedef enum {
                                              NVIDIA, texture buffers elsewhere */
   TFLITE_GLES_STORAGE_SSBO = 1,           /* reads and writes through SSBOs */
   TFLITE_GLES_STORAGE_TEXTURE_BUFFER = 2, /* reads through samplerBuffer */
+  TFLITE_GLES_STORAGE_RGBA_TEXTURE = 3,   /* tensors in 2D RGBA textures:
+                                             imageStore writes, texelFetch
+                                             reads (docs/design.md) */
 } TfLiteGlesStorage;
 
 /* The limits the delegate plans its shaders and storage for
