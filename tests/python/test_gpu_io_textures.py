@@ -10,6 +10,7 @@ textures made here are names of its context."""
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import numpy as np
@@ -33,6 +34,12 @@ def app_context():
     with egl_app_context.ApplicationContext() as application:
         application.make_current()
         yield application
+        # The test's interpreters and delegates go while their context is
+        # current, as the delegate's contract asks (docs/gpu_io.md,
+        # "Lifetime"): left to a later garbage collection, they were deleted
+        # during the next test, under its context, and on NVIDIA that test's
+        # Invoke then failed (glUseProgram GL_INVALID_VALUE; session 9).
+        gc.collect()
         egl_app_context.release_current()
 
 
