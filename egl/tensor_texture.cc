@@ -37,9 +37,13 @@ StatusOr<TensorTexture> TensorTexture::Create(const TextureExtent& extent, bool 
   TFG_GL(glActiveTexture(GL_TEXTURE0));
   TFG_GL(glBindTexture(GL_TEXTURE_2D, texture.id_));
   ClearGlErrors();
-  glTexStorage2D(GL_TEXTURE_2D, 1, fp16 ? GL_RGBA16F : GL_RGBA32F, extent.width,
-                 extent.height);
-  Status status = CheckGlErrors("glTexStorage2D", __FILE__, __LINE__);
+  // Checked in a lambda so that a failure still unbinds and says which size.
+  auto allocate = [&]() -> Status {
+    TFG_GL(glTexStorage2D(GL_TEXTURE_2D, 1, fp16 ? GL_RGBA16F : GL_RGBA32F, extent.width,
+                          extent.height));
+    return Status::Ok();
+  };
+  Status status = allocate();
   if (!status.ok()) {
     glBindTexture(GL_TEXTURE_2D, 0);
     return status.WithContext("allocating a " + std::to_string(extent.width) + "x" +
