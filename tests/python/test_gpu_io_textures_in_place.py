@@ -11,17 +11,17 @@ shows that no layout conversion ran."""
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 import pytest
 
-import egl_app_context
 import gl_textures as gl
 from gles_testing import (REPO, assert_close, interpreter, make_delegate, profile,
                           relative_error)
-from test_gpu_io_textures import (as_tensor, conv_model, cpu_interpreter, input_index,
-                                  output_index, random_texels, run)
+# app_context: the same fixture (a context of the application's own, whose
+# delegates go before it is released).
+from test_gpu_io_textures import (app_context, as_tensor, conv_model,  # noqa: F401
+                                  cpu_interpreter, input_index, output_index,
+                                  random_texels, run)
 
 import sys
 sys.path.insert(0, str(REPO / "python"))
@@ -43,20 +43,6 @@ PATHS = {  # name: (environment switches, delegate options)
     "minimum_fused": (dict(STAGED, TFLITE_GLES_FUSE_UPLOAD="1"),
                       {"device_profile": "gles31-minimum"}),
 }
-
-
-@pytest.fixture
-def app_context():
-    with egl_app_context.ApplicationContext() as application:
-        application.make_current()
-        yield application
-        # The test's interpreters and delegates go while their context is
-        # current, as the delegate's contract asks (docs/gpu_io.md,
-        # "Lifetime"): left to a later garbage collection, they were deleted
-        # during the next test, under its context, and on NVIDIA that test's
-        # Invoke then failed (glUseProgram GL_INVALID_VALUE; session 9).
-        gc.collect()
-        egl_app_context.release_current()
 
 
 # path, fp16, input format, channels taken, output channels, output format
