@@ -4,12 +4,18 @@ thread that created it, as the delegate requires): outputs checked against
 LiteRT's CPU kernels (relative L2 <= 1e-4, fp32), throughput against one GPU
 alone. Prints a markdown table; with fewer than two EGL devices, says so.
 
+Two more runs tell where a shortfall comes from: two threads on the SAME GPU
+(contention inside one device's driver state) and two PROCESSES, one per GPU
+(nothing shared in-process: no driver-global lock, no GIL).
+
   python bench/two_gpu_check.py [--model mobilenet_v1_1.0_224] [--seconds 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import threading
 import time
@@ -42,6 +48,31 @@ def worker(spec, device: str, seconds: float, start: threading.Barrier, result: 
                                for d in interp.get_output_details()]
 
 
+def child(spec, device: str, seconds: float, start_at: float) -> int:
+    """One process's share of the two-process run: wait for the common wall
+    clock start, invoke for `seconds`, print the rate as JSON."""
+    class _Now:  # a barrier across processes: a start time both wait for
+        def wait(self):
+            time.sleep(max(0.0, start_at - time.time()))
+    result: dict = {}
+    worker(spec, device, seconds, _Now(), result)
+    print(json.dumps({"per_s": result.get("per_s", 0.0), "error": result.get("error", "")}))
+    return 0
+
+
+def run_processes(model: str, devices, seconds: float):
+    start_at = time.time() + 15.0  # both processes load the model and delegate before
+    procs = [subprocess.Popen([sys.executable, __file__, "--model", model, "--seconds", str(seconds),
+                               "--child", d, "--start-at", str(start_at)],
+                              stdout=subprocess.PIPE, text=True) for d in devices]
+    results = []
+    for p in procs:
+        out, _ = p.communicate()
+        lines = [line for line in out.splitlines() if line.startswith("{")]
+        results.append(json.loads(lines[-1]) if lines else {"error": "no result", "per_s": 0.0})
+    return results
+
+
 def run(spec, devices, seconds):
     start = threading.Barrier(len(devices))
     results = [{} for _ in devices]
@@ -58,8 +89,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="mobilenet_v1_1.0_224")
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--start-at", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     spec = mc.CATALOG[args.model]
+    if args.child is not None:
+        return child(spec, args.child, args.seconds, args.start_at)
     cpu_interp = gt.interpreter(str(spec.path))
     cpu = gt.invoke(cpu_interp, mc.model_inputs(spec, cpu_interp.get_input_details()))
     probe = run(spec, ["1"], 0.0)[0]
@@ -80,10 +115,17 @@ def main() -> int:
             error = max(gt.relative_error(g, c) for g, c in zip(r["outputs_after"], cpu))
             ok &= error <= 1e-4
             print(f"| {label} | {r['display'][:60]} | {r['per_s']:.1f} | {error:.2e} |")
-    total_two = sum(r.get("per_s", 0.0) for r in two)
-    print(f"\ntwo GPUs together: {total_two:.1f} invokes/s vs one GPU "
-          f"{one[0].get('per_s', 0.0):.1f} ({total_two / max(one[0].get('per_s', 1e-9), 1e-9):.2f}x); "
-          f"outputs {'correct' if ok else 'WRONG'}")
+    same = run(spec, ["0", "0"], args.seconds)
+    procs = run_processes(args.model, ["0", "1"], args.seconds)
+    base = max(one[0].get("per_s", 0.0), 1e-9)
+    print()
+    for label, results in (("two threads, two GPUs", two), ("two threads, one GPU", same),
+                           ("two processes, two GPUs", procs)):
+        total = sum(r.get("per_s", 0.0) for r in results)
+        errors = "; ".join(r["error"][:80] for r in results if r.get("error"))
+        print(f"{label}: {total:.1f} invokes/s together vs one GPU {base:.1f} "
+              f"({total / base:.2f}x){' errors: ' + errors if errors else ''}")
+    print(f"outputs of the thread runs {'correct' if ok else 'WRONG'}")
     return 0 if ok else 1
 
 
