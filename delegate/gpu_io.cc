@@ -337,11 +337,13 @@ void GpuIoCallbacks::FreeBufferHandle(abi::Context* context, abi::Delegate* dele
   if (handle == nullptr) return;
   GlesDelegate* self = GlesDelegate::FromAbi(delegate);
   // The interpreter drops the handle (tensor freed, or another handle set):
-  // the binding ends with it. GL work only where our context is current;
-  // otherwise the partition's runtime keeps the binding until it is freed.
+  // the binding ends with it. GL work only with our context current (made
+  // so for this where it can be: egl/context_identity.h); otherwise the
+  // partition's runtime keeps the binding until it is freed.
   for (auto it = self->bound_.begin(); it != self->bound_.end(); ++it) {
     if (it->second.handle != *handle) continue;
-    const bool current = self->env_ && gl::CurrentContext() == self->env_->context();
+    gl::ScopedTeardown teardown(self->identity_.get(), "a tflite-gles buffer handle");
+    const bool current = self->env_ && teardown.deletes();
     for (int id : it->second.partitions) {
       auto runtime = self->runtimes_.find(id);
       if (runtime != self->runtimes_.end() && current) runtime->second->UnbindGpu(it->first);
