@@ -175,13 +175,14 @@ Status GlesDelegate::BindGpu(int tensor_index, GpuBinding binding, uint32_t flag
                       " is not a buffer object in the delegate's EGLContext (deleted, never "
                       "bound, or made in a context that shares no objects with it)");
     }
-    for (const auto& [id, runtime] : runtimes_) {
-      if (runtime->OwnsBuffer(binding.buffer)) {
-        return ApiError("buffer " + std::to_string(binding.buffer) +
-                        " is one of the delegate's own buffers, not the application's "
-                        "(a name from a context that shares no objects with the "
-                        "delegate's?)");
-      }
+    // The context's witness (egl/context_identity.h) is ours too.
+    bool ours = identity_ && identity_->witness() == binding.buffer;
+    for (const auto& [id, runtime] : runtimes_) ours = ours || runtime->OwnsBuffer(binding.buffer);
+    if (ours) {
+      return ApiError("buffer " + std::to_string(binding.buffer) +
+                      " is one of the delegate's own buffers, not the application's "
+                      "(a name from a context that shares no objects with the "
+                      "delegate's?)");
     }
     TFG_ASSIGN_OR_RETURN(binding.bytes, gl::BufferObjectSize(binding.buffer));
     const size_t needed = GpuLayoutBytes(binding.layout, shape);
