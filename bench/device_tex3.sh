@@ -11,7 +11,7 @@
 #     interleaved frame by frame in one process, fp32 then fp16.
 # Run from the repository root, this branch's Release library carried:
 #   DIR=.devbuild source bench/device_env.sh && bash bench/device_tex3.sh
-# Writes under $OUT: tex3-tests.txt, tex3-handles.txt, tex3-{fp32,fp16}.{txt,json}; the short
+# Writes under $OUT: tex3-tests.txt, tex3-handles.txt, tex3-timeline.txt, tex3-{fp32,fp16}.{txt,json}; the short
 # table is printed last. ROUNDS (default 500) per precision.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -43,6 +43,14 @@ for precision in fp32 fp16; do
     --json "$OUT/tex3-$precision.json" > "$OUT/tex3-$precision.txt" 2>&1
   echo "rc $?" >> "$OUT/tex3-$precision.txt"
 done
+# Where a frame goes (diagnostic, this library, fp32; one report per mode:
+# copy, tex_in, tex_in_out): texture in + out was 0.061 ms slower than bound
+# buffers in + out on the H100 (session 9), which no dispatch count explains.
+TFLITE_GLES_X_TIMELINE=1 timeout 40 python3 bench/texture_io_bench.py \
+  --model "$M/selfie_segmentation.tflite" --library "$LIB" --rounds 200 --warmup 1 \
+  > "$OUT/tex3-timeline.txt" 2>&1
+echo "== time line (copy, tex_in, tex_in_out):"
+grep "mean of 200 invokes" "$OUT/tex3-timeline.txt" | sed 's/INFO: tflite-gles: //; s/, us from the start of the invoke//'
 echo "== $(tail -n 1 "$OUT/tex3-handles.txt")"
 echo "== tests: $(tail -n 1 "$OUT/tex3-tests.txt")"
 grep -E "^(FAILED|ERROR)" "$OUT/tex3-tests.txt" | head -n 12
