@@ -36,6 +36,7 @@ long g_next_owner_serial = 0;
 struct Partition {
   GlesDelegate* owner = nullptr;
   long owner_serial = -1;  // see g_owners
+  std::shared_ptr<gl::ContextIdentity> gl_context;  // the owner's (Free)
   int id = 0;  // creation order, for the profile
   std::unique_ptr<PartitionRuntime> runtime;
   std::string build_error;  // why the partition cannot run, if it cannot
@@ -96,6 +97,7 @@ struct DelegateCallbacks {
       if (owner != g_owners.end()) partition->owner_serial = owner->second;
     }
     partition->id = self->partitions_created_++;
+    partition->gl_context = self->identity_;
     Status status = BuildPartition(self, context, params, partition);
     if (status.ok()) self->runtimes_[partition->id] = partition->runtime.get();
     if (!status.ok()) {
@@ -206,9 +208,10 @@ struct DelegateCallbacks {
   }
 
   static void Free(abi::Context* context, void* buffer) {
-    // GL objects delete themselves only while their context is current;
-    // otherwise they go with the context (gl_objects.h explains why).
+    // Our context made current for the teardown where it can be, the
+    // caller's restored after; else nothing deleted (context_identity.h).
     auto* partition = static_cast<Partition*>(buffer);
+    gl::ScopedTeardown teardown(partition->gl_context.get(), "a tflite-gles partition");
     std::lock_guard<std::mutex> lock(g_owners_mutex);
     auto owner = g_owners.find(partition->owner);
     const bool owner_alive =
@@ -282,6 +285,8 @@ GlesDelegate::GlesDelegate(Options options) : options_(std::move(options)) {
 long GlesDelegate::LiveCount() { return g_live_delegates.load(); }
 
 GlesDelegate::~GlesDelegate() {
+  // As in Free: our context current for the teardown, or nothing deleted.
+  gl::ScopedTeardown teardown(identity_.get(), "a tflite-gles delegate");
   {
     std::lock_guard<std::mutex> lock(g_owners_mutex);
     g_owners.erase(this);
@@ -293,6 +298,7 @@ GlesDelegate::~GlesDelegate() {
   bound_.clear();
   // Programs before the context that owns them.
   programs_.reset();
+  identity_.reset();  // its witness, before an owned context goes
   env_.reset();
   --g_live_delegates;
 }
@@ -335,6 +341,7 @@ Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
   }
   TFG_ASSIGN_OR_RETURN(env_, egl::GlEnvironment::Acquire(platform, options_.egl_device,
                                                         driver_cache_dir));
+  TFG_ASSIGN_OR_RETURN(identity_, gl::ContextIdentity::OfCurrent());
   programs_ = std::make_unique<ProgramCache>();
   if (overrides.program_binaries.value_or(true)) {
     programs_->OpenSerializationCache(options_.serialization_dir,

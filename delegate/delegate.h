@@ -14,6 +14,7 @@
 #include "delegate/runtime/runtime.h"
 #include "delegate/runtime/texture_io.h"
 #include "delegate/abi/tflite_abi.h"
+#include "egl/context_identity.h"
 #include "egl/egl_environment.h"
 #include "tflite_gles/delegate.h"
 
@@ -109,6 +110,10 @@ class GlesDelegate {
   abi::Delegate delegate_{};
   Options options_;
   std::unique_ptr<egl::GlEnvironment> env_;
+  // env_'s context, recognised beyond its handle: teardowns (the
+  // delegate's, its partitions', a freed buffer handle's) run with it
+  // current or delete nothing (egl/context_identity.h).
+  std::shared_ptr<gl::ContextIdentity> identity_;
   std::unique_ptr<ProgramCache> programs_;
   DeviceProfile device_;
   // The GPU's limits clamped to the device profile in force; device_.gpu

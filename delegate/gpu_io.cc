@@ -175,13 +175,14 @@ Status GlesDelegate::BindGpu(int tensor_index, GpuBinding binding, uint32_t flag
                       " is not a buffer object in the delegate's EGLContext (deleted, never "
                       "bound, or made in a context that shares no objects with it)");
     }
-    for (const auto& [id, runtime] : runtimes_) {
-      if (runtime->OwnsBuffer(binding.buffer)) {
-        return ApiError("buffer " + std::to_string(binding.buffer) +
-                        " is one of the delegate's own buffers, not the application's "
-                        "(a name from a context that shares no objects with the "
-                        "delegate's?)");
-      }
+    // The context's witness (egl/context_identity.h) is ours too.
+    bool ours = identity_ && identity_->witness() == binding.buffer;
+    for (const auto& [id, runtime] : runtimes_) ours = ours || runtime->OwnsBuffer(binding.buffer);
+    if (ours) {
+      return ApiError("buffer " + std::to_string(binding.buffer) +
+                      " is one of the delegate's own buffers, not the application's "
+                      "(a name from a context that shares no objects with the "
+                      "delegate's?)");
     }
     TFG_ASSIGN_OR_RETURN(binding.bytes, gl::BufferObjectSize(binding.buffer));
     const size_t needed = GpuLayoutBytes(binding.layout, shape);
@@ -337,11 +338,13 @@ void GpuIoCallbacks::FreeBufferHandle(abi::Context* context, abi::Delegate* dele
   if (handle == nullptr) return;
   GlesDelegate* self = GlesDelegate::FromAbi(delegate);
   // The interpreter drops the handle (tensor freed, or another handle set):
-  // the binding ends with it. GL work only where our context is current;
-  // otherwise the partition's runtime keeps the binding until it is freed.
+  // the binding ends with it. GL work only with our context current (made
+  // so for this where it can be: egl/context_identity.h); otherwise the
+  // partition's runtime keeps the binding until it is freed.
   for (auto it = self->bound_.begin(); it != self->bound_.end(); ++it) {
     if (it->second.handle != *handle) continue;
-    const bool current = self->env_ && gl::CurrentContext() == self->env_->context();
+    gl::ScopedTeardown teardown(self->identity_.get(), "a tflite-gles buffer handle");
+    const bool current = self->env_ && teardown.deletes();
     for (int id : it->second.partitions) {
       auto runtime = self->runtimes_.find(id);
       if (runtime != self->runtimes_.end() && current) runtime->second->UnbindGpu(it->first);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "egl/context_identity.h"
 #include "egl/gl_call.h"
 
 namespace tflite_gles::gl {
@@ -26,11 +27,7 @@ std::string TextureFormatName(GLenum internal_format) {
   return hex;
 }
 
-StatusOr<TextureFacts> CheckTexture(GLuint texture, int width, int height,
-                                    bool output, const std::string& what) {
-  // glIsTexture is false for a deleted name, a name never bound, and a name
-  // of a context that shares nothing with this one (it is not a texture
-  // here, or it is another object).
+Status CheckTextureExists(GLuint texture, const std::string& what) {
   ClearGlErrors();
   if (texture == 0 || glIsTexture(texture) == GL_FALSE) {
     return Status::Error(what + ": " + std::to_string(texture) +
@@ -38,6 +35,15 @@ StatusOr<TextureFacts> CheckTexture(GLuint texture, int width, int height,
                          "never bound, or made in a context that shares no objects "
                          "with it)");
   }
+  return Status::Ok();
+}
+
+StatusOr<TextureFacts> CheckTexture(GLuint texture, int width, int height,
+                                    bool output, const std::string& what) {
+  // glIsTexture is false for a deleted name, a name never bound, and a name
+  // of a context that shares nothing with this one (it is not a texture
+  // here, or it is another object).
+  TFG_RETURN_IF_ERROR(CheckTextureExists(texture, what));
   GLint active = 0;
   GLint previous = 0;
   TFG_GL(glGetIntegerv(GL_ACTIVE_TEXTURE, &active));
@@ -66,6 +72,7 @@ StatusOr<TextureFacts> CheckTexture(GLuint texture, int width, int height,
                          "texture); bind a 2D texture");
   }
   facts.internal_format = static_cast<GLenum>(format);
+  facts.immutable = immutable != GL_FALSE;
   if (facts.width == 0 || facts.height == 0) {
     return Status::Error(what + ": " + name + " has no image at level 0 (allocate it "
                          "with glTexStorage2D or glTexImage2D first)");
@@ -119,7 +126,7 @@ Sampler& Sampler::operator=(Sampler&& other) noexcept {
 
 void Sampler::Reset() {
   if (id_ != 0) {
-    if (eglGetCurrentContext() == context_) glDeleteSamplers(1, &id_);
+    if (MayDeleteIn(context_)) glDeleteSamplers(1, &id_);
     id_ = 0;
   }
 }

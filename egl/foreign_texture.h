@@ -17,6 +17,9 @@ struct TextureFacts {
   GLenum internal_format = 0;
   int width = 0;
   int height = 0;
+  // Allocated with glTexStorage2D: its size and format are fixed for as
+  // long as the name lives.
+  bool immutable = false;
 };
 
 // OK when `texture` names a live 2D texture of the current context whose
@@ -27,6 +30,9 @@ struct TextureFacts {
 // as it found it.
 StatusOr<TextureFacts> CheckTexture(GLuint texture, int width, int height,
                                     bool output, const std::string& what);
+// OK while `texture` names a texture of the current context: all an
+// immutable texture can lose after CheckTexture (one GL call, not ~12).
+Status CheckTextureExists(GLuint texture, const std::string& what);
 
 // "GL_RGBA8", "GL_RGBA16F", ... or the number in hex.
 std::string TextureFormatName(GLenum internal_format);

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "egl/context_identity.h"
 #include "egl/gl_call.h"
 
 namespace tflite_gles::gl {
@@ -98,7 +99,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
 void Buffer::Reset() {
   if (id_ != 0) {
     // Deleting a mapped buffer unmaps it (ES 3.2, 6.3.1).
-    if (eglGetCurrentContext() == context_) glDeleteBuffers(1, &id_);
+    if (MayDeleteIn(context_)) glDeleteBuffers(1, &id_);
     --g_live_buffers;
     id_ = 0;
     mapped_ = nullptr;
@@ -253,7 +254,7 @@ TextureBufferView& TextureBufferView::operator=(
 
 void TextureBufferView::Reset() {
   if (id_ != 0) {
-    if (eglGetCurrentContext() == context_) glDeleteTextures(1, &id_);
+    if (MayDeleteIn(context_)) glDeleteTextures(1, &id_);
     id_ = 0;
   }
 }
@@ -404,9 +405,26 @@ Program& Program::operator=(Program&& other) noexcept {
   return *this;
 }
 
+namespace {
+
+// A program still in use is only flagged by glDeleteProgram and lives on
+// in the context (the application's) until another one is used: the last
+// one Dispatch used is taken off first.
+Status StopUsing(GLuint program) {
+  GLint current = 0;
+  TFG_GL(glGetIntegerv(GL_CURRENT_PROGRAM, &current));
+  if (static_cast<GLuint>(current) == program) TFG_GL(glUseProgram(0));
+  return Status::Ok();
+}
+
+}  // namespace
+
 void Program::Reset() {
   if (id_ != 0) {
-    if (eglGetCurrentContext() == context_) glDeleteProgram(id_);
+    if (MayDeleteIn(context_)) {
+      (void)StopUsing(id_);  // a failure leaves it flagged: nothing to report to
+      glDeleteProgram(id_);
+    }
     id_ = 0;
   }
 }
@@ -440,7 +458,7 @@ Fence& Fence::operator=(Fence&& other) noexcept {
 
 void Fence::Reset() {
   if (sync_ != nullptr) {
-    if (eglGetCurrentContext() == context_) glDeleteSync(sync_);
+    if (MayDeleteIn(context_)) glDeleteSync(sync_);
     sync_ = nullptr;
   }
 }

@@ -7,7 +7,9 @@
 // in, and its destructor deletes it only while that context is current:
 // deleting a name with another context current would destroy that context's
 // object of the same name. Objects outlived by no current context are freed
-// with their context.
+// with their context. "That context" is checked beyond its handle while a
+// ScopedTeardown runs (egl/context_identity.h): a destroyed context's handle
+// can come back for a new one.
 #pragma once
 
 #include <EGL/egl.h>

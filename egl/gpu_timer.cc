@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "egl/context_identity.h"
 #include "egl/gl_call.h"
 
 namespace tflite_gles::gl {
@@ -97,7 +98,7 @@ GpuTimer& GpuTimer::operator=(GpuTimer&& other) noexcept {
 }
 
 void GpuTimer::Reset() {
-  if (!queries_.empty() && eglGetCurrentContext() == context_ &&
+  if (!queries_.empty() && MayDeleteIn(context_) &&
       Api().remove != nullptr) {
     Api().remove(static_cast<GLsizei>(queries_.size()), queries_.data());
   }

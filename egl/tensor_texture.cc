@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "egl/context_identity.h"
 #include "egl/gl_call.h"
 
 namespace tflite_gles::gl {
@@ -69,7 +70,7 @@ TensorTexture& TensorTexture::operator=(TensorTexture&& other) noexcept {
 
 void TensorTexture::Reset() {
   if (id_ != 0) {
-    if (eglGetCurrentContext() == context_) glDeleteTextures(1, &id_);
+    if (MayDeleteIn(context_)) glDeleteTextures(1, &id_);
     id_ = 0;
   }
 }

@@ -179,6 +179,10 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");
   o.report_phases = Switch("TFLITE_GLES_X_PHASES");
   o.report_timeline = Switch("TFLITE_GLES_X_TIMELINE");
+  // Profiling through GPU timer queries where the device would not use them
+  // (llvmpipe: its times are meaningless, but tests see the profile NVIDIA
+  // gives, e.g. which steps a binding skipped).
+  o.timer_queries = Switch("TFLITE_GLES_X_TIMER_QUERIES");
   // A text dump of the TFLite graph at Prepare (graph_dump.h), for debugging.
   o.dump_graph = Text("TFLITE_GLES_DUMP_GRAPH");
   o.device_profile = Text("TFLITE_GLES_DEVICE_PROFILE");

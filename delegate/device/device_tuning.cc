@@ -181,6 +181,18 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.conv_k_split, &device->conv_k_split);
   Apply(o.report_phases, &device->report_phases);
   Apply(o.report_timeline, &device->report_timeline);
+  // Mesa llvmpipe offers GL_EXT_disjoint_timer_query but answers 1 ns for
+  // every compute dispatch (it runs them inside glDispatchCompute, on the
+  // CPU, outside what its queries measure): it profiles with glFinish around
+  // each dispatch, which is exact there.
+  device->gpu_timer_queries = device->gpu->has_timer_query && !device->gpu->IsLlvmpipe();
+  Apply(o.timer_queries, &device->gpu_timer_queries);
+  if (device->gpu_timer_queries && !device->gpu->has_timer_query) {
+    std::fprintf(stderr,
+                 "WARNING: tflite-gles: TFLITE_GLES_X_TIMER_QUERIES=1 needs "
+                 "GL_EXT_disjoint_timer_query, which this driver lacks; ignored\n");
+    device->gpu_timer_queries = false;
+  }
   Apply(o.fuse_norm_stats, &device->fuse_norm_stats);
   Apply(o.fuse_norm_affine, &device->fuse_norm_affine);
   Apply(o.fuse_elementwise_chains, &device->fuse_elementwise_chains);

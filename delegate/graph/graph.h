@@ -197,6 +197,11 @@ struct DeviceProfile {
   // Adds the GPU's side to those phases: a timestamp after every dispatch
   // (TFLITE_GLES_X_TIMELINE=1; delegate/runtime/invoke_timeline.h).
   bool report_timeline = false;
+  // Profiling (enable_profiling) and the time line time each dispatch with
+  // GL_EXT_disjoint_timer_query instead of a glFinish around it. Set by
+  // TuneForDevice (off on llvmpipe, whose queries answer 1 ns);
+  // TFLITE_GLES_X_TIMER_QUERIES=0/1.
+  bool gpu_timer_queries = false;
   // Readback conversions write one BHWC float per invocation (contiguous
   // stores across a warp) instead of one PHWC4 vec4. Set by TuneForDevice.
   bool per_float_readback = false;

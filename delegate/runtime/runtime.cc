@@ -321,7 +321,8 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
 }
 
 StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
-                                                            ProgramCache& programs) {
+                                                            ProgramCache& programs,
+                                                            const Step* same_uniforms) {
   const egl::GpuInfo& gpu = *device_.gpu;
   Step step;
   for (int axis = 0; axis < 3; ++axis) {
@@ -393,13 +394,23 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
                                           dispatch.defines, specialize);
   if (!uniforms.ok()) return uniforms.status().WithContext(dispatch.label);
   const std::vector<int32_t>& block = *uniforms;
-  if (!block.empty()) {
+  const size_t block_bytes = (block.size() * sizeof(int32_t) + 15) / 16 * 16;
+  if (same_uniforms != nullptr) {
+    // Written at Allocate already, or about to be: the range is shared.
+    if (block_bytes != same_uniforms->uniform_bytes) {
+      return Status::Error(dispatch.label + ": " + std::to_string(block_bytes) +
+                           " bytes of uniforms where the step it replaces has " +
+                           std::to_string(same_uniforms->uniform_bytes));
+    }
+    step.uniform_offset = same_uniforms->uniform_offset;
+    step.uniform_bytes = same_uniforms->uniform_bytes;
+  } else if (!block.empty()) {
     // Ranges start at the device's binding alignment; std140 rounds a
     // block of ints up to 16 bytes.
     const size_t alignment = static_cast<size_t>(
         std::max(16, gpu.uniform_buffer_offset_alignment));
     step.uniform_offset = (uniform_data_.size() + alignment - 1) / alignment * alignment;
-    step.uniform_bytes = (block.size() * sizeof(int32_t) + 15) / 16 * 16;
+    step.uniform_bytes = block_bytes;
     uniform_data_.resize(step.uniform_offset + step.uniform_bytes, 0);
     std::memcpy(uniform_data_.data() + step.uniform_offset, block.data(),
                 block.size() * sizeof(int32_t));

@@ -160,7 +160,11 @@ class PartitionRuntime {
 
   PartitionRuntime() = default;
   Status AddStep(Dispatch dispatch, ProgramCache& programs);
-  StatusOr<Step> MakeStep(Dispatch dispatch, ProgramCache& programs);
+  // `same_uniforms`: a step this one stands in for, a variant of the same
+  // shader with other compiled-in defines (a bound texture or buffer read
+  // in place): it binds that step's uniform range instead of adding its own.
+  StatusOr<Step> MakeStep(Dispatch dispatch, ProgramCache& programs,
+                          const Step* same_uniforms = nullptr);
   // `barrier`: a glMemoryBarrier first (Step::barrier_before, or always
   // when profiling each dispatch on its own).
   Status BindAndDispatch(const Step& step, bool barrier);

@@ -356,14 +356,9 @@ Status PartitionRuntime::UseFloatStaging(ValueId staging, GpuBound& bound,
       floats.defines.erase(name);
     }
     if (floats.defines.erase("BHWC_BYTES_INPUT") != 0) floats.defines["BHWC_INPUT"] = "";
-    // Only compiled-in defines differ: the step keeps its uniform range
-    // (uniforms_ was written at Allocate), so MakeStep's copy is dropped.
-    const size_t uniform_size = uniform_data_.size();
-    StatusOr<Step> swapped = MakeStep(std::move(floats), programs);
-    uniform_data_.resize(uniform_size);
+    // Only compiled-in defines differ: the step keeps its uniform range.
+    StatusOr<Step> swapped = MakeStep(std::move(floats), programs, &steps_[i]);
     if (!swapped.ok()) return swapped.status();
-    swapped->uniform_offset = steps_[i].uniform_offset;
-    swapped->uniform_bytes = steps_[i].uniform_bytes;
     swapped->barrier_before = steps_[i].barrier_before;
     bound.swapped.emplace_back(i, std::move(steps_[i]));
     steps_[i] = std::move(*swapped);

@@ -82,11 +82,9 @@ Status PartitionRuntime::BindAndDispatch(const Step& step, bool barrier) {
 Status PartitionRuntime::DispatchProfiled() {
   if (!timer_tried_) {
     timer_tried_ = true;
-    // Mesa llvmpipe offers GL_EXT_disjoint_timer_query but answers 1 ns
-    // for every compute dispatch (it runs them inside glDispatchCompute, on
-    // the CPU, outside what its queries measure), so it keeps the
-    // synchronous mode, which is exact there.
-    if (device_.gpu->has_timer_query && !device_.gpu->IsLlvmpipe()) {
+    // DeviceProfile::gpu_timer_queries: off on llvmpipe, whose synchronous
+    // mode is exact.
+    if (device_.gpu_timer_queries) {
       auto timer = gl::GpuTimer::Create(static_cast<int>(steps_.size()));
       if (timer.ok()) {
         timer_ = std::move(*timer);
@@ -116,7 +114,12 @@ Status PartitionRuntime::DispatchProfiled() {
                    milliseconds.status().message().c_str());
       return Status::Ok();
     }
+    // A skipped step ran no dispatch and has no entry, as in the synchronous
+    // mode below (its empty query only keeps the query indices aligned).
+    // Listed, it looked like a readback conversion still running after an
+    // output texture was bound (H100, session 9).
     for (size_t i = 0; i < steps_.size(); ++i) {
+      if (skipped(i)) continue;
       const Dispatch& d = StepAt(i).dispatch;
       timings_.push_back({d.label, d.shader, (*milliseconds)[i], d.flops, true});
     }

@@ -294,7 +294,7 @@ Status PartitionRuntime::Allocate() {
     labels.push_back(step.dispatch.shader + " " + step.dispatch.label);
   }
   timeline_.Configure(device_.report_phases, device_.report_timeline,
-                      !device_.gpu->IsLlvmpipe() && device_.gpu->has_timer_query,
+                      device_.gpu_timer_queries,
                       std::move(labels));
   allocated_ = true;
   return Status::Ok();

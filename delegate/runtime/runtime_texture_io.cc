@@ -88,15 +88,9 @@ StatusOr<bool> PartitionRuntime::PlanTextureInPlace(GpuBound& bound, bool skip_c
     dispatch.defines.erase("BHWC_INPUT");
     dispatch.defines["TEXTURE_INPUT"] = "";
     dispatch.label += " (reads the bound texture)";
-    // The replacement's shape uniforms are the original's, already in the
-    // uniform buffer: its own copy of them is not kept.
-    const size_t uniform_size = uniform_data_.size();
-    auto made = MakeStep(std::move(dispatch), programs);
-    uniform_data_.resize(uniform_size);
-    TFG_RETURN_IF_ERROR(made.status());
-    auto step = std::make_shared<Step>(std::move(*made));
-    step->uniform_offset = original.uniform_offset;
-    step->uniform_bytes = original.uniform_bytes;
+    // The replacement's shape uniforms are the original's range.
+    TFG_ASSIGN_OR_RETURN(Step made, MakeStep(std::move(dispatch), programs, &original));
+    auto step = std::make_shared<Step>(std::move(made));
     step->barrier_before = original.barrier_before;
     step->texture = texture;
     step->texture_unit = static_cast<GLuint>(step->dispatch.outputs.size());  // input 0's

@@ -80,6 +80,13 @@ class BoundTexture : public GpuTextureAccess {
   }
 
   Status Check() override {
+    // Every invoke: an immutable texture can only have been deleted since
+    // it was bound (its size and format are fixed while the name lives),
+    // and the full check costs ~12 GL calls on the CPU before the first
+    // dispatch (docs/perf/log.md, "tex3"). A deleted name that a new
+    // texture took again is not seen; the contract keeps bound textures
+    // alive (docs/gpu_io.md, "Lifetime").
+    if (facts_.immutable) return gl::CheckTextureExists(params_.texture, what_);
     TFG_ASSIGN_OR_RETURN(gl::TextureFacts now,
                          gl::CheckTexture(params_.texture, shape_.w, shape_.h, output_, what_));
     if (output_ && now.internal_format != facts_.internal_format) {

@@ -8,12 +8,15 @@
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "delegate/graph/node_checks.h"
 #include "delegate/abi/tflite_builtin.h"
+#include "egl/context_identity.h"
 #include "egl/egl_environment.h"
 #include "egl/gl_objects.h"
 #include "gpu_test_util.h"
@@ -240,6 +243,59 @@ TEST(EnvironmentContract, TakesOverFromAnotherTfliteGlesContext) {
     EXPECT_EQ(eglGetCurrentContext(), (*second)->context());
   }
   EXPECT_EQ(egl::GlEnvironment::LiveOwnedContexts(), contexts);
+  EXPECT_TRUE(first.EnsureCurrent().ok());
+}
+
+// A GL object is deleted only in the context it was made in, made current
+// for the teardown and the caller's restored; a context that reuses a
+// destroyed one's handle keeps its objects (egl/context_identity.h; NVIDIA
+// handed a destroyed context's handle to the next one, session 9).
+TEST(EnvironmentContract, TeardownDeletesOnlyInTheObjectsOwnContext) {
+  const egl::GlEnvironment& first = TestEnvironment();
+  ASSERT_TRUE(first.EnsureCurrent().ok());
+  auto a = egl::GlEnvironment::Acquire(egl::DisplayPlatform::kAuto);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  auto identity_a = gl::ContextIdentity::OfCurrent();
+  ASSERT_TRUE(identity_a.ok()) << identity_a.status().message();
+  auto in_a = gl::Buffer::Create(64, nullptr, GL_STATIC_DRAW);
+  ASSERT_TRUE(in_a.ok()) << in_a.status().message();
+  const GLuint name_in_a = in_a->id();
+  auto b = egl::GlEnvironment::Acquire(egl::DisplayPlatform::kAuto);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  ASSERT_EQ(eglGetCurrentContext(), (*b)->context());
+  // B's own buffers, up to the names A's witness and buffer have there.
+  std::vector<gl::Buffer> in_b;
+  while (in_b.empty() || in_b.back().id() < std::max(name_in_a, (*identity_a)->witness())) {
+    auto made = gl::Buffer::Create(32, nullptr, GL_STATIC_DRAW);
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    in_b.push_back(std::move(*made));
+  }
+  {
+    // B under A's handle, as after the driver reused it: not A.
+    auto reused = gl::ContextIdentity::ClaimingForTesting(**identity_a, (*b)->context());
+    EXPECT_FALSE(reused->IsCurrent());
+    gl::ScopedTeardown teardown(reused.get(), "a test's objects");
+    EXPECT_FALSE(teardown.deletes());
+    in_b.clear();  // made in B: nothing may be deleted now
+  }
+  for (GLuint name = 1; name <= name_in_a; ++name) {
+    EXPECT_TRUE(glIsBuffer(name)) << "B's buffer " << name << " was deleted";
+  }
+  EXPECT_FALSE((*identity_a)->IsCurrent());
+  {
+    // A's teardown from B: A made current, its buffer deleted, B back.
+    gl::ScopedTeardown teardown(identity_a->get(), "a test's objects");
+    EXPECT_TRUE(teardown.deletes());
+    EXPECT_EQ(eglGetCurrentContext(), (*a)->context());
+    *in_a = gl::Buffer();
+    EXPECT_FALSE(glIsBuffer(name_in_a));
+  }
+  EXPECT_EQ(eglGetCurrentContext(), (*b)->context());
+  EXPECT_TRUE(glIsBuffer(name_in_a)) << "B's buffer of the same name was deleted";
+  ASSERT_TRUE((*a)->EnsureCurrent().ok());
+  identity_a->reset();
+  b->reset();
+  a->reset();
   EXPECT_TRUE(first.EnsureCurrent().ok());
 }
 

@@ -3,7 +3,8 @@
 every runtime path an input texture can land on: the upload conversion
 replaced by one texture -> tensor dispatch (llvmpipe's default), the tensor
 written directly (direct transfers), the first convolution sampling the
-texture itself (fused upload, NVIDIA's default), and SSBO reads. Each runs
+texture itself (fused upload, NVIDIA's default), SSBO reads, tensors in
+RGBA textures, and the profile through GPU timer queries (NVIDIA's). Each runs
 several invokes with changing textures of odd sizes, texture in and texture
 out with no host copy, against the TFLite CPU kernels and the copy path of
 the same delegate (fp32 rel. L2 <= 1e-5, fp16 <= 5e-3), and its profile
@@ -42,6 +43,17 @@ PATHS = {  # name: (environment switches, delegate options)
     "minimum_staged": (STAGED, {"device_profile": "gles31-minimum"}),
     "minimum_fused": (dict(STAGED, TFLITE_GLES_FUSE_UPLOAD="1"),
                       {"device_profile": "gles31-minimum"}),
+    # The profile through GPU timer queries, as NVIDIA's: it listed the
+    # readback conversion a bound output texture skips (H100, session 9).
+    "timer_staged": (dict(STAGED, TFLITE_GLES_X_TIMER_QUERIES="1"), {}),
+    # NVIDIA's choices together: SSBO storage, the fused upload, copy
+    # threads, timer-query profiling.
+    "nvidia_like": (dict(STAGED, TFLITE_GLES_FUSE_UPLOAD="1", TFLITE_GLES_X_TIMER_QUERIES="1",
+                         TFLITE_GLES_X_COPY_THREADS="2"), {"storage": "ssbo"}),
+    # Tensors kept in RGBA textures (storage=rgba_texture): the tensor side
+    # of each in-place dispatch is an image or a sampler, not a buffer.
+    "rgba_staged": (STAGED, {"storage": "rgba_texture"}),
+    "rgba_fused": (dict(STAGED, TFLITE_GLES_FUSE_UPLOAD="1"), {"storage": "rgba_texture"}),
 }
 
 
@@ -57,6 +69,10 @@ CASES = [
     ("ssbo_reads", False, "rgba8", (0, 1, 2), 3, "rgba32f"),
     ("minimum_staged", False, "rgba8", (0, 1, 2, 3), 1, "rgba32f"),
     ("minimum_fused", True, "rgba16f", (0, 1, 2), 2, "rgba32f"),
+    ("timer_staged", False, "rgba8", (0, 1, 2), 2, "rgba32f"),
+    ("nvidia_like", True, "rgba8", (0, 1, 2), 1, "rgba16f"),
+    ("rgba_staged", False, "rgba16f", (0, 1, 2, 3), 3, "rgba32f"),
+    ("rgba_fused", True, "rgba8", (2, 1, 0), 4, "rgba16f"),
 ]
 
 
@@ -109,7 +125,7 @@ def test_texture_in_and_out_in_place_match_the_cpu_and_the_copy_path(
     # and written by the partition's own dispatches.
     labels = [(entry["label"], entry["shader"]) for entry in profile(delegate)]
     assert all(shader != "layout_convert" for _, shader in labels), labels
-    if path in ("fused_upload", "ssbo_reads", "minimum_fused"):
+    if path in ("fused_upload", "ssbo_reads", "minimum_fused", "nvidia_like", "rgba_fused"):
         assert any("reads the bound texture" in label for label, _ in labels), labels
     # Unbound, the partition's own reads and conversions come back.
     gpu_textures.unbind_texture(delegate, input_index(interp))
