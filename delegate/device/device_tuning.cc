@@ -187,6 +187,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.conv_k_split, &device->conv_k_split);
   Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
   if (!o.conv_tile.empty()) device->conv_tile_override = o.conv_tile;
+  // Off until measured (docs/perf/log.md, "llvm, session 10").
+  device->conv_k_unroll = false;
+  Apply(o.conv_unroll, &device->conv_k_unroll);
   Apply(o.report_phases, &device->report_phases);
   Apply(o.report_timeline, &device->report_timeline);
   Apply(o.fuse_norm_stats, &device->fuse_norm_stats);

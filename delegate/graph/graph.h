@@ -200,6 +200,9 @@ struct DeviceProfile {
   // convolutions on maps of >= 128 pixels, in place of ChooseGemmTile's
   // (sweeps on llvmpipe; TFLITE_GLES_X_CONV_TILE). Empty: the chosen one.
   std::string conv_tile_override;
+  // conv2d.comp's 1x1 / FC loop takes two depth steps per iteration
+  // (K_UNROLL=2). Set by TuneForDevice; TFLITE_GLES_X_CONV_UNROLL=0/1.
+  bool conv_k_unroll = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

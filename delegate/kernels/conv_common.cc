@@ -285,6 +285,7 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   d["ROW_PIXELS"] = std::to_string(gemm ? gemm->row_pixels : 0);
   d["DEPTH_STEPS"] = std::to_string(gemm ? gemm->depth_steps : 0);
   d["DEPTH_STRIDE"] = std::to_string(gemm ? gemm->depth_stride : 0);
+  if (gemm && builder.device().conv_k_unroll) d["K_UNROLL"] = "2";
   if (!gemm) {
     d["GENERIC"] = "";
     if (in_shape.slices() == 1) d["ONE_INPUT_SLICE"] = "";
