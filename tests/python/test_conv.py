@@ -192,6 +192,18 @@ def test_dilated_depthwise_with_and_without_the_window_reuse(monkeypatch, reuse)
     assert_close(gpu, cpu)
 
 
+@pytest.mark.parametrize("in_c", [20, 24])
+def test_pointwise_with_two_depth_steps_per_iteration(monkeypatch, in_c):
+    """conv2d.comp's K_UNROLL=2 (TFLITE_GLES_X_CONV_UNROLL=1, off by
+    default): an odd (5) and an even (6) number of depth steps."""
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UNROLL", "1")
+    in_shape = [1, 13, 12, in_c]
+    model = conv_model("CONV_2D", in_shape, [10, 1, 1, in_c], window(activation="RELU"))
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=6), {})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu)
+
+
 # (input shape, outputs, keep_num_dims, bias)
 FC_CASES = [
     ([2, 13], 5, False, True),
