@@ -65,6 +65,9 @@
 // outnumber its FMAs; splitting the sum gives both a register tile and
 // enough invocations (docs/perf/log.md, "perf, session 9").
 //
+// K_UNROLL=2 (1x1 / FC path; DeviceProfile::conv_k_unroll): two depth steps
+// per loop iteration.
+//
 // Shapes are uniforms (egl/shader_source.h), so every layer with the same
 // tile, window and activation runs one program; the tile, window, stride
 // and dilation stay compile-time constants, which the unrolled inner loops
@@ -79,7 +82,7 @@
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=2
 // @const KERNEL_H=3 KERNEL_W=3 STRIDE_H=1 STRIDE_W=1 DILATION_H=1
-// @const DILATION_W=1
+// @const DILATION_W=1 K_UNROLL=1
 // @uniform ROWS=16 SLICE_GROUPS=1 IN_S=2 IN_HW=16 IN_H=4 IN_W=4 OUT_S=2
 // @uniform OUT_C=8 OUT_HW=16 OUT_W=4 ROW_PIXELS=16 DEPTH_STEPS=2
 // @uniform DEPTH_STRIDE=16 PAD_TOP=1 PAD_LEFT=1
@@ -277,8 +280,45 @@ void main() {
   int depth_steps = DEPTH_STEPS;
   int depth_stride = DEPTH_STRIDE;
   int w_index = group * depth_steps * TILE_SLICES * 4;
+  int first_step = 0;
+#if defined(K_UNROLL)
+#if K_UNROLL == 2
+  // Two depth steps per iteration (llvmpipe): each accumulator is written
+  // once per 8 FMAs instead of 4. llvmpipe keeps loop-carried values in
+  // memory behind the execution mask (a load, a blend and a store per
+  // write), which caps a rolled loop near half its FMA rate
+  // (../shared/research/llvmpipe.md); the odd step runs in the loop below.
+  for (; first_step + 1 < depth_steps; first_step += 2) {
+    vec4 xa[TILE_ROWS];
+    vec4 xb[TILE_ROWS];
+    for (int p = 0; p < TILE_ROWS; ++p) {
+      xa[p] = load_input(base[p]);
+      xb[p] = load_input(base[p] + depth_stride);
+      base[p] += 2 * depth_stride;
+    }
+    for (int o = 0; o < TILE_SLICES; ++o) {
+      int wa = w_index + o * 4;
+      int wb = wa + TILE_SLICES * 4;
+      vec4 a0 = LOAD(weights, wa);
+      vec4 a1 = LOAD(weights, wa + 1);
+      vec4 a2 = LOAD(weights, wa + 2);
+      vec4 a3 = LOAD(weights, wa + 3);
+      vec4 b0 = LOAD(weights, wb);
+      vec4 b1 = LOAD(weights, wb + 1);
+      vec4 b2 = LOAD(weights, wb + 2);
+      vec4 b3 = LOAD(weights, wb + 3);
+      for (int p = 0; p < TILE_ROWS; ++p) {
+        acc[p * TILE_SLICES + o] += a0 * xa[p].x + a1 * xa[p].y + a2 * xa[p].z +
+                                    a3 * xa[p].w + b0 * xb[p].x + b1 * xb[p].y +
+                                    b2 * xb[p].z + b3 * xb[p].w;
+      }
+    }
+    w_index += 2 * TILE_SLICES * 4;
+  }
+#endif
+#endif
   {
-    for (int s = 0; s < depth_steps; ++s) {
+    for (int s = first_step; s < depth_steps; ++s) {
       vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
         x[p] = load_input(base[p]);

@@ -8,6 +8,11 @@
 // once and feeds every output of the block that reads it, so a loaded vec4
 // serves up to 9 FMAs instead of 1 (llvmpipe pays per load, not per FMA;
 // ../shared/research/llvmpipe.md). The 9 weights stay in registers.
+// With DILATION_H/W > 1 in FAST_3X3 (stride 1; the kernel defines them only
+// then): a block is BLOCK_W x BLOCK_H outputs DILATION apart, which read
+// input columns and rows DILATION apart too, so the same window slides over
+// them (atrous layers, e.g. DeepLab's, keep the reuse; block x index = phase
+// + DILATION_W * block within that phase, likewise y).
 // Otherwise (any window, dilation, multiplier) each output gathers its taps;
 // with MULTIPLIER > 1 output channel c reads input channel c / MULTIPLIER,
 // so each lane comes from its own input vec4.
@@ -82,8 +87,20 @@ void main() {
   int b = image_block.x;
   int by = block_yx.x;
   int bx = block_yx.y;
-  int y0 = by * BLOCK_H * STRIDE_H - PAD_TOP;  // input row of output row 0
-  int x0 = bx * BLOCK_W * STRIDE_W - PAD_LEFT;
+#if defined(FAST_3X3) && defined(DILATION_W)
+#define FAST_DH DILATION_H
+#define FAST_DW DILATION_W
+  // Output (row, column) of the block's first output: phase + block * span.
+  int first_y = by % FAST_DH + (by / FAST_DH) * BLOCK_H * FAST_DH;
+  int first_x = bx % FAST_DW + (bx / FAST_DW) * BLOCK_W * FAST_DW;
+#else
+#define FAST_DH 1
+#define FAST_DW 1
+  int first_y = by * BLOCK_H;
+  int first_x = bx * BLOCK_W;
+#endif
+  int y0 = first_y * STRIDE_H - PAD_TOP;  // input row of output row 0
+  int x0 = first_x * STRIDE_W - PAD_LEFT;
 
   vec4 bias_value = LOAD(bias, slice);
 
@@ -103,15 +120,16 @@ void main() {
   int in_w = IN_W;
   int in_h = IN_H;
   int out_w = OUT_W;
-  int rows_left = OUT_H - by * BLOCK_H;  // output rows of this block
-  int columns_left = out_w - bx * BLOCK_W;
+  // Output rows / columns of this block (FAST_DH / FAST_DW apart).
+  int rows_left = (OUT_H - first_y + FAST_DH - 1) / FAST_DH;
+  int columns_left = (out_w - first_x + FAST_DW - 1) / FAST_DW;
   int plane = (b * IN_S + slice) * IN_HW + x0;  // input (y0, x0) is plane + y0 * in_w
-  int out_index = ((b * OUT_S + slice) * OUT_H + by * BLOCK_H) * out_w + bx * BLOCK_W;
+  int out_index = ((b * OUT_S + slice) * OUT_H + first_y) * out_w + first_x;
   // zero_padded()'s lane mask, computed once for all stores.
   bvec4 live_lanes = lessThan(ivec4(slice * 4) + ivec4(0, 1, 2, 3), ivec4(OUT_C));
   bool column_inside[FOOT_W];
   for (int c = 0; c < FOOT_W; ++c) {
-    column_inside[c] = x0 + c >= 0 && x0 + c < in_w;
+    column_inside[c] = x0 + c * FAST_DW >= 0 && x0 + c * FAST_DW < in_w;
   }
   vec4 row0[FOOT_W];
   vec4 row1[FOOT_W];
@@ -122,20 +140,20 @@ void main() {
     int row_start = plane + (y) * in_w;                               \
     for (int c = 0; c < FOOT_W; ++c) {                                \
       bool inside = row_inside && column_inside[c];                   \
-      row[c] = inside ? LOAD(in0, inside ? row_start + c : 0) : vec4(0.0); \
+      row[c] = inside ? LOAD(in0, inside ? row_start + c * FAST_DW : 0) : vec4(0.0); \
     }                                                                 \
   }
   LOAD_ROW(row0, y0);
 #if STRIDE_H == 1
-  LOAD_ROW(row1, y0 + 1);
+  LOAD_ROW(row1, y0 + FAST_DH);
 #endif
   for (int oy = 0; oy < BLOCK_H; ++oy) {
     if (oy >= rows_left) break;
-    int top = y0 + oy * STRIDE_H;
+    int top = y0 + oy * STRIDE_H * FAST_DH;
 #if STRIDE_H != 1
     LOAD_ROW(row1, top + 1);
 #endif
-    LOAD_ROW(row2, top + 2);
+    LOAD_ROW(row2, top + 2 * FAST_DH);
     for (int ox = 0; ox < BLOCK_W; ++ox) {
       vec4 sum = bias_value;
       for (int kx = 0; kx < 3; ++kx) {
@@ -144,12 +162,12 @@ void main() {
                row2[ox * STRIDE_W + kx] * w[6 + kx];
       }
       if (ox < columns_left) {
-        int index = out_index + ox;
+        int index = out_index + ox * FAST_DW;
         STORE(out0, index,
               mix(vec4(0.0), EPILOGUE(activate(sum), index, slice), live_lanes));
       }
     }
-    out_index += out_w;
+    out_index += out_w * FAST_DH;
 #if STRIDE_H == 1
     for (int c = 0; c < FOOT_W; ++c) {
       row0[c] = row1[c];

@@ -178,7 +178,18 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // llvmpipe runs a workgroup on one core: splitting only adds a barrier.
   device->conv_k_split = !device->gpu->IsLlvmpipe();
   Apply(o.min_invocations, &device->min_invocations);
+  // Dilated 3x3 depthwise layers (DeepLab's atrous blocks) with the 3x3
+  // path's input reuse, over outputs a dilation apart, instead of one fetch
+  // per tap and output: llvmpipe pays per fetch (docs/perf/log.md, "llvm,
+  // session 10"). Other GPUs keep the gather until measured (NVIDIA fuses
+  // these layers into gemm.comp anyway).
+  device->dilated_depthwise_reuse = device->gpu->IsLlvmpipe();
   Apply(o.conv_k_split, &device->conv_k_split);
+  Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
+  if (!o.conv_tile.empty()) device->conv_tile_override = o.conv_tile;
+  // Off until measured (docs/perf/log.md, "llvm, session 10").
+  device->conv_k_unroll = false;
+  Apply(o.conv_unroll, &device->conv_k_unroll);
   Apply(o.report_phases, &device->report_phases);
   Apply(o.report_timeline, &device->report_timeline);
   // Mesa llvmpipe offers GL_EXT_disjoint_timer_query but answers 1 ns for

@@ -191,6 +191,18 @@ struct DeviceProfile {
   // (shaders/conv2d.comp K_SPLIT). Set by TuneForDevice;
   // TFLITE_GLES_X_CONV_KSPLIT=0/1.
   bool conv_k_split = false;
+  // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across
+  // a block of outputs a dilation apart (shaders/depthwise_conv2d.comp)
+  // instead of gathering every tap. Set by TuneForDevice;
+  // TFLITE_GLES_X_DILATED_DW_REUSE=0/1.
+  bool dilated_depthwise_reuse = false;
+  // "ROWS,SLICES" ('/' for ','): conv2d.comp's register tile for 1x1
+  // convolutions on maps of >= 128 pixels, in place of ChooseGemmTile's
+  // (sweeps on llvmpipe; TFLITE_GLES_X_CONV_TILE). Empty: the chosen one.
+  std::string conv_tile_override;
+  // conv2d.comp's 1x1 / FC loop takes two depth steps per iteration
+  // (K_UNROLL=2). Set by TuneForDevice; TFLITE_GLES_X_CONV_UNROLL=0/1.
+  bool conv_k_unroll = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

@@ -1,6 +1,7 @@
 #include "delegate/kernels/conv_common.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "delegate/graph/quantization.h"
 #include "delegate/kernels/common.h"
@@ -225,6 +226,20 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   const int depth_steps = gemm ? gemm->depth_steps : in_shape.slices();
   GemmTile tile = ChooseGemmTile(rows, out_shape.slices(), depth_steps,
                                  builder.device().min_invocations);
+  const std::string& forced = builder.device().conv_tile_override;
+  if (gemm && rows >= 128 && !forced.empty()) {
+    // "ROWS,SLICES" (or '/'): a sweep's tile; a bad value declines the node.
+    int forced_rows = 0, forced_slices = 0;
+    char separator = 0;
+    if (std::sscanf(forced.c_str(), "%d%c%d", &forced_rows, &separator, &forced_slices) != 3 ||
+        (separator != ',' && separator != '/') || forced_rows < 1 || forced_rows > 16 ||
+        forced_slices < 1 || forced_slices > 8) {
+      return Status::Error("TFLITE_GLES_X_CONV_TILE='" + forced + "' is not ROWS,SLICES");
+    }
+    tile.rows = forced_rows;
+    tile.slices = std::min(forced_slices, out_shape.slices());
+    tile.slices_on_x = false;
+  }
   // The sum split across a workgroup's z (conv2d.comp K_SPLIT): general
   // convolutions with a long sum (>= 32 tap x slice steps, 8 or more each:
   // at 18 steps a 384->192 layer ran 23 -> 31 µs on an H100, at 36 and up
@@ -270,6 +285,7 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   d["ROW_PIXELS"] = std::to_string(gemm ? gemm->row_pixels : 0);
   d["DEPTH_STEPS"] = std::to_string(gemm ? gemm->depth_steps : 0);
   d["DEPTH_STRIDE"] = std::to_string(gemm ? gemm->depth_stride : 0);
+  if (gemm && builder.device().conv_k_unroll) d["K_UNROLL"] = "2";
   if (!gemm) {
     d["GENERIC"] = "";
     if (in_shape.slices() == 1) d["ONE_INPUT_SLICE"] = "";

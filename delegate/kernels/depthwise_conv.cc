@@ -89,15 +89,32 @@ Status BuildDepthwise(const NodeView& node, GraphBuilder& builder) {
     TFG_ASSIGN_OR_RETURN(bias, builder.graph().ConstantFloats(node.input_index(2)));
   }
 
+  const int dilation_h = params->dilation_height_factor;
+  const int dilation_w = params->dilation_width_factor;
+  const bool dilated = dilation_h > 1 || dilation_w > 1;
+  // Dilated 3x3 windows at stride 1 slide over outputs a dilation apart
+  // (depthwise_conv2d.comp) where the device asks for it
+  // (DeviceProfile::dilated_depthwise_reuse); otherwise they gather.
   const bool fast = kernel_h == 3 && kernel_w == 3 && multiplier == 1 &&
-                    params->dilation_height_factor == 1 &&
-                    params->dilation_width_factor == 1 &&
-                    params->stride_height <= 2;
+                    params->stride_height <= 2 &&
+                    (!dilated || (builder.device().dilated_depthwise_reuse &&
+                                  params->stride_height == 1 &&
+                                  params->stride_width == 1));
+  // A dilated block covers outputs `dilation` apart: it is chosen for the
+  // lattice of one phase (every dilation-th row and column), and each
+  // phase has its own blocks.
+  Shape4 lattice = out_shape;
+  if (fast && dilated) {
+    lattice.h = (out_shape.h + dilation_h - 1) / dilation_h;
+    lattice.w = (out_shape.w + dilation_w - 1) / dilation_w;
+  }
   const kernels::DepthwiseBlock block =
-      kernels::ChooseDepthwiseBlock(out_shape, params->stride_width, fast,
+      kernels::ChooseDepthwiseBlock(lattice, params->stride_width, fast,
                                     builder.device().min_invocations);
-  const int blocks_x = (out_shape.w + block.width - 1) / block.width;
-  const int blocks_y = (out_shape.h + block.height - 1) / block.height;
+  const int phases_h = fast && dilated ? dilation_h : 1;
+  const int phases_w = fast && dilated ? dilation_w : 1;
+  const int blocks_x = phases_w * ((lattice.w + block.width - 1) / block.width);
+  const int blocks_y = phases_h * ((lattice.h + block.height - 1) / block.height);
   const int blocks = out_shape.b * blocks_x * blocks_y;
 
   Dispatch dispatch;
@@ -129,6 +146,10 @@ Status BuildDepthwise(const NodeView& node, GraphBuilder& builder) {
   d["PAD_LEFT"] = std::to_string(kernels::ConvPaddingBefore(
       params->padding, in_shape.w, kernel_w, params->stride_width,
       params->dilation_width_factor, out_shape.w));
+  if (fast && dilated) {
+    d["DILATION_H"] = std::to_string(dilation_h);
+    d["DILATION_W"] = std::to_string(dilation_w);
+  }
   if (!fast) {
     d["KERNEL_H"] = std::to_string(kernel_h);
     d["KERNEL_W"] = std::to_string(kernel_w);
@@ -180,8 +201,9 @@ void RegisterDepthwiseConvKernels(KernelRegistry& registry) {
       {"depthwise_conv", CheckDepthwise, BuildDepthwise,
        "Any window, stride, dilation, depth multiplier and SAME/VALID "
        "padding, fused NONE/RELU/RELU6/RELU_N1_TO_1; 3x3 windows of "
-       "multiplier 1 (stride <= 2, no dilation) reuse each loaded input "
-       "across an output block; constant 1xHxWxC weights, optional bias.",
+       "multiplier 1 (stride <= 2, no dilation; on devices that ask for it "
+       "also dilated at stride 1) reuse each loaded input across an output "
+       "block; constant 1xHxWxC weights, optional bias.",
        "filters that are not 1xHxWxC or channels that do not match the "
        "depth multiplier; non-constant weights or bias; fused TANH/SIGMOID; "
        "windows over the per-invocation loop budget; output shapes that do "

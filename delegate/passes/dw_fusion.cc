@@ -201,8 +201,10 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     const bool fast = dw.count("FAST_3X3") > 0;
     d["DW_KH"] = fast ? "3" : dw.at("KERNEL_H");
     d["DW_KW"] = fast ? "3" : dw.at("KERNEL_W");
-    d["DW_DIL_H"] = fast ? "1" : dw.at("DILATION_H");
-    d["DW_DIL_W"] = fast ? "1" : dw.at("DILATION_W");
+    // FAST_3X3 defines its dilation only where it is > 1 (dilated layers
+    // sliding over a dilation's phases, DeviceProfile::dilated_depthwise_reuse).
+    d["DW_DIL_H"] = dw.count("DILATION_H") ? dw.at("DILATION_H") : "1";
+    d["DW_DIL_W"] = dw.count("DILATION_W") ? dw.at("DILATION_W") : "1";
     gemm.inputs[0] = dw_in;
     gemm.inputs.push_back(depthwise.inputs[1]);  // [slice][tap] weights
     gemm.inputs.push_back(depthwise.inputs[2]);  // bias

@@ -154,6 +154,11 @@ DEPTHWISE_CASES = [
     ([1, 13, 12, 5], 1, 3, window("VALID", stride=2)),
     ([1, 6, 7, 3], 2, 3, window(activation="RELU")),
     ([1, 9, 8, 8], 1, 3, window(dilation=2)),
+    # Dilated 3x3 at stride 1 slide over outputs a dilation apart on
+    # llvmpipe: phases with tails, batch 2, VALID, unequal dilations.
+    ([2, 17, 19, 12], 1, 3, window(dilation=4, activation="RELU6")),
+    ([1, 15, 14, 5], 1, 3, window("VALID", dilation=2)),
+    ([1, 16, 13, 4], 1, 3, dict(window(), dilation_h_factor=3, dilation_w_factor=2)),
     ([1, 8, 9, 13], 1, 5, window()),
     ([1, 1, 1, 13], 1, 3, window()),
 ]
@@ -171,6 +176,32 @@ def test_depthwise_conv2d(in_shape, multiplier, kernel, options, fp16):
                                       {"precision_loss_allowed": fp16})
     assert_fully_delegated(stats)
     assert_close(gpu, cpu, fp16)
+
+
+@pytest.mark.parametrize("reuse", ["0", "1"])
+def test_dilated_depthwise_with_and_without_the_window_reuse(monkeypatch, reuse):
+    """Both paths of dilated 3x3 layers on every device: the gather (the
+    default off llvmpipe) and the sliding window over a dilation's phases
+    (the default on llvmpipe), on a DeepLab-like 33x33 map."""
+    monkeypatch.setenv("TFLITE_GLES_X_DILATED_DW_REUSE", reuse)
+    in_shape = [1, 33, 33, 20]
+    options = dict(window(dilation=2, activation="RELU6"), depth_multiplier=1)
+    model = conv_model("DEPTHWISE_CONV_2D", in_shape, [1, 3, 3, 20], options, version=2)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=4), {})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu)
+
+
+@pytest.mark.parametrize("in_c", [20, 24])
+def test_pointwise_with_two_depth_steps_per_iteration(monkeypatch, in_c):
+    """conv2d.comp's K_UNROLL=2 (TFLITE_GLES_X_CONV_UNROLL=1, off by
+    default): an odd (5) and an even (6) number of depth steps."""
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UNROLL", "1")
+    in_shape = [1, 13, 12, in_c]
+    model = conv_model("CONV_2D", in_shape, [10, 1, 1, in_c], window(activation="RELU"))
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=6), {})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu)
 
 
 # (input shape, outputs, keep_num_dims, bias)
