@@ -3,6 +3,8 @@ source tree (no GPU, well under a second):
 
   * every source file stays under 600 lines (split along a seam that
     explains itself when one grows past it);
+  * every delegate option key (delegate/options.cc) is named in README's
+    options paragraph and in the message that lists them on a bad key;
   * the developer switches: every TFLITE_GLES_* variable the library reads
     (the one getenv table in delegate/device/developer_overrides.cc, plus the
     two that egl/ reads itself) has a row in docs/developer_overrides.md, and
@@ -83,3 +85,22 @@ def test_switches_are_read_only_in_the_table():
     escaped = [f"{p}: {n}" for n, paths in variables_read_by_the_library().items()
                for p in sorted(paths - allowed)]
     assert not escaped, escaped
+
+
+def test_every_option_key_is_documented():
+    code = (REPO / "delegate" / "options.cc").read_text()
+    parser = code[code.index("StatusOr<Options> OptionsFromKeyValues"):]
+    keys = set(re.findall(r'key == "([a-z0-9_]+)"', parser))
+    assert {"storage", "egl_device", "quantization_simulator"} <= keys, keys
+    readme = (REPO / "README.md").read_text()
+    paragraph = readme[readme.index("Options (key/value strings"):
+                       readme.index("An unknown key or bad value is refused")]
+    named = set(re.findall(r"`([a-z0-9_]+)`", paragraph))
+    # `inference_priority1..3` names three keys.
+    named |= {f"inference_priority{i}" for i in (1, 2, 3)
+              if "`inference_priority1..3`" in paragraph}
+    assert not keys - named, f"option keys missing from README: {sorted(keys - named)}"
+    describe = code[code.index("std::string DescribeOptionKeys()"):
+                    code.index("StatusOr<Options> OptionsFromKeyValues")]
+    missing = sorted(k for k in keys if not re.search(rf"\b{k}\b", describe))
+    assert not missing, f"option keys missing from DescribeOptionKeys: {missing}"
