@@ -4,7 +4,8 @@ source tree (no GPU, well under a second):
   * every source file stays under 600 lines (split along a seam that
     explains itself when one grows past it);
   * every delegate option key (delegate/options.cc) is named in README's
-    options paragraph and in the message that lists them on a bad key;
+    options paragraph and in the message that lists them on a bad key, and
+    every function of the C API is named in README.md or docs/;
   * the developer switches: every TFLITE_GLES_* variable the library reads
     (the one getenv table in delegate/device/developer_overrides.cc, plus the
     two that egl/ reads itself) has a row in docs/developer_overrides.md, and
@@ -104,3 +105,14 @@ def test_every_option_key_is_documented():
                     code.index("StatusOr<Options> OptionsFromKeyValues")]
     missing = sorted(k for k in keys if not re.search(rf"\b{k}\b", describe))
     assert not missing, f"option keys missing from DescribeOptionKeys: {missing}"
+
+
+def test_every_c_api_function_is_documented():
+    header = (REPO / "delegate" / "include" / "tflite_gles" / "delegate.h").read_text()
+    functions = set(re.findall(r"^[A-Za-z].*?\b(TfLiteGles[A-Za-z0-9]*)\(", header,
+                               re.MULTILINE))
+    assert {"TfLiteGlesDelegateCreate", "TfLiteGlesDelegateBindInputTexture"} <= functions
+    docs = (REPO / "README.md").read_text() + "".join(
+        p.read_text() for p in sorted((REPO / "docs").glob("*.md")))
+    missing = sorted(f for f in functions if not re.search(rf"\b{f}\b", docs))
+    assert not missing, f"C API functions named nowhere in README.md or docs/: {missing}"
