@@ -10,7 +10,7 @@ tensor, for N = 1 and N = 32, under each variant of delegate options.
 
     python3 bench/dispatch_floor.py --variant base: --variant ssbo:storage=ssbo
 
-Variants are written as for bench/options_ab.py (NAME:KEY=VALUE,...;
+Variants are written as in bench/variants.py (NAME:KEY=VALUE,...;
 env.NAME=VALUE sets an environment variable while the delegate is created).
 Timings are wall time of set_tensor + invoke + get_tensor, median of about
 --iterations invokes per case, run in blocks of 20 after a context switch.
@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO / "tools"))
 sys.path.insert(0, str(REPO / "bench"))
 
 import gles_testing as gt  # noqa: E402
-from options_ab import parse_variant, variant_interpreter  # noqa: E402
+from variants import parse_variant, variant_interpreter  # noqa: E402
 from tflite_builder import ModelBuilder  # noqa: E402
 
 

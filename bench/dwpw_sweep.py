@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from options_ab import environment  # noqa: E402
+from variants import environment  # noqa: E402
 from profile import collect  # noqa: E402
 
 

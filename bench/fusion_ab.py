@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "tests" / "python"))
 sys.path.insert(0, str(REPO / "bench"))
 
 import gles_testing as gt  # noqa: E402
-from options_ab import timed  # noqa: E402
+from variants import timed  # noqa: E402
 
 NO_FUSION = 2  # TFLITE_GLES_EXPERIMENTAL_NO_FUSION
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where an invoke's wall time goes from Python's side: set_tensor, invoke
-and get_tensor timed apart, per delegate variant (bench/options_ab.py's
+and get_tensor timed apart, per delegate variant (bench/variants.py's
 NAME:KEY=VALUE syntax), in alternating blocks of 20 in one process.
 
     TFLITE_GLES_X_TIMELINE=1 python3 bench/wall_split.py --model M.tflite \\
@@ -20,14 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "python"))
-sys.path.insert(0, str(REPO / "bench"))
-
-import gles_testing as gt  # noqa: E402
-from options_ab import parse_variant, variant_interpreter  # noqa: E402
+import variants  # noqa: E402
+from variants import gt  # noqa: E402
 
 
 def split(interp, inputs) -> tuple[float, float, float]:
@@ -45,26 +41,13 @@ def split(interp, inputs) -> tuple[float, float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--variant", action="append", required=True)
-    parser.add_argument("--iterations", type=int, default=200)
+    variants.add_arguments(parser)
     args = parser.parse_args()
-    runs = []
-    for text in args.variant:
-        name, options, env = parse_variant(text)
-        delegate, interp = variant_interpreter(args.model, options, env)
-        runs.append({"name": name, "delegate": delegate, "interp": interp, "t": []})
-    rng = np.random.default_rng(1)
-    details = runs[0]["interp"].get_input_details()
-    inputs = [rng.uniform(-1, 1, d["shape"]).astype(d["dtype"]) for d in details]
-    for _ in range(5):
-        for run in runs:
-            split(run["interp"], inputs)
-    for _ in range(max(1, args.iterations // 20)):
-        for run in runs:
-            split(run["interp"], inputs)
-            for _ in range(20):
-                run["t"].append(split(run["interp"], inputs))
+    runs = variants.load(args.model, args.variant)
+    inputs = variants.random_inputs(runs[0]["interp"])
+    variants.alternate(runs, inputs, split, args.iterations)
+    for run in runs:
+        run["t"] = run["samples"]
     print(f"{Path(args.model).name}, {len(runs[0]['t'])} invokes per variant, medians in ms")
     print("| variant | set_tensor | invoke | get_tensor | sum | dispatches |")
     print("|---|---|---|---|---|---|")

@@ -106,6 +106,11 @@ class GlesDelegate {
   Status AcquireEnvironment(const DeveloperOverrides& overrides);
   // Reports an error through TFLite and remembers it for LastError().
   void Report(abi::Context* context, const std::string& message);
+  // The INFO lines of a Prepare (options_.log_info; delegate_stats.cc):
+  // what ran where, quantized-model counts, and what the serialization
+  // cache did since `programs_before` / `data_before`.
+  void LogPrepareInfo(const ProgramCacheCounts& programs_before,
+                      const ModelDataCounts& data_before) const;
 
   abi::Delegate delegate_{};
   Options options_;

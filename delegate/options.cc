@@ -232,7 +232,7 @@ StatusOr<Options> OptionsFromCV2(const TfLiteGlesDelegateOptionsV2& c) {
 }
 
 std::string DescribeOptionKeys() {
-  return "precision_loss_allowed: true|false; "
+  return "precision_loss_allowed (or allow_fp16): true|false; "
          "inference_preference: " + Choices(kPreferences) + "; " +
          "inference_priority1, inference_priority2, inference_priority3: " +
          Choices(kPriorities) + "; " +
