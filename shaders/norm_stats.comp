@@ -22,11 +22,13 @@
 // dispatch writes scale = rstd * gamma and shift = beta - mean * scale,
 // in the graph's own order of operations. Bindings: 0 = mean, 1 = scale,
 // 2 = shift, 3 = x, 4 = gamma, 5 = beta (six: the caller checks the
-// device allows that many).
+// device allows that many). GAMMA_BASE / BETA_BASE: where gamma's and
+// beta's vec4s start in their buffers (0, or a slice of the tensor that
+// several GEMMs computed in one dispatch, delegate/passes/gemm_batching.h).
 //
 // @axis - AFFINE
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 EPS=1e-5
-// @uniform PIXELS=16 SLICES=1 CHANNELS=4 GROUPS=1
+// @uniform PIXELS=16 SLICES=1 CHANNELS=4 GROUPS=1 GAMMA_BASE=0 BETA_BASE=0
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -104,9 +106,10 @@ void main() {
     STORE(mean_out, group, zero_padded(mean, slice, CHANNELS));
     vec4 rstd = inversesqrt(total * scale + vec4(EPS));
 #if defined(AFFINE)
-    vec4 s = rstd * LOAD(gamma_in, group);
+    vec4 s = rstd * LOAD(gamma_in, GAMMA_BASE + group);
     STORE(scale_out, group, zero_padded(s, slice, CHANNELS));
-    STORE(shift_out, group, zero_padded(LOAD(beta_in, group) - mean * s, slice, CHANNELS));
+    STORE(shift_out, group,
+          zero_padded(LOAD(beta_in, BETA_BASE + group) - mean * s, slice, CHANNELS));
 #else
     STORE(rstd_out, group, zero_padded(rstd, slice, CHANNELS));
 #endif

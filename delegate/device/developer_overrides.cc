@@ -150,6 +150,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   // conv2d.comp's tiling target (sweeps: bench/nvidia_sweep.sh).
   o.min_invocations = NonNegative("TFLITE_GLES_MIN_INVOCATIONS");
   o.conv_k_split = Switch("TFLITE_GLES_X_CONV_KSPLIT");
+  o.fuse_mirror_pad = Switch("TFLITE_GLES_X_FUSE_MIRROR_PAD");
+  o.batch_gemms = Switch("TFLITE_GLES_X_BATCH_GEMMS");
   // Shapes compiled in vs uniforms (A/B runs, tests of both paths).
   o.specialize_shapes = Switch("TFLITE_GLES_SPECIALIZE_SHAPES");
   o.specialize_gemm_rows = NonNegative("TFLITE_GLES_SPECIALIZE_GEMM_ROWS");

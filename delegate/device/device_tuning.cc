@@ -179,6 +179,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   device->conv_k_split = !device->gpu->IsLlvmpipe();
   Apply(o.min_invocations, &device->min_invocations);
   Apply(o.conv_k_split, &device->conv_k_split);
+  Apply(o.fuse_mirror_pad, &device->fuse_mirror_pad);
+  Apply(o.batch_gemms, &device->batch_gemms);
   Apply(o.report_phases, &device->report_phases);
   Apply(o.report_timeline, &device->report_timeline);
   Apply(o.fuse_norm_stats, &device->fuse_norm_stats);

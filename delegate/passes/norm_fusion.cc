@@ -301,6 +301,10 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
   dispatch.defines["SLICES"] = std::to_string(shape.slices());
   dispatch.defines["CHANNELS"] = std::to_string(shape.c);
   dispatch.defines["GROUPS"] = std::to_string(groups);
+  // Moved where gamma and beta are slices of a batched GEMM's output
+  // (delegate/passes/gemm_batching.h).
+  dispatch.defines["GAMMA_BASE"] = "0";
+  dispatch.defines["BETA_BASE"] = "0";
   dispatch.grid = {static_cast<uint32_t>(groups * local), 1, 1};
   dispatch.local = {local, 1, 1};
   dispatch.label = group.scale >= 0

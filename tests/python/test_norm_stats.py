@@ -175,3 +175,29 @@ def test_conditional_norm_near_misses(monkeypatch, variant):
     assert_close(plain, cpu)
     assert_close(fused, cpu)
     assert fused_stats["dispatches"] == plain_stats["dispatches"], (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+def test_style_gemms_batched_into_one_dispatch(monkeypatch, fp16):
+    """Three conditional norms (8, 13 and 3 channels: padded lanes and
+    padded slices) whose gamma and beta come from one style vector: with
+    gemm.comp (as on real GPUs) the six one-row GEMMs run as one dispatch (delegate/passes/gemm_batching.h), each norm reading its
+    gamma and beta at an offset of the joined output; same results as the
+    CPU kernels and as with the batching off."""
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
+    c = Chain([1, 10, 12, 8], seed=21)
+    style = c.extra_input([1, 1, 1, 20])
+    y, _ = conditional_norm(c, c.conv(c.x, 8, kernel=3), style)
+    y, _ = conditional_norm(c, c.conv(y, 13, kernel=3), style, add_activation="RELU")
+    y, _ = conditional_norm(c, c.conv(y, 3), style, swap=True)
+    model = c.build([y])
+    inputs = random_inputs(c.input_shapes, seed=8)
+    cpu, (plain, plain_stats), (batched, batched_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_BATCH_GEMMS", model, inputs,
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(batched_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(batched, cpu, fp16)
+    # The six GEMMs agree on their tile: one dispatch instead of six.
+    assert plain_stats["dispatches"] - batched_stats["dispatches"] == 5, (
+        plain_stats, batched_stats)
