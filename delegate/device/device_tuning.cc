@@ -177,10 +177,14 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // (shaders/conv2d.comp K_SPLIT; docs/perf/log.md, "perf, session 9").
   // llvmpipe runs a workgroup on one core: splitting only adds a barrier.
   device->conv_k_split = !device->gpu->IsLlvmpipe();
+  // Instance-norm statistics over many workgroups per slice (norm_stats.comp
+  // SPLIT): llvmpipe has a few cores, which one per slice already fills.
+  device->norm_split = !device->gpu->IsLlvmpipe();
   Apply(o.min_invocations, &device->min_invocations);
   Apply(o.conv_k_split, &device->conv_k_split);
   Apply(o.fuse_mirror_pad, &device->fuse_mirror_pad);
   Apply(o.batch_gemms, &device->batch_gemms);
+  Apply(o.norm_split, &device->norm_split);
   Apply(o.report_phases, &device->report_phases);
   Apply(o.report_timeline, &device->report_timeline);
   Apply(o.fuse_norm_stats, &device->fuse_norm_stats);

@@ -199,6 +199,10 @@ struct DeviceProfile {
   // statistics read run as one dispatch (delegate/passes/gemm_batching.h);
   // TFLITE_GLES_X_BATCH_GEMMS=0/1.
   bool batch_gemms = true;
+  // Instance-norm statistics split over many workgroups per slice
+  // (shaders/norm_stats.comp SPLIT). Set by TuneForDevice;
+  // TFLITE_GLES_X_NORM_SPLIT=0/1.
+  bool norm_split = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;
