@@ -161,9 +161,12 @@ int mirror_coord(int v, int n) {
 }
 #define GATHER_Y(v) mirror_coord(v, IN_H)
 #define GATHER_X(v) mirror_coord(v, IN_W)
+// A mirrored tap is always inside: no bounds test, no select on the load.
+#define GATHER_INSIDE(y, x) true
 #else
 #define GATHER_Y(v) (v)
 #define GATHER_X(v) (v)
+#define GATHER_INSIDE(y, x) ((y) >= 0 && (y) < IN_H && (x) >= 0 && (x) < IN_W)
 #endif
 
 #if defined(K_SPLIT)
@@ -254,7 +257,7 @@ void main() {
       for (int p = 0; p < TILE_ROWS; ++p) {
         int y = GATHER_Y(in_y0[p] + ky * DILATION_H);
         int xx = GATHER_X(in_x0[p] + kx * DILATION_W);
-        bool inside = y >= 0 && y < IN_H && xx >= 0 && xx < IN_W;
+        bool inside = GATHER_INSIDE(y, xx);
         x[p] = inside ? load_input(batch_base[p] + y * IN_W + xx + s * IN_HW) : vec4(0.0);
       }
 #else
@@ -270,7 +273,7 @@ void main() {
     for (int p = 0; p < TILE_ROWS; ++p) {
       int y = GATHER_Y(in_y0[p] + ky * DILATION_H);
       int x = GATHER_X(in_x0[p] + kx * DILATION_W);
-      inside[p] = y >= 0 && y < IN_H && x >= 0 && x < IN_W;
+      inside[p] = GATHER_INSIDE(y, x);
       base[p] = inside[p] ? batch_base[p] + y * IN_W + x : 0;
 #if defined(TEXTURE_INPUT)
       texel[p] = ivec2(x, y);
