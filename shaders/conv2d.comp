@@ -51,6 +51,13 @@
 // raw bytes, 4 per uint, dequantized as they are read (STAGED_* constants,
 // as layout_convert.comp's STAGED_BYTES).
 //
+// GATHER_MIRROR=0|1 (GENERIC; delegate/passes/mirror_pad_fusion.h): the
+// input is the unpadded tensor of a MIRROR_PAD that only this convolution
+// read (REFLECT 0, SYMMETRIC 1); PAD_TOP / PAD_LEFT are the mirror pad's,
+// and a tap outside the input reads its mirror image inside, so no padded
+// copy is written first. (A @const, not an @axis: validating it in every
+// variant adds none; without it the two remapping lines vanish.)
+//
 // EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
@@ -89,7 +96,7 @@
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 // @axis - BHWC_INPUT TEXTURE_INPUT BHWC_BYTES_INPUT
-// @const IN_C=3 INPUT_QUANT(x)=(x)
+// @const IN_C=3 INPUT_QUANT(x)=(x) GATHER_MIRROR=0
 // @const STAGED_SCALE=0.5 STAGED_ZERO_POINT=3 STAGED_FLIP=128u
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
@@ -147,6 +154,23 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #endif
 
 #define TILE (TILE_ROWS * TILE_SLICES)
+
+#if defined(GATHER_MIRROR)
+// One reflection suffices: MIRROR_PAD's paddings stay below the size.
+int mirror_coord(int v, int n) {
+  if (v < 0) v = -v - GATHER_MIRROR;
+  if (v >= n) v = 2 * n - 2 + GATHER_MIRROR - v;
+  return v;
+}
+#define GATHER_Y(v) mirror_coord(v, IN_H)
+#define GATHER_X(v) mirror_coord(v, IN_W)
+// A mirrored tap is always inside: no bounds test, no select on the load.
+#define GATHER_INSIDE(y, x) true
+#else
+#define GATHER_Y(v) (v)
+#define GATHER_X(v) (v)
+#define GATHER_INSIDE(y, x) ((y) >= 0 && (y) < IN_H && (x) >= 0 && (x) < IN_W)
+#endif
 
 #if defined(K_SPLIT)
 // The parts are the workgroup's z extent.
@@ -234,9 +258,9 @@ void main() {
     {
       vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
-        int y = in_y0[p] + ky * DILATION_H;
-        int xx = in_x0[p] + kx * DILATION_W;
-        bool inside = y >= 0 && y < IN_H && xx >= 0 && xx < IN_W;
+        int y = GATHER_Y(in_y0[p] + ky * DILATION_H);
+        int xx = GATHER_X(in_x0[p] + kx * DILATION_W);
+        bool inside = GATHER_INSIDE(y, xx);
         x[p] = inside ? load_input(batch_base[p] + y * IN_W + xx + s * IN_HW) : vec4(0.0);
       }
 #else
@@ -246,18 +270,23 @@ void main() {
     int kx = tap - ky * KERNEL_W;
     int base[TILE_ROWS];
     bool inside[TILE_ROWS];
+#if defined(TEXTURE_INPUT)
+    ivec2 texel[TILE_ROWS];
+#endif
     for (int p = 0; p < TILE_ROWS; ++p) {
-      int y = in_y0[p] + ky * DILATION_H;
-      int x = in_x0[p] + kx * DILATION_W;
-      inside[p] = y >= 0 && y < IN_H && x >= 0 && x < IN_W;
+      int y = GATHER_Y(in_y0[p] + ky * DILATION_H);
+      int x = GATHER_X(in_x0[p] + kx * DILATION_W);
+      inside[p] = GATHER_INSIDE(y, x);
       base[p] = inside[p] ? batch_base[p] + y * IN_W + x : 0;
+#if defined(TEXTURE_INPUT)
+      texel[p] = ivec2(x, y);
+#endif
     }
     for (int s = 0; s < IN_SLICES; ++s) {
       vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
 #if defined(TEXTURE_INPUT)
-        x[p] = inside[p] ? load_texel(in_x0[p] + kx * DILATION_W, in_y0[p] + ky * DILATION_H)
-                         : vec4(0.0);
+        x[p] = inside[p] ? load_texel(texel[p].x, texel[p].y) : vec4(0.0);
 #else
         x[p] = inside[p] ? load_input(base[p] + s * IN_HW) : vec4(0.0);
 #endif

@@ -22,11 +22,28 @@
 // dispatch writes scale = rstd * gamma and shift = beta - mean * scale,
 // in the graph's own order of operations. Bindings: 0 = mean, 1 = scale,
 // 2 = shift, 3 = x, 4 = gamma, 5 = beta (six: the caller checks the
-// device allows that many).
+// device allows that many). GAMMA_BASE / BETA_BASE: where gamma's and
+// beta's vec4s start in their buffers (0, or a slice of the tensor that
+// several GEMMs computed in one dispatch, delegate/passes/gemm_batching.h).
+//
+// SPLIT (delegate/passes/norm_fusion.cc; DeviceProfile::norm_split): one
+// workgroup per slice leaves most of a large GPU idle (style transfer's
+// 384x384x8 map: 2 workgroups summing 147456 pixels each), so each
+// (batch, slice) is cut into CHUNKS runs of CHUNK_PIXELS pixels, one
+// workgroup each. A workgroup computes its run's mean and sum of squared
+// differences from that mean (M2), as above, and stores both (highp floats)
+// in `partials` (read-write binding 0); the last of a slice's workgroups to
+// arrive (atomic counter `arrivals[group]`, read-write binding 1, zeroed
+// again after use) combines them: mean = sum(n_i m_i) / n, M2 = sum(M2_i +
+// n_i (m_i - mean)^2), the pairwise rule (Chan et al.), which keeps the
+// two-pass accuracy (no E[x^2] - mean^2). No workgroup waits for another.
 //
 // @axis - AFFINE
+// @axis - SPLIT
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 EPS=1e-5
-// @uniform PIXELS=16 SLICES=1 CHANNELS=4 GROUPS=1
+// @uniform PIXELS=16 SLICES=1 CHANNELS=4 GROUPS=1 GAMMA_BASE=0 BETA_BASE=0
+// @uniform CHUNKS=2 CHUNK_PIXELS=8
+// @const READ_WRITE_BINDING_0=6 READ_WRITE_BINDING_1=7
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -46,6 +63,13 @@ TENSOR_OUT(rstd_out, 1, RstdOut);
 TENSOR_IN(in0, 2, In0);
 #endif
 
+#if defined(SPLIT)
+// coherent: the last workgroup's loads must see the others' stores.
+layout(std430, binding = READ_WRITE_BINDING_0) coherent buffer Partials { vec4 partials[]; };
+layout(std430, binding = READ_WRITE_BINDING_1) coherent buffer Arrivals { uint arrivals[]; };
+shared uint last_chunk;
+#endif
+
 const int kPerAdder = LOCAL_X / 32;  // partials each of the 32 adders sums
 shared vec4 partial[LOCAL_X];
 shared vec4 partial32[32];
@@ -55,11 +79,21 @@ void main() {
   // (batch * SLICES + slice): also the index of both outputs' vec4.
   int group = int(gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x);
   int lane = int(gl_LocalInvocationID.x);
+#if defined(SPLIT)
+  int workgroup = group;
+  group = workgroup / CHUNKS;
+  int chunk = workgroup - group * CHUNKS;
+  int first = chunk * CHUNK_PIXELS;
+  int pixels = group < GROUPS ? max(min(CHUNK_PIXELS, PIXELS - first), 0) : 0;
+  int base = group * PIXELS + first;
+  float scale = 1.0 / float(max(pixels, 1));
+#else
   // Workgroups past the last group (a grid split over y) sum nothing and
   // store nothing; they do not return early, as barrier() forbids.
   int pixels = group < GROUPS ? PIXELS : 0;
   int base = group * PIXELS;  // PHWC4: plane (b, s) is PIXELS vec4s long
   float scale = 1.0 / float(PIXELS);
+#endif
 
   vec4 sum = vec4(0.0);
   for (int p = lane; p < pixels; p += LOCAL_X) sum += LOAD(in0, base + p);
@@ -97,16 +131,52 @@ void main() {
   }
   memoryBarrierShared();
   barrier();
+#if defined(SPLIT)
+  if (lane == 0) {
+    vec4 m2 = vec4(0.0);
+    for (int k = 0; k < 32; ++k) m2 += partial32[k];
+    if (group < GROUPS) {
+      partials[2 * workgroup] = mean;
+      partials[2 * workgroup + 1] = m2;
+    }
+  }
+  memoryBarrierBuffer();
+  barrier();
+  if (lane == 0) {
+    last_chunk = group < GROUPS && atomicAdd(arrivals[group], 1u) == uint(CHUNKS - 1) ? 1u : 0u;
+  }
+  memoryBarrierShared();
+  barrier();
+  if (lane == 0 && last_chunk != 0u) {
+    memoryBarrierBuffer();
+    arrivals[group] = 0u;  // for the next run
+    vec4 weighted = vec4(0.0);
+    for (int k = 0; k < CHUNKS; ++k) {
+      float n = float(min(CHUNK_PIXELS, PIXELS - k * CHUNK_PIXELS));
+      weighted += n * partials[2 * (group * CHUNKS + k)];
+    }
+    mean = weighted / float(PIXELS);
+    vec4 m2 = vec4(0.0);
+    for (int k = 0; k < CHUNKS; ++k) {
+      float n = float(min(CHUNK_PIXELS, PIXELS - k * CHUNK_PIXELS));
+      vec4 d = partials[2 * (group * CHUNKS + k)] - mean;
+      m2 += partials[2 * (group * CHUNKS + k) + 1] + n * d * d;
+    }
+    vec4 total = m2;
+    scale = 1.0 / float(PIXELS);
+#else
   if (lane == 0 && group < GROUPS) {
     vec4 total = vec4(0.0);
     for (int k = 0; k < 32; ++k) total += partial32[k];
+#endif
     int slice = group % SLICES;
     STORE(mean_out, group, zero_padded(mean, slice, CHANNELS));
     vec4 rstd = inversesqrt(total * scale + vec4(EPS));
 #if defined(AFFINE)
-    vec4 s = rstd * LOAD(gamma_in, group);
+    vec4 s = rstd * LOAD(gamma_in, GAMMA_BASE + group);
     STORE(scale_out, group, zero_padded(s, slice, CHANNELS));
-    STORE(shift_out, group, zero_padded(LOAD(beta_in, group) - mean * s, slice, CHANNELS));
+    STORE(shift_out, group,
+          zero_padded(LOAD(beta_in, BETA_BASE + group) - mean * s, slice, CHANNELS));
 #else
     STORE(rstd_out, group, zero_padded(rstd, slice, CHANNELS));
 #endif

@@ -14,12 +14,18 @@
 // like conv2d.comp; bias (binding 3): one vec4 per output slice.
 // Bindings: 0 = output, 1 = input.
 //
+// EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step
+// fused into the store (selfie segmentation's LOGISTIC after its last
+// layer), with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
+//
 // @axis - SLICES_ON_X
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=1
 // @const PIXEL_GROUPS=8 SLICE_GROUPS=1 GROUPS_PER_PHASE=1 IN_S=1 IN_H=2
 // @const IN_W=2 OUT_S=1 OUT_C=1 OUT_H=4 OUT_W=4 KERNEL_H=2 KERNEL_W=2
 // @const STRIDE_H=2 STRIDE_W=2 PAD_TOP=0 PAD_LEFT=0
+// @axis - EPILOGUE_IN
+// @const EPILOGUE(x,index,slice)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -27,6 +33,12 @@ TENSOR_OUT(out0, 0, Out0);
 TENSOR_IN(in0, 1, In0);
 TENSOR_IN(weights, 2, Weights);
 TENSOR_IN(bias, 3, Bias);
+#if defined(EPILOGUE_IN)
+TENSOR_IN(epilogue_in, 4, EpilogueIn);
+#endif
+#if !defined(EPILOGUE)
+#define EPILOGUE(x, index, slice) (x)
+#endif
 
 #define TILE (TILE_ROWS * TILE_SLICES)
 #define ROW_GROUPS (STRIDE_W * GROUPS_PER_PHASE)
@@ -93,9 +105,11 @@ void main() {
     for (int p = 0; p < TILE_ROWS; ++p) {
       int x = phase + STRIDE_W * (first_n + p);
       if (x >= OUT_W) break;
-      STORE(out0, ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x,
-            zero_padded(activate(acc[p * TILE_SLICES + o] + bias_value), slice,
-                        OUT_C));
+      int index = ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x;
+      STORE(out0, index,
+            zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + bias_value),
+                                 index, slice),
+                        slice, OUT_C));
     }
   }
 }

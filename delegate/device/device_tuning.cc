@@ -177,6 +177,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // (shaders/conv2d.comp K_SPLIT; docs/perf/log.md, "perf, session 9").
   // llvmpipe runs a workgroup on one core: splitting only adds a barrier.
   device->conv_k_split = !device->gpu->IsLlvmpipe();
+  // Instance-norm statistics over many workgroups per slice (norm_stats.comp
+  // SPLIT): llvmpipe has a few cores, which one per slice already fills.
+  device->norm_split = !device->gpu->IsLlvmpipe();
   Apply(o.min_invocations, &device->min_invocations);
   // Dilated 3x3 depthwise layers (DeepLab's atrous blocks) with the 3x3
   // path's input reuse, over outputs a dilation apart, instead of one fetch
@@ -190,6 +193,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // Off until measured (docs/perf/log.md, "llvm, session 10").
   device->conv_k_unroll = false;
   Apply(o.conv_unroll, &device->conv_k_unroll);
+  Apply(o.fuse_mirror_pad, &device->fuse_mirror_pad);
+  Apply(o.batch_gemms, &device->batch_gemms);
+  Apply(o.norm_split, &device->norm_split);
   Apply(o.report_phases, &device->report_phases);
   Apply(o.report_timeline, &device->report_timeline);
   // Mesa llvmpipe offers GL_EXT_disjoint_timer_query but answers 1 ns for

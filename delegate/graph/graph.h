@@ -203,6 +203,18 @@ struct DeviceProfile {
   // conv2d.comp's 1x1 / FC loop takes two depth steps per iteration
   // (K_UNROLL=2). Set by TuneForDevice; TFLITE_GLES_X_CONV_UNROLL=0/1.
   bool conv_k_unroll = false;
+  // A MIRROR_PAD that only a general convolution reads is done in that
+  // convolution's gather (delegate/passes/mirror_pad_fusion.h);
+  // TFLITE_GLES_X_FUSE_MIRROR_PAD=0/1.
+  bool fuse_mirror_pad = true;
+  // Split-K GEMMs of one shared input whose outputs only instance norms'
+  // statistics read run as one dispatch (delegate/passes/gemm_batching.h);
+  // TFLITE_GLES_X_BATCH_GEMMS=0/1.
+  bool batch_gemms = true;
+  // Instance-norm statistics split over many workgroups per slice
+  // (shaders/norm_stats.comp SPLIT). Set by TuneForDevice;
+  // TFLITE_GLES_X_NORM_SPLIT=0/1.
+  bool norm_split = false;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

@@ -91,10 +91,11 @@ bool IsFusableProducer(const Dispatch& dispatch, bool elementwise_producers) {
   if (dispatch.shader == "mean" || dispatch.shader == "channel_normalize") {
     return dispatch.outputs.size() == 1 && dispatch.inputs.size() == 1;
   }
-  // The convolutions: bindings out0 = 0, in0 = 1, weights = 2, bias = 3,
-  // and the optional epilogue operand at 4.
+  // The convolutions (transposed ones too): bindings out0 = 0, in0 = 1,
+  // weights = 2, bias = 3, and the optional epilogue operand at 4.
   return (dispatch.shader == "conv2d" || dispatch.shader == "gemm" ||
-          dispatch.shader == "depthwise_conv2d") &&
+          dispatch.shader == "depthwise_conv2d" ||
+          dispatch.shader == "transpose_conv") &&
          dispatch.outputs.size() == 1 &&
          dispatch.inputs.size() == (dispatch.defines.count("EPILOGUE_IN") ? 4u : 3u);
 }

@@ -11,8 +11,8 @@
 // shape of the second operand.
 //
 // What fuses (everything else is left as it was):
-//  - producer: a conv2d / gemm / depthwise_conv2d dispatch (its own fused
-//    ReLU-family activation stays and runs first), an elementwise one
+//  - producer: a conv2d / gemm / depthwise_conv2d / transpose_conv dispatch
+//    (its own fused ReLU-family activation stays and runs first), an elementwise one
 //    (its own op runs first: chains like x * scale + offset), or a mean /
 //    channel_normalize one (unary steps and literal operands only: they have
 //    no operand binding);

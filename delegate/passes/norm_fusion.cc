@@ -272,7 +272,19 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
   const long long pixels = 1LL * shape.h * shape.w;
   const int limit = device.gpu != nullptr ? device.gpu->max_workgroup_invocations : 64;
   uint32_t local = 64;
-  if (device.gpu != nullptr && !device.gpu->IsLlvmpipe()) {
+  const bool llvmpipe = device.gpu == nullptr || device.gpu->IsLlvmpipe();
+  // Split into runs of 4 pixels per invocation, a workgroup each, where
+  // that makes two runs or more and the dispatch may bind two more buffers
+  // (shaders/norm_stats.comp SPLIT; docs/perf/log.md, "style, session 10").
+  const int bindings = group.scale >= 0 ? 6 : 3;
+  const uint32_t split_local = !llvmpipe && limit >= 256 ? 256u : 64u;
+  const long long chunk_pixels = 4LL * split_local;
+  const bool split = device.norm_split && pixels >= 2 * chunk_pixels &&
+                     bindings + 2 <= device.max_dispatch_buffers;
+  const long long chunks = split ? (pixels + chunk_pixels - 1) / chunk_pixels : 1;
+  if (split) {
+    local = split_local;
+  } else if (!llvmpipe) {
     for (uint32_t bigger : {256u, 1024u}) {
       if (pixels >= 8LL * bigger && static_cast<int>(bigger) <= limit) local = bigger;
     }
@@ -301,7 +313,22 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
   dispatch.defines["SLICES"] = std::to_string(shape.slices());
   dispatch.defines["CHANNELS"] = std::to_string(shape.c);
   dispatch.defines["GROUPS"] = std::to_string(groups);
-  dispatch.grid = {static_cast<uint32_t>(groups * local), 1, 1};
+  // Moved where gamma and beta are slices of a batched GEMM's output
+  // (delegate/passes/gemm_batching.h).
+  dispatch.defines["GAMMA_BASE"] = "0";
+  dispatch.defines["BETA_BASE"] = "0";
+  dispatch.defines["CHUNKS"] = std::to_string(chunks);
+  dispatch.defines["CHUNK_PIXELS"] = std::to_string(split ? chunk_pixels : pixels);
+  if (split) {
+    dispatch.defines["SPLIT"] = "";
+    // Per workgroup its run's mean and M2 as floats (room for them in
+    // either storage: a vec4 of halves is half as long); per slice a
+    // zeroed arrival counter (one uint; a vec4 of zeros reads 0u).
+    dispatch.read_write = {
+        builder.NewConstant(std::vector<float>(static_cast<size_t>(groups * chunks) * 16, 0.0f)),
+        builder.NewConstant(std::vector<float>(static_cast<size_t>(groups) * 4, 0.0f))};
+  }
+  dispatch.grid = {static_cast<uint32_t>(groups * chunks * local), 1, 1};
   dispatch.local = {local, 1, 1};
   dispatch.label = group.scale >= 0
                        ? "MEAN + SQUARED_DIFFERENCE + MEAN + ADD + RSQRT + MUL + MUL + SUB "

@@ -20,6 +20,8 @@
 #include "delegate/passes/dw_fusion.h"
 #include "delegate/passes/dw_splitk.h"
 #include "delegate/passes/fusion.h"
+#include "delegate/passes/gemm_batching.h"
+#include "delegate/passes/mirror_pad_fusion.h"
 #include "delegate/passes/schedule.h"
 #include "delegate/passes/upload_fusion.h"
 #include "delegate/runtime/transfer_layout.h"
@@ -277,18 +279,32 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     }
   }
   const DeviceProfile& dev = runtime->device_;
+  if (dev.fuse_mirror_pad) {
+    // Before the epilogues: the pad's reader becomes the convolution
+    // (delegate/passes/mirror_pad_fusion.h).
+    std::vector<ValueId> keep;
+    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+    runtime->fused_ += FuseMirrorPadIntoConv(runtime->values_, keep, &kernel_dispatches);
+  }
   if (dev.fuse_epilogues) {
     // Elementwise consumers fold into their convolution's store
     // (delegate/passes/fusion.h); write-back sources must stay in memory.
     std::vector<ValueId> keep;
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
-    runtime->fused_ = FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
+    runtime->fused_ += FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
                                     dev.fuse_elementwise_chains,
                                     dev.max_dispatch_buffers);
     runtime->fused_ += FuseDepthwiseIntoGemm(dev, &runtime->values_, keep, &kernel_dispatches);
     SplitDepthwiseGemmsAcrossWorkgroups(dev, &runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseMeanIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseSoftmaxIntoGemm(dev, &runtime->values_, keep, &kernel_dispatches);
+  }
+  if (dev.batch_gemms) {
+    // After the fusions, which may still give a GEMM an epilogue
+    // (delegate/passes/gemm_batching.h).
+    std::vector<ValueId> keep;
+    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+    runtime->fused_ += BatchSharedInputGemms(&runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.fuse_upload_into_conv) {
     runtime->fused_ += FuseUploadConversions(runtime->values_, &pre, &kernel_dispatches, post);

@@ -203,8 +203,12 @@ Status PartitionRuntime::Allocate() {
     // Nor does an input no dispatch reads (its conversion was fused into
     // the kernel that reads the staging buffer, delegate/passes/upload_fusion.h).
     const HostSide& host = host_[i];
+    // Nor a constant a pass emptied when it joined its data into another
+    // (delegate/passes/gemm_batching.h).
     if (!bound[i] && host.role == HostSide::kNone &&
-        (value.kind == Value::Kind::kIntermediate || value.kind == Value::Kind::kInput)) {
+        (value.kind == Value::Kind::kIntermediate || value.kind == Value::Kind::kInput ||
+         (value.kind == Value::Kind::kConstant && !value.lazy &&
+          value.constant_data.empty()))) {
       continue;
     }
     size_t bytes;

@@ -60,6 +60,18 @@ class Chain:
                       [out], dict(window(1, activation), depth_multiplier=1))
         return out
 
+    def transpose_conv(self, x, out_c, kernel=3, stride=2):
+        n, h, w, c = self.shapes[x]
+        shape = [n, h * stride, w * stride, out_c]
+        out = self.b.add_tensor(shape)
+        self.shapes[out] = shape
+        self.b.add_op("TRANSPOSE_CONV",
+                      [self.b.add_const(np.array(shape, np.int32)),
+                       self.const([out_c, kernel, kernel, c]), x, self.const([out_c], -1, 1)],
+                      [out], {"padding": "SAME", "stride_h": stride, "stride_w": stride},
+                      version=3)
+        return out
+
     def fully_connected(self, x, outputs):
         rows, depth = self.shapes[x]
         out = self.b.add_tensor([rows, outputs])
@@ -114,6 +126,14 @@ def conv3x3_scalar_logistic(c):
     """3x3 stride-2 conv + scalar constant, then LOGISTIC."""
     y = c.conv(c.x, 7, kernel=3, stride=2)
     return [c.unary("LOGISTIC", c.binary("ADD", y, c.const([1])))], 2
+
+
+def transpose_conv_mul_logistic(c):
+    """TRANSPOSE_CONV (stride 2) * a same-shape input, then LOGISTIC (selfie
+    segmentation's last layer has the LOGISTIC): both fold into its store."""
+    y = c.transpose_conv(c.x, 5)
+    m = c.binary("MUL", y, c.extra_input(c.shapes[y]))
+    return [c.unary("LOGISTIC", m)], 2
 
 
 def residual_sub_reversed(c):
@@ -177,6 +197,7 @@ def elementwise_second_operand_once(c):
 
 
 CHAINS = [conv_add_relu, depthwise_mul_hard_swish, conv3x3_scalar_logistic,
+          transpose_conv_mul_logistic,
           residual_sub_reversed, fc_maximum_leaky, two_readers,
           conv_output_is_model_output, elementwise_scale_offset_relu,
           elementwise_unary_then_tensor, elementwise_second_operand_once]

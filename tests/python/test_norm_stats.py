@@ -9,8 +9,8 @@ pattern in one respect keep every dispatch."""
 import numpy as np
 import pytest
 
-from gles_testing import (assert_close, assert_fully_delegated, random_inputs, run_cpu_and_gpu,
-                          run_switch_off_and_on)
+from gles_testing import (assert_close, assert_fully_delegated, interpreter, invoke,
+                          make_delegate, random_inputs, run_cpu_and_gpu, run_switch_off_and_on)
 from test_fusion import Chain
 
 
@@ -175,3 +175,67 @@ def test_conditional_norm_near_misses(monkeypatch, variant):
     assert_close(plain, cpu)
     assert_close(fused, cpu)
     assert fused_stats["dispatches"] == plain_stats["dispatches"], (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+def test_style_gemms_batched_into_one_dispatch(monkeypatch, fp16):
+    """Three conditional norms (8, 13 and 3 channels: padded lanes and
+    padded slices) whose gamma and beta come from one style vector: with
+    gemm.comp (as on real GPUs) the six one-row GEMMs run as one dispatch (delegate/passes/gemm_batching.h), each norm reading its
+    gamma and beta at an offset of the joined output; same results as the
+    CPU kernels and as with the batching off."""
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
+    c = Chain([1, 10, 12, 8], seed=21)
+    style = c.extra_input([1, 1, 1, 20])
+    y, _ = conditional_norm(c, c.conv(c.x, 8, kernel=3), style)
+    y, _ = conditional_norm(c, c.conv(y, 13, kernel=3), style, add_activation="RELU")
+    y, _ = conditional_norm(c, c.conv(y, 3), style, swap=True)
+    model = c.build([y])
+    inputs = random_inputs(c.input_shapes, seed=8)
+    cpu, (plain, plain_stats), (batched, batched_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_BATCH_GEMMS", model, inputs,
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(batched_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(batched, cpu, fp16)
+    # The six GEMMs agree on their tile: one dispatch instead of six.
+    assert plain_stats["dispatches"] - batched_stats["dispatches"] == 5, (
+        plain_stats, batched_stats)
+
+
+@pytest.mark.parametrize("shape,affine,large_mean", [
+    ([1, 24, 30, 13], False, False),  # 720 pixels: 3 runs of 256, the last one short
+    ([2, 40, 33, 8], False, False),   # batch 2, 6 runs, the last of 40 pixels
+    ([1, 32, 20, 5], True, True)])    # conditional: scale and shift from the runs
+@pytest.mark.parametrize("fp16", [False, True])
+def test_statistics_split_over_workgroups(monkeypatch, shape, affine, large_mean, fp16):
+    """norm_stats.comp SPLIT (real GPUs' default; forced here): each slice's
+    pixels in runs of 4 per invocation, a workgroup each, the last to arrive
+    combining their means and M2 by the pairwise rule. fp32 on a map of large
+    mean and small spread (as above; on larger maps the CPU's own float sums
+    miss 1e-5 there, so they are centred); same results as the CPU kernels and
+    as unsplit, over two invokes of one delegate (the arrival counters are
+    zeroed for the next), and the same number of dispatches."""
+    monkeypatch.setenv("TFLITE_GLES_FUSE_NORM_STATS", "1")
+    c = Chain(shape, seed=shape[1])
+    x = c.conv(c.x, shape[-1])
+    big = large_mean and not fp16
+    x = c.binary("ADD", x, c.const([shape[-1]], *((20.0, 30.0) if big else (-1.0, 1.0))))
+    if affine:
+        y, _ = conditional_norm(c, x, c.extra_input([1, 1, 1, 12]))
+    else:
+        y, _ = instance_norm(c, x)
+    model = c.build([y])
+    inputs = random_inputs(c.input_shapes, seed=3)
+    cpu, (plain, plain_stats), (split, split_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_NORM_SPLIT", model, inputs,
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(split_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(split, cpu, fp16)
+    assert split_stats["dispatches"] == plain_stats["dispatches"]
+    delegate = make_delegate({"precision_loss_allowed": fp16})
+    interp = interpreter(model, delegate)
+    for seed in (5, 6):
+        fresh = random_inputs(c.input_shapes, seed=seed)
+        assert_close(invoke(interp, fresh), invoke(interpreter(model), fresh), fp16)
