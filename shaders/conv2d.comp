@@ -65,6 +65,13 @@
 // outnumber its FMAs; splitting the sum gives both a register tile and
 // enough invocations (docs/perf/log.md, "perf, session 9").
 //
+// ROW_STEP (K_SPLIT; 1 otherwise): the step between an invocation's rows.
+// 1 gives each invocation TILE_ROWS consecutive pixels; LOCAL_X gives
+// neighbouring invocations neighbouring pixels (rows w * LOCAL_X *
+// TILE_ROWS + x + p * LOCAL_X for invocation x of workgroup w), so each of
+// a warp's vec4 loads and stores is one contiguous run, not vec4s TILE_ROWS
+// pixels apart (DeviceProfile::conv_split_tile).
+//
 // Shapes are uniforms (egl/shader_source.h), so every layer with the same
 // tile, window and activation runs one program; the tile, window, stride
 // and dilation stay compile-time constants, which the unrolled inner loops
@@ -79,7 +86,7 @@
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=2
 // @const KERNEL_H=3 KERNEL_W=3 STRIDE_H=1 STRIDE_W=1 DILATION_H=1
-// @const DILATION_W=1
+// @const DILATION_W=1 ROW_STEP=8
 // @uniform ROWS=16 SLICE_GROUPS=1 IN_S=2 IN_HW=16 IN_H=4 IN_W=4 OUT_S=2
 // @uniform OUT_C=8 OUT_HW=16 OUT_W=4 ROW_PIXELS=16 DEPTH_STEPS=2
 // @uniform DEPTH_STRIDE=16 PAD_TOP=1 PAD_LEFT=1
@@ -160,6 +167,13 @@ void main() {
 #if defined(SLICES_ON_X)
   int group = int(gl_GlobalInvocationID.x);
   int first_row = int(gl_GlobalInvocationID.y) * TILE_ROWS;
+#elif defined(K_SPLIT)
+  int group = int(gl_GlobalInvocationID.y);
+  // Invocation x of workgroup w: rows w * LOCAL_X * TILE_ROWS + (x % ROW_STEP)
+  // + (x / ROW_STEP) * ROW_STEP * TILE_ROWS + p * ROW_STEP (p < TILE_ROWS).
+  int local_x = int(gl_LocalInvocationID.x);
+  int first_row = int(gl_WorkGroupID.x) * (LOCAL_X * TILE_ROWS) + local_x % ROW_STEP +
+                  (local_x / ROW_STEP) * (ROW_STEP * TILE_ROWS);
 #else
   int group = int(gl_GlobalInvocationID.y);
   int first_row = int(gl_GlobalInvocationID.x) * TILE_ROWS;
@@ -195,6 +209,18 @@ void main() {
   // output pixel (x, then y, then the batch carry over). Rows past the end
   // repeat the first row (never stored).
   int out_w = OUT_W;
+#if defined(K_SPLIT)
+  // Rows ROW_STEP apart: each its own div_mod. Rows past the end repeat the
+  // first row (never stored).
+  for (int p = 0; p < TILE_ROWS; ++p) {
+    int r = first_row + p * ROW_STEP;
+    ivec2 bp = div_mod(r < ROWS ? r : first_row, out_hw);
+    ivec2 row_yx = div_mod(bp.y, out_w);
+    batch_base[p] = bp.x * IN_S * IN_HW;
+    in_y0[p] = row_yx.x * STRIDE_H - PAD_TOP;
+    in_x0[p] = row_yx.y * STRIDE_W - PAD_LEFT;
+  }
+#else
   ivec2 batch_pixel = div_mod(first_row, out_hw);
   ivec2 yx = div_mod(batch_pixel.y, out_w);
   int batch = batch_pixel.x;
@@ -210,6 +236,7 @@ void main() {
     pixel = image_end ? 0 : pixel + 1;
     batch += image_end ? 1 : 0;
   }
+#endif  // K_SPLIT
 #if defined(K_SPLIT)
   // Step k = tap * IN_SLICES + s, from k_part on by K_PARTS; weights are
   // packed in that order ([group][tap][slice][TILE_SLICES][4] vec4).
@@ -328,8 +355,11 @@ void main() {
   }
   ivec2 out_pixel = div_mod(first_row, out_hw);  // then one row at a time
   for (int p = 0; p < TILE_ROWS; ++p) {
-    int r = first_row + p;
+    int r = first_row + p * ROW_STEP;
     if (r >= rows) break;
+#if ROW_STEP > 1
+    out_pixel = div_mod(r, out_hw);
+#endif
     int row_index = out_pixel.x * out_s * out_hw + out_pixel.y;
     int carry = out_pixel.y + 1 >= out_hw ? 1 : 0;
     out_pixel += ivec2(carry, 1 - carry * out_hw);

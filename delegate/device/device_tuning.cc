@@ -16,6 +16,25 @@ void Apply(const std::optional<T>& value, U* field) {
   if (value) *field = *value;
 }
 
+// TFLITE_GLES_X_CONV_TILE=R/S/K/L/STEP (',' works too): five integers in
+// [1, 1024], STEP 1 or L; anything else is ignored with a warning. Whether
+// the tile fits the device is checked where it is used (conv_common.cc).
+void ApplyConvTile(const std::string& text, DeviceProfile::ConvSplitTile* tile) {
+  int v[5];
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2],
+                  &v[3], &v[4], &tail) == 5 &&
+      std::all_of(v, v + 5, [](int x) { return x >= 1 && x <= 1024; }) &&
+      (v[4] == 1 || v[4] == v[3])) {
+    *tile = {v[0], v[1], v[2], v[3], v[4]};
+    return;
+  }
+  std::fprintf(stderr,
+               "WARNING: tflite-gles: TFLITE_GLES_X_CONV_TILE='%s' is not "
+               "ROWS/SLICES/PARTS/LOCAL_X/STEP (STEP 1 or LOCAL_X); ignored\n",
+               text.c_str());
+}
+
 }  // namespace
 
 bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
@@ -177,6 +196,12 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // (shaders/conv2d.comp K_SPLIT; docs/perf/log.md, "perf, session 9").
   // llvmpipe runs a workgroup on one core: splitting only adds a barrier.
   device->conv_k_split = !device->gpu->IsLlvmpipe();
+  // Its tile: neighbouring invocations take neighbouring pixels (row step =
+  // the workgroup's width), so a warp's input loads and output stores are
+  // contiguous runs rather than vec4s four pixels apart (docs/perf/log.md,
+  // "conv, session 10").
+  if (!device->gpu->IsLlvmpipe()) device->conv_split_tile.row_step = 32;
+  if (!o.conv_tile.empty()) ApplyConvTile(o.conv_tile, &device->conv_split_tile);
   Apply(o.min_invocations, &device->min_invocations);
   Apply(o.conv_k_split, &device->conv_k_split);
   Apply(o.report_phases, &device->report_phases);

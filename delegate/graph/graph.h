@@ -191,6 +191,21 @@ struct DeviceProfile {
   // (shaders/conv2d.comp K_SPLIT). Set by TuneForDevice;
   // TFLITE_GLES_X_CONV_KSPLIT=0/1.
   bool conv_k_split = false;
+  // K_SPLIT's tile: rows x output slices per invocation, parts of the sum
+  // (the workgroup's z), invocations along x, and the step between an
+  // invocation's rows (1: consecutive pixels; local_x: neighbouring
+  // invocations take neighbouring pixels, so a warp's loads and stores are
+  // contiguous). A tile over the device's workgroup or shared-memory limits
+  // falls back to 4 x 2, 4 parts, 32 wide, step 1 (within the GLES 3.1
+  // minimums). Set by TuneForDevice; TFLITE_GLES_X_CONV_TILE=R/S/K/L/STEP.
+  struct ConvSplitTile {
+    int rows = 4;
+    int slices = 2;
+    int parts = 4;
+    int local_x = 32;
+    int row_step = 1;
+  };
+  ConvSplitTile conv_split_tile;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;
