@@ -72,6 +72,11 @@
 // a warp's vec4 loads and stores is one contiguous run, not vec4s TILE_ROWS
 // pixels apart (DeviceProfile::conv_split_tile).
 //
+// MATH_P / ACC_P (default highp): the precision of the products and of the
+// accumulators; mediump where fp16 storage and DeviceProfile::fp16_math
+// ask for it (NVIDIA's GLES runs mediump vec4 FMAs as packed halves, ~4x
+// its highp rate: bench/fp16_probe.py, docs/perf/log.md "conv, session 10").
+//
 // Shapes are uniforms (egl/shader_source.h), so every layer with the same
 // tile, window and activation runs one program; the tile, window, stride
 // and dilation stay compile-time constants, which the unrolled inner loops
@@ -86,7 +91,7 @@
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=2
 // @const KERNEL_H=3 KERNEL_W=3 STRIDE_H=1 STRIDE_W=1 DILATION_H=1
-// @const DILATION_W=1 ROW_STEP=8
+// @const DILATION_W=1 ROW_STEP=8 MATH_P=mediump ACC_P=mediump
 // @uniform ROWS=16 SLICE_GROUPS=1 IN_S=2 IN_HW=16 IN_H=4 IN_W=4 OUT_S=2
 // @uniform OUT_C=8 OUT_HW=16 OUT_W=4 ROW_PIXELS=16 DEPTH_STEPS=2
 // @uniform DEPTH_STRIDE=16 PAD_TOP=1 PAD_LEFT=1
@@ -151,6 +156,12 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #endif
 
 #define TILE (TILE_ROWS * TILE_SLICES)
+#if !defined(MATH_P)
+#define MATH_P highp
+#endif
+#if !defined(ACC_P)
+#define ACC_P highp
+#endif
 
 #if defined(K_SPLIT)
 // The parts are the workgroup's z extent.
@@ -192,7 +203,7 @@ void main() {
 #endif
   int out_hw = OUT_HW;
 
-  vec4 acc[TILE];
+  ACC_P vec4 acc[TILE];
   for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
 
 #if defined(GENERIC)
@@ -256,7 +267,7 @@ void main() {
     int kx = tap - ky * KERNEL_W;
     int w_index = w_base + k * TILE_SLICES * 4;
     {
-      vec4 x[TILE_ROWS];
+      MATH_P vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
         int y = in_y0[p] + ky * DILATION_H;
         int xx = in_x0[p] + kx * DILATION_W;
@@ -277,7 +288,7 @@ void main() {
       base[p] = inside[p] ? batch_base[p] + y * IN_W + x : 0;
     }
     for (int s = 0; s < IN_SLICES; ++s) {
-      vec4 x[TILE_ROWS];
+      MATH_P vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
 #if defined(TEXTURE_INPUT)
         x[p] = inside[p] ? load_texel(in_x0[p] + kx * DILATION_W, in_y0[p] + ky * DILATION_H)
@@ -306,17 +317,17 @@ void main() {
   int w_index = group * depth_steps * TILE_SLICES * 4;
   {
     for (int s = 0; s < depth_steps; ++s) {
-      vec4 x[TILE_ROWS];
+      MATH_P vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
         x[p] = load_input(base[p]);
         base[p] += depth_stride;
       }
 #endif
       for (int o = 0; o < TILE_SLICES; ++o) {
-        vec4 w0 = LOAD(weights, w_index);
-        vec4 w1 = LOAD(weights, w_index + 1);
-        vec4 w2 = LOAD(weights, w_index + 2);
-        vec4 w3 = LOAD(weights, w_index + 3);
+        MATH_P vec4 w0 = LOAD(weights, w_index);
+        MATH_P vec4 w1 = LOAD(weights, w_index + 1);
+        MATH_P vec4 w2 = LOAD(weights, w_index + 2);
+        MATH_P vec4 w3 = LOAD(weights, w_index + 3);
         w_index += 4;
         for (int p = 0; p < TILE_ROWS; ++p) {
           acc[p * TILE_SLICES + o] +=

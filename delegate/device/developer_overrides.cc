@@ -151,6 +151,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.min_invocations = NonNegative("TFLITE_GLES_MIN_INVOCATIONS");
   o.conv_k_split = Switch("TFLITE_GLES_X_CONV_KSPLIT");
   o.conv_tile = Text("TFLITE_GLES_X_CONV_TILE");
+  o.fp16_math = NonNegative("TFLITE_GLES_X_FP16_MATH");
   // Shapes compiled in vs uniforms (A/B runs, tests of both paths).
   o.specialize_shapes = Switch("TFLITE_GLES_SPECIALIZE_SHAPES");
   o.specialize_gemm_rows = NonNegative("TFLITE_GLES_SPECIALIZE_GEMM_ROWS");

@@ -37,6 +37,7 @@ struct DeveloperOverrides {
   std::optional<long long> min_invocations;      // TFLITE_GLES_MIN_INVOCATIONS
   std::optional<bool> conv_k_split;              // TFLITE_GLES_X_CONV_KSPLIT
   std::string conv_tile;                         // TFLITE_GLES_X_CONV_TILE
+  std::optional<long long> fp16_math;            // TFLITE_GLES_X_FP16_MATH
   std::optional<bool> specialize_shapes;         // TFLITE_GLES_SPECIALIZE_SHAPES
   std::optional<long long> specialize_gemm_rows; // TFLITE_GLES_SPECIALIZE_GEMM_ROWS
   std::optional<bool> dw_register_tiles;         // TFLITE_GLES_X_DW_REGISTER_TILES

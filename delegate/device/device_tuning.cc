@@ -200,7 +200,13 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // the workgroup's width), so a warp's input loads and output stores are
   // contiguous runs rather than vec4s four pixels apart (docs/perf/log.md,
   // "conv, session 10").
-  if (!device->gpu->IsLlvmpipe()) device->conv_split_tile.row_step = 32;
+  // 2 rows x 2 slices: on the H100 the 4 x 2 tile's fewer, longer
+  // invocations left the GPU waiting on loads; 2 x 2 ran style transfer's
+  // four largest layers 1.1-1.3x faster (the same with step 1; 2x1, 1x2,
+  // 4x4, 8x2, 8 parts, 64 wide were no better; docs/perf/log.md, "conv,
+  // session 10").
+  if (!device->gpu->IsLlvmpipe()) device->conv_split_tile = {2, 2, 4, 32, 32};
+  if (o.fp16_math) device->fp16_math = static_cast<int>(std::min(2LL, *o.fp16_math));
   if (!o.conv_tile.empty()) ApplyConvTile(o.conv_tile, &device->conv_split_tile);
   Apply(o.min_invocations, &device->min_invocations);
   Apply(o.conv_k_split, &device->conv_k_split);

@@ -206,6 +206,10 @@ struct DeviceProfile {
     int row_step = 1;
   };
   ConvSplitTile conv_split_tile;
+  // With fp16 storage, conv2d.comp's and gemm.comp's (tiled) products in
+  // mediump (1) and their accumulators too (2); 0: highp. Set by
+  // TuneForDevice; TFLITE_GLES_X_FP16_MATH=0/1/2.
+  int fp16_math = 0;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

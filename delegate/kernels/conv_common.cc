@@ -302,6 +302,8 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   dispatch.grid = {gx, gy, 1};
   dispatch.local = LocalSize2d(gx, gy);
   d["ROW_STEP"] = "1";
+  if (builder.device().fp16 && builder.device().fp16_math >= 1) d["MATH_P"] = "mediump";
+  if (builder.device().fp16 && builder.device().fp16_math >= 2) d["ACC_P"] = "mediump";
   if (k_split) {
     d["K_SPLIT"] = "";
     d["ROW_STEP"] = std::to_string(split.row_step);
