@@ -19,13 +19,19 @@ for m in style_transfer_f16_384 deeplabv3_257_mv_gpu selfie_segmentation \
   timeout 60 python3 bench/options_ab.py --model "$M/$m.tflite" --iterations 200 \
     --variant "fp32-base:$BASE" --variant fp32-new: \
     --variant "fp16-base:$F16,$BASE" --variant "fp16-new:$F16" \
+    --variant "fp16-math1:$F16,env.TFLITE_GLES_X_FP16_MATH=1" \
+    --variant "fp16-math2:$F16,env.TFLITE_GLES_X_FP16_MATH=2" \
     2>&1 | grep -v "^INFO" >> "$OUT/ab-final.txt"
 done
 timeout 300 python3 bench/run_bench.py --all --models-dir "$M" \
   --standin mobilenet_v1_1.0_224 --iterations 200 --max-seconds 3 \
+  --backends gles_fp32,gles_fp16,litert_gpu \
   --out-dir "$OUT" --name bench-nvidia-h100-s10 2>&1 | grep "^|" > "$OUT/rb.txt"
 rm -f "$OUT"/*.png
 timeout 100 bash bench/device_roofline.sh > /dev/null 2>&1
+TFLITE_GLES_X_FP16_MATH=2 timeout 60 python3 bench/roofline.py --iterations 30 --top 6 \
+  --model "$M/style_transfer_f16_384.tflite" --model "$M/deeplabv3_257_mv_gpu.tflite" \
+  2>/dev/null > "$OUT/roofline-fp16math2.md"
 cat "$OUT/ab-final.txt"
 grep -A14 "Warm median" "$OUT/bench-nvidia-h100-s10.md"
-grep -E "^## |^\| CONV|^\| DEPTH" "$OUT"/roofline-*.md | head -40
+grep -E "^## |^\| CONV|^\| DEPTH" "$OUT"/roofline-*.md | head -60
