@@ -204,7 +204,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // invocations left the GPU waiting on loads; 2 x 2 ran style transfer's
   // four largest layers 1.1-1.3x faster (the same with step 1; 2x1, 1x2,
   // 4x4, 8x2, 8 parts, 64 wide were no better; docs/perf/log.md, "conv,
-  // session 10").
+  // session 10"). Measured on NVIDIA only: other GPUs take the same until
+  // someone measures them (bench/device_conv_sweep.sh sweeps it).
   if (!device->gpu->IsLlvmpipe()) device->conv_split_tile = {2, 2, 4, 32, 32};
   if (o.fp16_math) device->fp16_math = static_cast<int>(std::min(2LL, *o.fp16_math));
   if (!o.conv_tile.empty()) ApplyConvTile(o.conv_tile, &device->conv_split_tile);

@@ -160,6 +160,26 @@ def test_conv2d_with_the_sum_split_by_tile(monkeypatch, tile, case):
     assert_close(gpu, cpu)
 
 
+# Mediump products (1) and accumulators (2) with fp16 storage
+# (TFLITE_GLES_X_FP16_MATH): a split 3x3 convolution, a 1x1 convolution on
+# gemm.comp and one on conv2d.comp. llvmpipe computes mediump in fp32, so
+# this checks the variants' code; NVIDIA's fp16 error is measured by
+# bench/run_bench.py's relative error (docs/perf/log.md, "conv, session 10").
+@pytest.mark.parametrize("math", ["1", "2"])
+@pytest.mark.parametrize("filter_shape,gemm", [([12, 3, 3, 12], "0"), ([20, 1, 1, 12], "1"),
+                                               ([20, 1, 1, 12], "0")])
+def test_conv2d_with_fp16_math(monkeypatch, math, filter_shape, gemm):
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_FP16_MATH", math)
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", gemm)
+    in_shape = [1, 13, 11, 12]
+    model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=8)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=9),
+                                      {"precision_loss_allowed": True})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16=True)
+
+
 # A tile over the minimum's 128 invocations and 16 KB falls back to 4x2.
 @pytest.mark.parametrize("tile", [None, "8/4/4/64/64"])
 def test_conv2d_with_the_sum_split_at_the_gles31_minimum(monkeypatch, tile):
