@@ -6,10 +6,11 @@
 #   bash bench/device_conv.sh
 # 1. base vs new in one process per model (bench/options_ab.py: "base" = this
 #    library with session 9's K_SPLIT tile forced, TFLITE_GLES_X_CONV_TILE=
-#    4/2/4/32/1; fp16-math1/2 = mediump products / accumulators,
-#    TFLITE_GLES_X_FP16_MATH), 2. the docs/perf table of every carried model
+#    4/2/4/32/1, highp arithmetic; fp16-math0 = highp arithmetic, fp16-new =
+#    mediump products (NVIDIA's default), fp16-math2 = mediump accumulators
+#    too: TFLITE_GLES_X_FP16_MATH), 2. the docs/perf table of every carried model
 #    (ours fp32/fp16 vs LiteRT GPU), 3. the per-layer fraction of peak
-#    (bench/roofline.py), default and with TFLITE_GLES_X_FP16_MATH=2.
+#    (bench/roofline.py), with TFLITE_GLES_X_FP16_MATH=0 and 1 (the default).
 # The tile sweep that chose the defaults: bench/device_conv_sweep.sh.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -20,8 +21,8 @@ mkdir -p "$OUT"
 for m in style_transfer_f16_384 deeplabv3_257_mv_gpu selfie_segmentation mobilenet_v1_0.25_224; do
   timeout 50 python3 bench/options_ab.py --model "$M/$m.tflite" --iterations 150 \
     --variant "fp32-base:$BASE" --variant fp32-new: \
-    --variant "fp16-base:$F16,$BASE" --variant "fp16-new:$F16" \
-    --variant "fp16-math1:$F16,env.TFLITE_GLES_X_FP16_MATH=1" \
+    --variant "fp16-base:$F16,$BASE,env.TFLITE_GLES_X_FP16_MATH=0" \
+    --variant "fp16-math0:$F16,env.TFLITE_GLES_X_FP16_MATH=0" --variant "fp16-new:$F16" \
     --variant "fp16-math2:$F16,env.TFLITE_GLES_X_FP16_MATH=2" \
     2>&1 | grep -v "^INFO" >> "$OUT/ab-final.txt"
 done
@@ -30,7 +31,7 @@ timeout 150 python3 bench/run_bench.py --all --models-dir "$M" \
   --backends gles_fp32,gles_fp16,litert_gpu \
   --out-dir "$OUT" --name bench-nvidia-h100-s10 > /dev/null 2>&1
 rm -f "$OUT"/*.png
-for math in 0 2; do
+for math in 0 1; do
   TFLITE_GLES_X_FP16_MATH=$math timeout 45 python3 bench/roofline.py --iterations 20 --top 6 \
     --model "$M/style_transfer_f16_384.tflite" --model "$M/deeplabv3_257_mv_gpu.tflite" \
     2>/dev/null > "$OUT/roofline-s10-math$math.md"

@@ -207,6 +207,14 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // session 10"). Measured on NVIDIA only: other GPUs take the same until
   // someone measures them (bench/device_conv_sweep.sh sweeps it).
   if (!device->gpu->IsLlvmpipe()) device->conv_split_tile = {2, 2, 4, 32, 32};
+  // With fp16 storage, the convolutions' products in mediump (accumulators
+  // stay highp): NVIDIA's GLES runs mediump vec4 FMAs as packed halves at
+  // 4x its highp rate (bench/fp16_probe.py); style transfer fp16 1.653 ->
+  // 1.583 ms on an H100, its largest output difference from fp32 0.0016 ->
+  // 0.0017 (mediump accumulators too: 1.565 ms, 0.0037; docs/perf/log.md,
+  // "conv, session 10"). Measured on NVIDIA only; llvmpipe computes mediump
+  // in fp32 and keeps fp32 storage anyway.
+  device->fp16_math = device->gpu->renderer.find("NVIDIA") != std::string::npos ? 1 : 0;
   if (o.fp16_math) device->fp16_math = static_cast<int>(std::min(2LL, *o.fp16_math));
   if (!o.conv_tile.empty()) ApplyConvTile(o.conv_tile, &device->conv_split_tile);
   Apply(o.min_invocations, &device->min_invocations);
