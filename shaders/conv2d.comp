@@ -58,8 +58,9 @@
 // LOCAL_Z invocations along z of a workgroup share one output tile and
 // take every LOCAL_Z-th (tap, input slice) step of its sum; the partial
 // sums meet in shared memory ((LOCAL_Z - 1) x LOCAL_X x TILE vec4s:
-// the kernel keeps LOCAL_X * LOCAL_Z <= 128 and that under 16 KB, the GLES
-// 3.1 minimums) and the z = 0 invocation stores. On a GPU of thousands of
+// the kernel keeps LOCAL_X * LOCAL_Z and that within the device's limits,
+// falling back to a tile within the GLES 3.1 minimums, 128 and 16 KB) and
+// the z = 0 invocation stores. On a GPU of thousands of
 // lanes a 96x96 map has too few output tiles to keep every core busy
 // unless each invocation takes one pixel x one slice, whose loads then
 // outnumber its FMAs; splitting the sum gives both a register tile and

@@ -230,9 +230,7 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   // at 18 steps a 384->192 layer ran 23 -> 31 µs on an H100, at 36 and up
   // 1.1-1.5x faster; docs/perf/log.md, "perf, session 9")
   // on maps of >= 128 pixels, where the tile above shrinks to one pixel x
-  // one slice to find enough invocations. A 4-pixel x 2-slice tile (8
-  // accumulators: 3 x 32 x 8 vec4 = 12 KB of shared memory, 32 x 4 = 128
-  // invocations: the GLES 3.1 minimums), 4 parts.
+  // one slice to find enough invocations.
   // The tile is the device's (DeviceProfile::conv_split_tile); one over its
   // workgroup or shared-memory limits falls back to 4 x 2, 4 parts, 32 wide
   // (3 x 32 x 8 vec4 = 12 KB, 128 invocations: the GLES 3.1 minimums).
