@@ -65,8 +65,9 @@
 // LOCAL_Z invocations along z of a workgroup share one output tile and
 // take every LOCAL_Z-th (tap, input slice) step of its sum; the partial
 // sums meet in shared memory ((LOCAL_Z - 1) x LOCAL_X x TILE vec4s:
-// the kernel keeps LOCAL_X * LOCAL_Z <= 128 and that under 16 KB, the GLES
-// 3.1 minimums) and the z = 0 invocation stores. On a GPU of thousands of
+// the kernel keeps LOCAL_X * LOCAL_Z and that within the device's limits,
+// falling back to a tile within the GLES 3.1 minimums, 128 and 16 KB) and
+// the z = 0 invocation stores. On a GPU of thousands of
 // lanes a 96x96 map has too few output tiles to keep every core busy
 // unless each invocation takes one pixel x one slice, whose loads then
 // outnumber its FMAs; splitting the sum gives both a register tile and
@@ -74,6 +75,18 @@
 //
 // K_UNROLL=2 (1x1 / FC path; DeviceProfile::conv_k_unroll): two depth steps
 // per loop iteration.
+//
+// ROW_STEP (K_SPLIT; 1 otherwise): the step between an invocation's rows.
+// 1 gives each invocation TILE_ROWS consecutive pixels; LOCAL_X gives
+// neighbouring invocations neighbouring pixels (rows w * LOCAL_X *
+// TILE_ROWS + x + p * LOCAL_X for invocation x of workgroup w), so each of
+// a warp's vec4 loads and stores is one contiguous run, not vec4s TILE_ROWS
+// pixels apart (DeviceProfile::conv_split_tile).
+//
+// MATH_P / ACC_P (default highp): the precision of the products and of the
+// accumulators; mediump where fp16 storage and DeviceProfile::fp16_math
+// ask for it (NVIDIA's GLES runs mediump vec4 FMAs as packed halves, ~4x
+// its highp rate: bench/fp16_probe.py, docs/perf/log.md "conv, session 10").
 //
 // Shapes are uniforms (egl/shader_source.h), so every layer with the same
 // tile, window and activation runs one program; the tile, window, stride
@@ -89,7 +102,7 @@
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=2
 // @const KERNEL_H=3 KERNEL_W=3 STRIDE_H=1 STRIDE_W=1 DILATION_H=1
-// @const DILATION_W=1 K_UNROLL=1
+// @const DILATION_W=1 K_UNROLL=1 ROW_STEP=8 MATH_P=mediump ACC_P=mediump
 // @uniform ROWS=16 SLICE_GROUPS=1 IN_S=2 IN_HW=16 IN_H=4 IN_W=4 OUT_S=2
 // @uniform OUT_C=8 OUT_HW=16 OUT_W=4 ROW_PIXELS=16 DEPTH_STEPS=2
 // @uniform DEPTH_STRIDE=16 PAD_TOP=1 PAD_LEFT=1
@@ -154,6 +167,12 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #endif
 
 #define TILE (TILE_ROWS * TILE_SLICES)
+#if !defined(MATH_P)
+#define MATH_P highp
+#endif
+#if !defined(ACC_P)
+#define ACC_P highp
+#endif
 
 #if defined(GATHER_MIRROR)
 // One reflection suffices: MIRROR_PAD's paddings stay below the size.
@@ -187,6 +206,13 @@ void main() {
 #if defined(SLICES_ON_X)
   int group = int(gl_GlobalInvocationID.x);
   int first_row = int(gl_GlobalInvocationID.y) * TILE_ROWS;
+#elif defined(K_SPLIT)
+  int group = int(gl_GlobalInvocationID.y);
+  // Invocation x of workgroup w: rows w * LOCAL_X * TILE_ROWS + (x % ROW_STEP)
+  // + (x / ROW_STEP) * ROW_STEP * TILE_ROWS + p * ROW_STEP (p < TILE_ROWS).
+  int local_x = int(gl_LocalInvocationID.x);
+  int first_row = int(gl_WorkGroupID.x) * (LOCAL_X * TILE_ROWS) + local_x % ROW_STEP +
+                  (local_x / ROW_STEP) * (ROW_STEP * TILE_ROWS);
 #else
   int group = int(gl_GlobalInvocationID.y);
   int first_row = int(gl_GlobalInvocationID.x) * TILE_ROWS;
@@ -205,7 +231,7 @@ void main() {
 #endif
   int out_hw = OUT_HW;
 
-  vec4 acc[TILE];
+  ACC_P vec4 acc[TILE];
   for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
 
 #if defined(GENERIC)
@@ -222,6 +248,18 @@ void main() {
   // output pixel (x, then y, then the batch carry over). Rows past the end
   // repeat the first row (never stored).
   int out_w = OUT_W;
+#if defined(K_SPLIT)
+  // Rows ROW_STEP apart: each its own div_mod. Rows past the end repeat the
+  // first row (never stored).
+  for (int p = 0; p < TILE_ROWS; ++p) {
+    int r = first_row + p * ROW_STEP;
+    ivec2 bp = div_mod(r < ROWS ? r : first_row, out_hw);
+    ivec2 row_yx = div_mod(bp.y, out_w);
+    batch_base[p] = bp.x * IN_S * IN_HW;
+    in_y0[p] = row_yx.x * STRIDE_H - PAD_TOP;
+    in_x0[p] = row_yx.y * STRIDE_W - PAD_LEFT;
+  }
+#else
   ivec2 batch_pixel = div_mod(first_row, out_hw);
   ivec2 yx = div_mod(batch_pixel.y, out_w);
   int batch = batch_pixel.x;
@@ -237,6 +275,7 @@ void main() {
     pixel = image_end ? 0 : pixel + 1;
     batch += image_end ? 1 : 0;
   }
+#endif  // K_SPLIT
 #if defined(K_SPLIT)
   // Step k = tap * IN_SLICES + s, from k_part on by K_PARTS; weights are
   // packed in that order ([group][tap][slice][TILE_SLICES][4] vec4).
@@ -256,7 +295,7 @@ void main() {
     int kx = tap - ky * KERNEL_W;
     int w_index = w_base + k * TILE_SLICES * 4;
     {
-      vec4 x[TILE_ROWS];
+      MATH_P vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
         int y = GATHER_Y(in_y0[p] + ky * DILATION_H);
         int xx = GATHER_X(in_x0[p] + kx * DILATION_W);
@@ -283,7 +322,7 @@ void main() {
 #endif
     }
     for (int s = 0; s < IN_SLICES; ++s) {
-      vec4 x[TILE_ROWS];
+      MATH_P vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
 #if defined(TEXTURE_INPUT)
         x[p] = inside[p] ? load_texel(texel[p].x, texel[p].y) : vec4(0.0);
@@ -348,17 +387,17 @@ void main() {
 #endif
   {
     for (int s = first_step; s < depth_steps; ++s) {
-      vec4 x[TILE_ROWS];
+      MATH_P vec4 x[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
         x[p] = load_input(base[p]);
         base[p] += depth_stride;
       }
 #endif
       for (int o = 0; o < TILE_SLICES; ++o) {
-        vec4 w0 = LOAD(weights, w_index);
-        vec4 w1 = LOAD(weights, w_index + 1);
-        vec4 w2 = LOAD(weights, w_index + 2);
-        vec4 w3 = LOAD(weights, w_index + 3);
+        MATH_P vec4 w0 = LOAD(weights, w_index);
+        MATH_P vec4 w1 = LOAD(weights, w_index + 1);
+        MATH_P vec4 w2 = LOAD(weights, w_index + 2);
+        MATH_P vec4 w3 = LOAD(weights, w_index + 3);
         w_index += 4;
         for (int p = 0; p < TILE_ROWS; ++p) {
           acc[p * TILE_SLICES + o] +=
@@ -397,8 +436,11 @@ void main() {
   }
   ivec2 out_pixel = div_mod(first_row, out_hw);  // then one row at a time
   for (int p = 0; p < TILE_ROWS; ++p) {
-    int r = first_row + p;
+    int r = first_row + p * ROW_STEP;
     if (r >= rows) break;
+#if ROW_STEP > 1
+    out_pixel = div_mod(r, out_hw);
+#endif
     int row_index = out_pixel.x * out_s * out_hw + out_pixel.y;
     int carry = out_pixel.y + 1 >= out_hw ? 1 : 0;
     out_pixel += ivec2(carry, 1 - carry * out_hw);

@@ -89,7 +89,7 @@
 // @uniform DEPTH_STRIDE=16 IN_BATCH_STRIDE=32 OUT_HW=16 WEIGHT_SLICES=2
 // @uniform DW_IN_H=8 DW_IN_W=8 DW_OUT_W=4 DW_STRIDE_H=2 DW_STRIDE_W=2
 // @uniform DW_PAD_TOP=0 DW_PAD_LEFT=0
-// @const DW_KH=3 DW_KW=3 DW_DIL_H=1 DW_DIL_W=1
+// @const DW_KH=3 DW_KW=3 DW_DIL_H=1 DW_DIL_W=1 MATH_P=mediump ACC_P=mediump
 // @axis - MEAN_PROLOGUE
 // @const A_VEC4=64
 // @uniform MEAN_PIXELS=4 MEAN_BATCH_STRIDE=8
@@ -366,6 +366,13 @@ void main() {
 #else
 
 #define WG_ROWS (TILE_ROWS * THREADS_R)
+// The precision of the products and accumulators (conv2d.comp's MATH_P).
+#if !defined(MATH_P)
+#define MATH_P highp
+#endif
+#if !defined(ACC_P)
+#define ACC_P highp
+#endif
 #define WG_SLICES (TILE_SLICES * THREADS_S)
 
 void main() {
@@ -422,10 +429,10 @@ void main() {
     base[i] = input_base(min(first_row + tr + i * THREADS_R, ROWS - 1));
   }
 #endif
-  vec4 acc[TILE];
+  ACC_P vec4 acc[TILE];
   for (int t = 0; t < TILE; ++t) acc[t] = vec4(0.0);
   for (int d = part; d < DEPTH_STEPS; d += K_PARTS) {
-    vec4 a[TILE_ROWS];
+    MATH_P vec4 a[TILE_ROWS];
 #if defined(DW_PROLOGUE)
     for (int i = 0; i < TILE_ROWS; ++i) a[i] = scratch[d * WG_ROWS + tr + i * THREADS_R];
 #else
@@ -433,10 +440,10 @@ void main() {
 #endif
     for (int j = 0; j < TILE_SLICES; ++j) {
       int w = group_weights + (d * WG_SLICES + ts + j * THREADS_S) * 4;
-      vec4 w0 = LOAD(weights, w);
-      vec4 w1 = LOAD(weights, w + 1);
-      vec4 w2 = LOAD(weights, w + 2);
-      vec4 w3 = LOAD(weights, w + 3);
+      MATH_P vec4 w0 = LOAD(weights, w);
+      MATH_P vec4 w1 = LOAD(weights, w + 1);
+      MATH_P vec4 w2 = LOAD(weights, w + 2);
+      MATH_P vec4 w3 = LOAD(weights, w + 3);
       for (int i = 0; i < TILE_ROWS; ++i) {
         acc[i * TILE_SLICES + j] +=
             w0 * a[i].x + w1 * a[i].y + w2 * a[i].z + w3 * a[i].w;

@@ -151,11 +151,13 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.min_invocations = NonNegative("TFLITE_GLES_MIN_INVOCATIONS");
   o.conv_k_split = Switch("TFLITE_GLES_X_CONV_KSPLIT");
   o.dilated_dw_reuse = Switch("TFLITE_GLES_X_DILATED_DW_REUSE");
-  o.conv_tile = Text("TFLITE_GLES_X_CONV_TILE");
+  o.pointwise_tile = Text("TFLITE_GLES_X_POINTWISE_TILE");
   o.conv_unroll = Switch("TFLITE_GLES_X_CONV_UNROLL");
   o.fuse_mirror_pad = Switch("TFLITE_GLES_X_FUSE_MIRROR_PAD");
   o.batch_gemms = Switch("TFLITE_GLES_X_BATCH_GEMMS");
   o.norm_split = Switch("TFLITE_GLES_X_NORM_SPLIT");
+  o.conv_tile = Text("TFLITE_GLES_X_CONV_TILE");
+  o.fp16_math = NonNegative("TFLITE_GLES_X_FP16_MATH");
   // Shapes compiled in vs uniforms (A/B runs, tests of both paths).
   o.specialize_shapes = Switch("TFLITE_GLES_SPECIALIZE_SHAPES");
   o.specialize_gemm_rows = NonNegative("TFLITE_GLES_SPECIALIZE_GEMM_ROWS");

@@ -37,11 +37,13 @@ struct DeveloperOverrides {
   std::optional<long long> min_invocations;      // TFLITE_GLES_MIN_INVOCATIONS
   std::optional<bool> conv_k_split;              // TFLITE_GLES_X_CONV_KSPLIT
   std::optional<bool> dilated_dw_reuse;          // TFLITE_GLES_X_DILATED_DW_REUSE
-  std::string conv_tile;                         // TFLITE_GLES_X_CONV_TILE
+  std::string pointwise_tile;                    // TFLITE_GLES_X_POINTWISE_TILE
   std::optional<bool> conv_unroll;               // TFLITE_GLES_X_CONV_UNROLL
   std::optional<bool> fuse_mirror_pad;           // TFLITE_GLES_X_FUSE_MIRROR_PAD
   std::optional<bool> batch_gemms;               // TFLITE_GLES_X_BATCH_GEMMS
   std::optional<bool> norm_split;                // TFLITE_GLES_X_NORM_SPLIT
+  std::string conv_tile;                         // TFLITE_GLES_X_CONV_TILE
+  std::optional<long long> fp16_math;            // TFLITE_GLES_X_FP16_MATH
   std::optional<bool> specialize_shapes;         // TFLITE_GLES_SPECIALIZE_SHAPES
   std::optional<long long> specialize_gemm_rows; // TFLITE_GLES_SPECIALIZE_GEMM_ROWS
   std::optional<bool> dw_register_tiles;         // TFLITE_GLES_X_DW_REGISTER_TILES

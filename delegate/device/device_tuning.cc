@@ -16,6 +16,25 @@ void Apply(const std::optional<T>& value, U* field) {
   if (value) *field = *value;
 }
 
+// TFLITE_GLES_X_CONV_TILE=R/S/K/L/STEP (',' works too): five integers in
+// [1, 1024], STEP 1 or L; anything else is ignored with a warning. Whether
+// the tile fits the device is checked where it is used (conv_common.cc).
+void ApplyConvTile(const std::string& text, DeviceProfile::ConvSplitTile* tile) {
+  int v[5];
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2],
+                  &v[3], &v[4], &tail) == 5 &&
+      std::all_of(v, v + 5, [](int x) { return x >= 1 && x <= 1024; }) &&
+      (v[4] == 1 || v[4] == v[3])) {
+    *tile = {v[0], v[1], v[2], v[3], v[4]};
+    return;
+  }
+  std::fprintf(stderr,
+               "WARNING: tflite-gles: TFLITE_GLES_X_CONV_TILE='%s' is not "
+               "ROWS/SLICES/PARTS/LOCAL_X/STEP (STEP 1 or LOCAL_X); ignored\n",
+               text.c_str());
+}
+
 }  // namespace
 
 bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
@@ -180,6 +199,27 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // Instance-norm statistics over many workgroups per slice (norm_stats.comp
   // SPLIT): llvmpipe has a few cores, which one per slice already fills.
   device->norm_split = !device->gpu->IsLlvmpipe();
+  // Its tile: neighbouring invocations take neighbouring pixels (row step =
+  // the workgroup's width), so a warp's input loads and output stores are
+  // contiguous runs rather than vec4s four pixels apart (docs/perf/log.md,
+  // "conv, session 10").
+  // 2 rows x 2 slices: on the H100 the 4 x 2 tile's fewer, longer
+  // invocations left the GPU waiting on loads; 2 x 2 ran style transfer's
+  // four largest layers 1.1-1.3x faster (the same with step 1; 2x1, 1x2,
+  // 4x4, 8x2, 8 parts, 64 wide were no better; docs/perf/log.md, "conv,
+  // session 10"). Measured on NVIDIA only: other GPUs take the same until
+  // someone measures them (bench/device_conv_sweep.sh sweeps it).
+  if (!device->gpu->IsLlvmpipe()) device->conv_split_tile = {2, 2, 4, 32, 32};
+  // With fp16 storage, the convolutions' products in mediump (accumulators
+  // stay highp): NVIDIA's GLES runs mediump vec4 FMAs as packed halves at
+  // 4x its highp rate (bench/fp16_probe.py); style transfer fp16 1.653 ->
+  // 1.583 ms on an H100, its largest output difference from fp32 0.0016 ->
+  // 0.0017 (mediump accumulators too: 1.565 ms, 0.0037; docs/perf/log.md,
+  // "conv, session 10"). Measured on NVIDIA only; llvmpipe computes mediump
+  // in fp32 and keeps fp32 storage anyway.
+  device->fp16_math = device->gpu->renderer.find("NVIDIA") != std::string::npos ? 1 : 0;
+  if (o.fp16_math) device->fp16_math = static_cast<int>(std::min(2LL, *o.fp16_math));
+  if (!o.conv_tile.empty()) ApplyConvTile(o.conv_tile, &device->conv_split_tile);
   Apply(o.min_invocations, &device->min_invocations);
   // Dilated 3x3 depthwise layers (DeepLab's atrous blocks) with the 3x3
   // path's input reuse, over outputs a dilation apart, instead of one fetch
@@ -189,7 +229,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   device->dilated_depthwise_reuse = device->gpu->IsLlvmpipe();
   Apply(o.conv_k_split, &device->conv_k_split);
   Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
-  if (!o.conv_tile.empty()) device->conv_tile_override = o.conv_tile;
+  if (!o.pointwise_tile.empty()) device->conv_tile_override = o.pointwise_tile;
   // Off until measured (docs/perf/log.md, "llvm, session 10").
   device->conv_k_unroll = false;
   Apply(o.conv_unroll, &device->conv_k_unroll);

@@ -198,7 +198,7 @@ struct DeviceProfile {
   bool dilated_depthwise_reuse = false;
   // "ROWS,SLICES" ('/' for ','): conv2d.comp's register tile for 1x1
   // convolutions on maps of >= 128 pixels, in place of ChooseGemmTile's
-  // (sweeps on llvmpipe; TFLITE_GLES_X_CONV_TILE). Empty: the chosen one.
+  // (sweeps on llvmpipe; TFLITE_GLES_X_POINTWISE_TILE). Empty: the chosen one.
   std::string conv_tile_override;
   // conv2d.comp's 1x1 / FC loop takes two depth steps per iteration
   // (K_UNROLL=2). Set by TuneForDevice; TFLITE_GLES_X_CONV_UNROLL=0/1.
@@ -215,6 +215,25 @@ struct DeviceProfile {
   // (shaders/norm_stats.comp SPLIT). Set by TuneForDevice;
   // TFLITE_GLES_X_NORM_SPLIT=0/1.
   bool norm_split = false;
+  // K_SPLIT's tile: rows x output slices per invocation, parts of the sum
+  // (the workgroup's z), invocations along x, and the step between an
+  // invocation's rows (1: consecutive pixels; local_x: neighbouring
+  // invocations take neighbouring pixels, so a warp's loads and stores are
+  // contiguous). A tile over the device's workgroup or shared-memory limits
+  // falls back to 4 x 2, 4 parts, 32 wide, step 1 (within the GLES 3.1
+  // minimums). Set by TuneForDevice; TFLITE_GLES_X_CONV_TILE=R/S/K/L/STEP.
+  struct ConvSplitTile {
+    int rows = 4;
+    int slices = 2;
+    int parts = 4;
+    int local_x = 32;
+    int row_step = 1;
+  };
+  ConvSplitTile conv_split_tile;
+  // With fp16 storage, conv2d.comp's and gemm.comp's (tiled) products in
+  // mediump (1) and their accumulators too (2); 0: highp. Set by
+  // TuneForDevice; TFLITE_GLES_X_FP16_MATH=0/1/2.
+  int fp16_math = 0;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).
   bool report_phases = false;

@@ -234,7 +234,7 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
     if (std::sscanf(forced.c_str(), "%d%c%d", &forced_rows, &separator, &forced_slices) != 3 ||
         (separator != ',' && separator != '/') || forced_rows < 1 || forced_rows > 16 ||
         forced_slices < 1 || forced_slices > 8) {
-      return Status::Error("TFLITE_GLES_X_CONV_TILE='" + forced + "' is not ROWS,SLICES");
+      return Status::Error("TFLITE_GLES_X_POINTWISE_TILE='" + forced + "' is not ROWS,SLICES");
     }
     tile.rows = forced_rows;
     tile.slices = std::min(forced_slices, out_shape.slices());
@@ -245,15 +245,27 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   // at 18 steps a 384->192 layer ran 23 -> 31 µs on an H100, at 36 and up
   // 1.1-1.5x faster; docs/perf/log.md, "perf, session 9")
   // on maps of >= 128 pixels, where the tile above shrinks to one pixel x
-  // one slice to find enough invocations. A 4-pixel x 2-slice tile (8
-  // accumulators: 3 x 32 x 8 vec4 = 12 KB of shared memory, 32 x 4 = 128
-  // invocations: the GLES 3.1 minimums), 4 parts.
-  constexpr int kKParts = 4;
+  // one slice to find enough invocations.
+  // The tile is the device's (DeviceProfile::conv_split_tile); one over its
+  // workgroup or shared-memory limits falls back to 4 x 2, 4 parts, 32 wide
+  // (3 x 32 x 8 vec4 = 12 KB, 128 invocations: the GLES 3.1 minimums).
+  DeviceProfile::ConvSplitTile split = builder.device().conv_split_tile;
+  {
+    const egl::GpuInfo* gpu = builder.device().gpu;
+    const long long invocations_limit = gpu ? gpu->max_workgroup_invocations : 128;
+    const long long shared_limit = gpu ? gpu->max_shared_memory_bytes : 16384;
+    const long long shared =
+        16LL * std::max(1, split.parts - 1) * split.local_x * split.rows * split.slices;
+    if (1LL * split.local_x * split.parts > invocations_limit || shared > shared_limit ||
+        split.parts > 64 || (split.row_step != 1 && split.row_step != split.local_x)) {
+      split = DeviceProfile::ConvSplitTile();
+    }
+  }
   const bool k_split = !gemm && builder.device().conv_k_split && rows >= 128 &&
-                       1LL * taps * in_shape.slices() >= 8 * kKParts;
+                       1LL * taps * in_shape.slices() >= 8 * split.parts;
   if (k_split) {
-    tile.rows = 4;
-    tile.slices = std::min(2, out_shape.slices());
+    tile.rows = split.rows;
+    tile.slices = std::min(split.slices, out_shape.slices());
     tile.slices_on_x = false;
   }
   const int groups = (out_shape.slices() + tile.slices - 1) / tile.slices;
@@ -303,10 +315,18 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   const uint32_t gy = static_cast<uint32_t>(tile.slices_on_x ? row_tiles : groups);
   dispatch.grid = {gx, gy, 1};
   dispatch.local = LocalSize2d(gx, gy);
+  d["ROW_STEP"] = "1";
+  if (builder.device().fp16 && builder.device().fp16_math >= 1) d["MATH_P"] = "mediump";
+  if (builder.device().fp16 && builder.device().fp16_math >= 2) d["ACC_P"] = "mediump";
   if (k_split) {
     d["K_SPLIT"] = "";
-    dispatch.grid = {gx, gy, kKParts};
-    dispatch.local = {32, 1, kKParts};
+    d["ROW_STEP"] = std::to_string(split.row_step);
+    // Whole workgroups of rows: with a row step of LOCAL_X a workgroup
+    // covers LOCAL_X x TILE_ROWS rows, each invocation every LOCAL_X-th.
+    const uint32_t local_x = static_cast<uint32_t>(split.local_x);
+    dispatch.grid = {(gx + local_x - 1) / local_x * local_x, gy,
+                     static_cast<uint32_t>(split.parts)};
+    dispatch.local = {local_x, 1, static_cast<uint32_t>(split.parts)};
   }
   dispatch.flops = 2LL * rows * out_shape.c * in_lanes * taps;
 

@@ -406,6 +406,8 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
   d["IN_BATCH_STRIDE"] = std::to_string(in_shape.slices() * in_shape.h * in_shape.w);
   d["OUT_HW"] = std::to_string(out_shape.h * out_shape.w);
   d["WEIGHT_SLICES"] = std::to_string(weight_slices);
+  if (builder.device().fp16 && builder.device().fp16_math >= 1) d["MATH_P"] = "mediump";
+  if (builder.device().fp16 && builder.device().fp16_math >= 2) d["ACC_P"] = "mediump";
   // The prologues' shapes (DW_PROLOGUE_*, MEAN_PROLOGUE, set by
   // delegate/passes/dw_fusion.cc); unused here, but every @uniform needs a value.
   for (const char* name : {"DW_IN_H", "DW_IN_W", "DW_OUT_W", "DW_STRIDE_H",

@@ -137,8 +137,55 @@ def test_conv2d_with_the_sum_split_across_a_workgroup(monkeypatch, in_shape, fil
     assert_close(gpu, cpu, fp16)
 
 
-def test_conv2d_with_the_sum_split_at_the_gles31_minimum(monkeypatch):
+# K_SPLIT's tile (TFLITE_GLES_X_CONV_TILE=ROWS/SLICES/PARTS/LOCAL_X/STEP):
+# rows LOCAL_X apart (real GPUs' default; llvmpipe keeps step 1), larger
+# register tiles, more parts, a wider workgroup, and on a batch of 2 with
+# a stride, an upload-fused first layer and a map smaller than one
+# workgroup's rows.
+KSPLIT_TILES = ["4/2/4/32/32", "8/2/2/64/64", "2/4/8/16/16", "8/4/2/32/1"]
+
+
+@pytest.mark.parametrize("tile", KSPLIT_TILES)
+@pytest.mark.parametrize("case", [KSPLIT_CASES[4], KSPLIT_CASES[6], KSPLIT_CASES[1]])
+def test_conv2d_with_the_sum_split_by_tile(monkeypatch, tile, case):
+    in_shape, filter_shape, options, first_layer = case
     monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_TILE", tile)
+    if first_layer:
+        monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
+        monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
+    model = conv_model("CONV_2D", in_shape, filter_shape, options, seed=filter_shape[0])
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=7), {})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu)
+
+
+# Mediump products (1) and accumulators (2) with fp16 storage
+# (TFLITE_GLES_X_FP16_MATH): a split 3x3 convolution, a 1x1 convolution on
+# gemm.comp and one on conv2d.comp. llvmpipe computes mediump in fp32, so
+# this checks the variants' code; NVIDIA's fp16 error is measured by
+# bench/run_bench.py's relative error (docs/perf/log.md, "conv, session 10").
+@pytest.mark.parametrize("math", ["1", "2"])
+@pytest.mark.parametrize("filter_shape,gemm", [([12, 3, 3, 12], "0"), ([20, 1, 1, 12], "1"),
+                                               ([20, 1, 1, 12], "0")])
+def test_conv2d_with_fp16_math(monkeypatch, math, filter_shape, gemm):
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_FP16_MATH", math)
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", gemm)
+    in_shape = [1, 13, 11, 12]
+    model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=8)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=9),
+                                      {"precision_loss_allowed": True})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16=True)
+
+
+# A tile over the minimum's 128 invocations and 16 KB falls back to 4x2.
+@pytest.mark.parametrize("tile", [None, "8/4/4/64/64"])
+def test_conv2d_with_the_sum_split_at_the_gles31_minimum(monkeypatch, tile):
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1")
+    if tile:
+        monkeypatch.setenv("TFLITE_GLES_X_CONV_TILE", tile)
     monkeypatch.setenv("TFLITE_GLES_DEVICE_PROFILE", "gles31-minimum")
     in_shape = [1, 19, 17, 16]
     model = conv_model("CONV_2D", in_shape, [6, 3, 3, 16], window(activation="RELU"), seed=4)

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Kernel-tile sweep: per-dispatch GPU times (timer queries) of one model's
+largest convolutions under several delegate variants, in one process, the
+variants' invokes interleaved so that a clock or load change hits all alike.
+
+    python3 bench/conv_sweep.py --model M.tflite --top 6 \\
+        --variant base: --variant t8:env.TFLITE_GLES_X_CONV_TILE=8/2/4/32/32
+
+Variants are NAME:KEY=VALUE,... as in bench/options_ab.py (env.NAME: an
+environment variable set while that variant's delegate is created). Prints,
+for the --top dispatches of the first variant (by time), each variant's median
+ms and TFLOP/s, plus the sum of all dispatches and the median invoke wall.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+sys.path.insert(0, str(REPO / "bench"))
+
+import gles_testing as gt  # noqa: E402
+from bench_worker import make_inputs  # noqa: E402
+from options_ab import environment, parse_variant  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--variant", action="append", required=True)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--per-round", type=int, default=5)
+    parser.add_argument("--top", type=int, default=6)
+    args = parser.parse_args()
+
+    runs = []
+    for text in args.variant:
+        name, options, env = parse_variant(text)
+        options = {"enable_profiling": "true", **options}
+        with environment(env):
+            delegate = gt.make_delegate(options)
+            interp = gt.interpreter(args.model, delegate)
+            interp.allocate_tensors()
+        details = interp.get_input_details()
+        inputs = make_inputs([(d["shape"], d["dtype"]) for d in details], seed=1)
+        for detail, value in zip(details, inputs):
+            interp.set_tensor(detail["index"], value)
+        interp.invoke()
+        runs.append({"name": name, "delegate": delegate, "interp": interp,
+                     "profiles": [], "walls": []})
+    for _ in range(args.rounds):
+        for run in runs:
+            for _ in range(args.per_round):
+                start = time.perf_counter()
+                run["interp"].invoke()
+                run["walls"].append((time.perf_counter() - start) * 1e3)
+                entries = gt.profile(run["delegate"])
+                if entries:
+                    run["profiles"].append(entries)
+
+    def medians(run):
+        profiles = [p for p in run["profiles"] if len(p) == len(run["profiles"][0])]
+        rows = []
+        for i, first in enumerate(profiles[0]):
+            rows.append({**first, "ms": statistics.median(p[i]["ms"] for p in profiles)})
+        return rows
+
+    tables = [medians(run) for run in runs]
+    base = tables[0]
+    order = sorted(range(len(base)), key=lambda i: -base[i]["ms"])[:args.top]
+    print(f"# {Path(args.model).name}: median ms per dispatch (TFLOP/s), "
+          f"{args.rounds}x{args.per_round} profiled invokes per variant")
+    print("| layer | " + " | ".join(run["name"] for run in runs) + " |")
+    print("|---|" + "---|" * len(runs))
+    for i in order:
+        cells = []
+        for table in tables:
+            # Match by label: a variant may have other dispatch counts.
+            row = next((r for r in table if r["label"] == base[i]["label"]), None)
+            if row is None:
+                cells.append("-")
+                continue
+            rate = row["flops"] / (row["ms"] * 1e9) if row["flops"] and row["ms"] > 0 else 0
+            cells.append(f"{row['ms'] * 1e3:.1f} us ({rate:.1f})")
+        print(f"| {base[i]['label'][:48]} | " + " | ".join(cells) + " |")
+    print("| sum of dispatches ms | " +
+          " | ".join(f"{sum(r['ms'] for r in t):.3f}" for t in tables) + " |")
+    print("| invoke wall ms | " +
+          " | ".join(f"{statistics.median(run['walls']):.3f}" for run in runs) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
