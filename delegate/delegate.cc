@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "delegate/device/device_profiles.h"
@@ -17,6 +18,7 @@
 #include "delegate/kernels/registry.h"
 #include "delegate/passes/norm_fusion.h"
 #include "delegate/abi/tflite_builtin.h"
+#include "egl/init_phases.h"
 
 namespace tflite_gles {
 namespace {
@@ -42,6 +44,7 @@ struct Partition {
   // Shapes of the partition's inputs when it was built: the GPU program is
   // specialised for them.
   std::vector<std::pair<int, std::vector<int>>> input_dims;
+  bool invoked = false;  // the first invoke is a phase of the start
 };
 
 // OK while every input still has the shape the partition was built for.
@@ -117,6 +120,7 @@ struct DelegateCallbacks {
     std::map<int, const NormStatsGroup*> group_at;
     std::set<int> covered;
     std::vector<NormStatsGroup> norm_groups;
+    std::optional<gl::ScopedInitPhase> timed(std::in_place, gl::InitPhase::kKernelBuilds);
     if (self->device_.fuse_norm_stats) {
       norm_groups = FindNormStats(
           *self->graph_, ToVector(params->nodes_to_replace), ToVector(params->output_tensors),
@@ -173,12 +177,14 @@ struct DelegateCallbacks {
                                            DimsVector(context->tensors[index].dims));
       }
     }
+    timed.emplace(gl::InitPhase::kRuntimeCreate);
     TFG_ASSIGN_OR_RETURN(
         partition->runtime,
         PartitionRuntime::Create(builder, inputs,
                                  ToVector(params->output_tensors),
                                  self->device_, *self->programs_));
     self->dispatches_ += partition->runtime->dispatch_count();
+    timed.emplace(gl::InitPhase::kAllocate);
     // Allocate now, inside ModifyGraphWithDelegate: a failure here makes the
     // delegate's Prepare fail and TFLite restore the CPU plan, instead of a
     // later AllocateTensors failing with no way back.
@@ -249,8 +255,15 @@ struct DelegateCallbacks {
     GlesDelegate* self = partition->owner;
     Status status = self->env_->EnsureCurrent();
     if (status.ok()) {
+      std::optional<gl::ScopedInitPhase> timed;
+      if (!partition->invoked) timed.emplace(gl::InitPhase::kFirstInvoke);
       status = partition->runtime->Run(context, self->options_.enable_profiling);
     }
+    if (!partition->invoked && self->report_init_phases_) {
+      std::fprintf(stderr, "INFO: tflite-gles: init phases ms (first invoke): %s\n",
+                   gl::InitPhaseSummary().c_str());
+    }
+    partition->invoked = true;
     if (!status.ok()) {
       self->Report(context, "tflite-gles: Invoke failed: " + status.message());
       return abi::kError;
@@ -337,6 +350,7 @@ Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
                                                         driver_cache_dir));
   programs_ = std::make_unique<ProgramCache>();
   if (overrides.program_binaries.value_or(true)) {
+    gl::ScopedInitPhase timed(gl::InitPhase::kOpenCache);
     programs_->OpenSerializationCache(options_.serialization_dir,
                                        options_.model_token);
   }
@@ -378,6 +392,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   partitions_ = 0;
   // The environment's developer overrides, read once for this Prepare.
   const DeveloperOverrides overrides = ReadDeveloperOverrides();
+  report_init_phases_ = overrides.report_init_phases.value_or(false);
   Status status = AcquireEnvironment(overrides);
   const ProgramCacheCounts programs_before =
       programs_ ? programs_->counts() : ProgramCacheCounts();
@@ -412,6 +427,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   std::map<std::pair<std::string, std::string>, std::vector<int>> declined;
   std::map<int, std::string> op_of;
   std::map<int, std::string> reason_of;  // declined node -> why
+  std::optional<gl::ScopedInitPhase> timed(std::in_place, gl::InitPhase::kSupportChecks);
   for (int i = 0; i < plan->size; ++i) {
     abi::Node* node = nullptr;
     abi::Registration* registration = nullptr;
@@ -430,6 +446,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
       reason_of[plan->data[i]] = kernel.status().message();
     }
   }
+  timed.reset();
   for (const auto& [key, nodes] : declined) {
     std::fprintf(stderr,
                  "WARNING: tflite-gles: %s cannot be handled by this delegate "
@@ -479,6 +496,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     registration.version = 1;
     std::vector<int> storage = MakeIntArray(chosen);
     init_error_.clear();
+    gl::ScopedInitPhase partitioning(gl::InitPhase::kPartition);
     result = context->ReplaceNodeSubsetsWithDelegateKernels(
         context, registration, AsIntArray(storage), &delegate_);
     if (result == abi::kOk && !init_error_.empty()) {
@@ -487,6 +505,10 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     }
   }
   graph_.reset();  // it points into this context's tensors
+  if (report_init_phases_) {
+    std::fprintf(stderr, "INFO: tflite-gles: init phases ms (applied): %s\n",
+                 gl::InitPhaseSummary().c_str());
+  }
   if (options_.log_info) {
     std::fprintf(stderr,
                  "INFO: tflite-gles: delegated %d of %d nodes in %d partition%s "

@@ -179,6 +179,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");
   o.report_phases = Switch("TFLITE_GLES_X_PHASES");
   o.report_timeline = Switch("TFLITE_GLES_X_TIMELINE");
+  // Where a start goes (egl/init_phases.h), for the cold-start benches.
+  o.report_init_phases = Switch("TFLITE_GLES_X_INIT_PHASES");
   // A text dump of the TFLite graph at Prepare (graph_dump.h), for debugging.
   o.dump_graph = Text("TFLITE_GLES_DUMP_GRAPH");
   o.device_profile = Text("TFLITE_GLES_DEVICE_PROFILE");

@@ -62,6 +62,7 @@ struct DeveloperOverrides {
   // Reports and dumps.
   std::optional<bool> report_phases;             // TFLITE_GLES_X_PHASES
   std::optional<bool> report_timeline;           // TFLITE_GLES_X_TIMELINE
+  std::optional<bool> report_init_phases;        // TFLITE_GLES_X_INIT_PHASES
   std::string dump_graph;                        // TFLITE_GLES_DUMP_GRAPH (a path)
   // The user switch for the device profile (delegate/device/device_profiles.h;
   // README): read here with the rest, parsed where the profile is chosen.
