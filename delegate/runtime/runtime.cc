@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "delegate/abi/half.h"
 #include "delegate/graph/quantization.h"
@@ -24,6 +25,7 @@
 #include "delegate/passes/upload_fusion.h"
 #include "delegate/runtime/transfer_layout.h"
 #include "egl/gl_call.h"
+#include "egl/init_phases.h"
 #include "egl/program_limits.h"
 #include "egl/tensor_texture.h"
 
