@@ -29,7 +29,9 @@ changed. Cases, interleaved within each repeat:
 Prints per model and case the median (and all values) of apply, first
 invoke and their sum, and the sum as a percentage of `empty`'s.
 
---lib (repeatable) compares builds of the library: every repeat runs the
+--lib (repeatable) compares builds of the library, or one library under
+different developer switches (NAME=PATH,VAR=VALUE,...: the variables are set
+in that library's children only): every repeat runs the
 cases of every model once per library, the libraries taking turns first, so
 a load change on the box spreads over all of them (what bench/cold2_ab.py
 did). --phases sets TFLITE_GLES_X_INIT_PHASES=1 in the children and prints,
@@ -158,7 +160,7 @@ def main() -> int:
                         help="start no new repeat after this long (0: no limit)")
     args = parser.parse_args()
     if args.phases:
-        os.environ["TFLITE_GLES_X_INIT_PHASES"] = "1"
+        os.environ["TFLITE_GLES_X_INIT_PHASES"] = "1"  # children inherit it
     libs = [tuple(item.split("=", 1)) for item in args.lib]
     if not libs:
         libs = [("lib", os.environ.get("TFLITE_GLES_LIB",
@@ -174,9 +176,16 @@ def main() -> int:
         # spreads over all of them.
         for model in args.model:
             for name, path in (libs if repeat % 2 == 0 else libs[::-1]):
+                path, *settings = path.split(",")
+                saved = dict(os.environ)
                 os.environ["TFLITE_GLES_LIB"] = str(Path(path).resolve())
-                with tempfile.TemporaryDirectory(prefix="cold_start_") as work:
-                    rows = one_repeat(model, args.fp16, work, set(args.cases.split(",")))
+                os.environ.update(item.split("=", 1) for item in settings)
+                try:
+                    with tempfile.TemporaryDirectory(prefix="cold_start_") as work:
+                        rows = one_repeat(model, args.fp16, work, set(args.cases.split(",")))
+                finally:
+                    os.environ.clear()
+                    os.environ.update(saved)
                 for case, row in rows.items():
                     everything.setdefault(model, {}).setdefault(name, {}).setdefault(
                         case, []).append(row)

@@ -177,6 +177,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   // Per-invoke timing reports for bench runs (invoke_timeline.h).
   o.driver_cache = Switch("TFLITE_GLES_X_DRIVER_CACHE");
   o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");
+  o.model_data_chunk = Kilobytes("TFLITE_GLES_X_MODEL_DATA_CHUNK_KB");
   o.report_phases = Switch("TFLITE_GLES_X_PHASES");
   o.report_timeline = Switch("TFLITE_GLES_X_TIMELINE");
   // Where a start goes (egl/init_phases.h), for the cold-start benches.

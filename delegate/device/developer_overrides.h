@@ -51,6 +51,7 @@ struct DeveloperOverrides {
   std::optional<bool> mapped_upload;             // TFLITE_GLES_X_MAPPED_UPLOAD
   std::optional<bool> streaming_upload;          // TFLITE_GLES_X_STREAMING_UPLOAD
   std::optional<long long> copy_threads;         // TFLITE_GLES_X_COPY_THREADS
+  std::optional<size_t> model_data_chunk;        // TFLITE_GLES_X_MODEL_DATA_CHUNK_KB (x 1024)
   std::optional<bool> half_upload;               // TFLITE_GLES_X_HALF_UPLOAD
   std::optional<bool> direct_transfers;          // TFLITE_GLES_X_DIRECT_TRANSFERS
   std::optional<size_t> direct_max_bytes;        // TFLITE_GLES_X_DIRECT_MAX_KB (x 1024)

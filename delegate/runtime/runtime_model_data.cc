@@ -46,7 +46,8 @@ Status PartitionRuntime::UploadModelData(ModelData* data) {
   auto sink = [this, data](size_t blob, size_t offset, const uint8_t* bytes, size_t count) {
     return buffers_[data->value_of[blob]].Upload(offset, count, bytes);
   };
-  switch (model_data_->Load(data->key, data->sizes, sink, &why)) {
+  switch (model_data_->Load(data->key, data->sizes, sink, &why,
+                            device_.model_data_chunk_bytes)) {
     case ModelDataCache::LoadResult::kLoaded:
       data->loaded = true;
       model_data_->counts().loaded += static_cast<int>(data->sizes.size());

@@ -247,7 +247,12 @@ def test_damaged_truncated_and_foreign_entries_are_rejected_and_rewritten(case, 
     (cache_dir / (names[3] + ".tmp-99999-0")).write_bytes(b"torn")
 
     # Two delegates in one process: the first repairs, the second finds all.
-    results, outputs, stderr = run_child(case, [[str(cache_dir), "model-1"]] * 2, "repair")
+    # _read_whole: each constant read, hashed and uploaded whole (NVIDIA's
+    # choice, DeviceProfile::model_data_chunk_bytes) instead of in pieces.
+    env = ({"TFLITE_GLES_X_MODEL_DATA_CHUNK_KB": "0"} if damage.endswith("_read_whole")
+           else None)
+    results, outputs, stderr = run_child(case, [[str(cache_dir), "model-1"]] * 2, "repair",
+                                         env)
     cache = results[0]["cache"]
     assert cache["entries_rejected"] == 3, cache
     assert cache["programs_loaded"] == programs - 3, cache
@@ -433,6 +438,7 @@ def test_model_data_is_reused_and_a_changed_model_never_loads_stale_data(case, t
 
 @pytest.mark.parametrize("damage,reason", [
     ("flip", "checksum mismatch"), ("flip_first_blob", "checksum mismatch"),
+    ("flip_first_blob_read_whole", "checksum mismatch"),
     ("truncate", "truncated"), ("foreign", "identity differs"),
     ("garbage", "not a tflite-gles model-data entry")])
 def test_damaged_model_data_entries_are_rejected_and_rewritten(case, tmp_path, damage, reason):
@@ -444,7 +450,7 @@ def test_damaged_model_data_entries_are_rejected_and_rewritten(case, tmp_path, d
     data = bytearray(entry.read_bytes())
     if damage == "flip":
         data[len(data) // 2] ^= 0x01
-    elif damage == "flip_first_blob":
+    elif damage.startswith("flip_first_blob"):
         # The entry is streamed into the GPU buffers before its checksum
         # (at the end) is known: the damaged weights went up, and must then
         # be overwritten by the converted ones (the outputs below say so).
