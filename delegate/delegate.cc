@@ -14,6 +14,7 @@
 #include "delegate/device/device_tuning.h"
 #include "delegate/graph/partition_plan.h"
 #include "delegate/graph/graph_dump.h"
+#include "delegate/graph/model_inputs.h"
 #include "delegate/kernels/quantize.h"
 #include "delegate/kernels/registry.h"
 #include "delegate/passes/norm_fusion.h"
@@ -41,34 +42,10 @@ struct Partition {
   int id = 0;  // creation order, for the profile
   std::unique_ptr<PartitionRuntime> runtime;
   std::string build_error;  // why the partition cannot run, if it cannot
-  // Shapes of the partition's inputs when it was built: the GPU program is
-  // specialised for them.
+  // The inputs' shapes at build time: the GPU program is specialised for them.
   std::vector<std::pair<int, std::vector<int>>> input_dims;
   bool invoked = false;  // the first invoke is a phase of the start
 };
-
-// OK while every input still has the shape the partition was built for.
-Status CheckInputShapesUnchanged(const abi::Context* context,
-                                 const Partition& partition) {
-  for (const auto& [index, dims] : partition.input_dims) {
-    const abi::Tensor& tensor = context->tensors[index];
-    std::vector<int> now = DimsVector(tensor.dims);
-    if (now != dims) {
-      auto text = [](const std::vector<int>& d) {
-        std::string out;
-        for (int v : d) out += (out.empty() ? "" : "x") + std::to_string(v);
-        return out;
-      };
-      return Status::Error(
-          "input '" + std::string(tensor.name ? tensor.name : "?") +
-          "' was resized from " + text(dims) + " to " + text(now) +
-          " after the delegate was applied; the GPU program is built for the "
-          "model's shapes. Resize before applying the delegate, or create it "
-          "with reapply_on_resize=true to have it re-applied on every resize");
-    }
-  }
-  return Status::Ok();
-}
 
 // The display description without the reasons earlier displays were passed
 // over: which device ran the delegate, for the INFO line.
@@ -240,7 +217,7 @@ struct DelegateCallbacks {
                                 partition->build_error);
       return abi::kError;
     }
-    Status status = CheckInputShapesUnchanged(context, *partition);
+    Status status = CheckInputShapesUnchanged(context, partition->input_dims);
     if (status.ok()) status = self->env_->EnsureCurrent();
     if (!status.ok()) {
       self->Report(context, "tflite-gles: preparing the GPU partition failed: " +
@@ -259,10 +236,7 @@ struct DelegateCallbacks {
       if (!partition->invoked) timed.emplace(gl::InitPhase::kFirstInvoke);
       status = partition->runtime->Run(context, self->options_.enable_profiling);
     }
-    if (!partition->invoked && self->report_init_phases_) {
-      std::fprintf(stderr, "INFO: tflite-gles: init phases ms (first invoke): %s\n",
-                   gl::InitPhaseSummary().c_str());
-    }
+    if (!partition->invoked && self->report_init_phases_) gl::PrintInitPhases("first invoke");
     partition->invoked = true;
     if (!status.ok()) {
       self->Report(context, "tflite-gles: Invoke failed: " + status.message());
@@ -505,10 +479,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     }
   }
   graph_.reset();  // it points into this context's tensors
-  if (report_init_phases_) {
-    std::fprintf(stderr, "INFO: tflite-gles: init phases ms (applied): %s\n",
-                 gl::InitPhaseSummary().c_str());
-  }
+  if (report_init_phases_) gl::PrintInitPhases("applied");
   if (options_.log_info) {
     std::fprintf(stderr,
                  "INFO: tflite-gles: delegated %d of %d nodes in %d partition%s "

@@ -36,4 +36,9 @@ std::string InitPhaseSummary() {
   return line;
 }
 
+void PrintInitPhases(const char* when) {
+  std::fprintf(stderr, "INFO: tflite-gles: init phases ms (%s): %s\n", when,
+               InitPhaseSummary().c_str());
+}
+
 }  // namespace tflite_gles::gl

@@ -34,6 +34,8 @@ enum class InitPhase {
 void AddInitPhase(InitPhase phase, std::chrono::steady_clock::duration elapsed);
 // "egl_display=41.2 egl_context=3.1 ...", milliseconds, every phase.
 std::string InitPhaseSummary();
+// The summary as one INFO line on stderr, "(after `when`)".
+void PrintInitPhases(const char* when);
 
 class ScopedInitPhase {
  public:
