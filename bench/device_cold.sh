@@ -22,11 +22,8 @@
 #                          (empty: the driver reads __GL_SHADER_DISK_CACHE_PATH
 #                          later than eglInitialize, see egl/driver_shader_cache.h)
 set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
-mkdir -p "$OUT" ../shared/models
-cp "$M"/*.tflite ../shared/models/   # where the model catalog looks for them
-unset __GL_SHADER_DISK_CACHE_PATH __GL_SHADER_DISK_CACHE MESA_SHADER_CACHE_DIR
+BASE_LIB=  # one library: the one in build/
+source bench/device_cold_setup.sh
 
 PROBE_PLATFORM=device timeout 90 python3 bench/program_binary_probe.py experiment \
   > "$OUT/probe-nvidia.txt" 2>&1

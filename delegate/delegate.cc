@@ -6,16 +6,19 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "delegate/device/device_profiles.h"
 #include "delegate/device/device_tuning.h"
 #include "delegate/graph/partition_plan.h"
 #include "delegate/graph/graph_dump.h"
+#include "delegate/graph/model_inputs.h"
 #include "delegate/kernels/quantize.h"
 #include "delegate/kernels/registry.h"
 #include "delegate/passes/norm_fusion.h"
 #include "delegate/abi/tflite_builtin.h"
+#include "egl/init_phases.h"
 
 namespace tflite_gles {
 namespace {
@@ -39,33 +42,11 @@ struct Partition {
   int id = 0;  // creation order, for the profile
   std::unique_ptr<PartitionRuntime> runtime;
   std::string build_error;  // why the partition cannot run, if it cannot
-  // Shapes of the partition's inputs when it was built: the GPU program is
-  // specialised for them.
+  // The inputs' shapes at build time: the GPU program is specialised for them.
   std::vector<std::pair<int, std::vector<int>>> input_dims;
+  bool invoked = false;  // the first invoke is a phase of the start
 };
 
-// OK while every input still has the shape the partition was built for.
-Status CheckInputShapesUnchanged(const abi::Context* context,
-                                 const Partition& partition) {
-  for (const auto& [index, dims] : partition.input_dims) {
-    const abi::Tensor& tensor = context->tensors[index];
-    std::vector<int> now = DimsVector(tensor.dims);
-    if (now != dims) {
-      auto text = [](const std::vector<int>& d) {
-        std::string out;
-        for (int v : d) out += (out.empty() ? "" : "x") + std::to_string(v);
-        return out;
-      };
-      return Status::Error(
-          "input '" + std::string(tensor.name ? tensor.name : "?") +
-          "' was resized from " + text(dims) + " to " + text(now) +
-          " after the delegate was applied; the GPU program is built for the "
-          "model's shapes. Resize before applying the delegate, or create it "
-          "with reapply_on_resize=true to have it re-applied on every resize");
-    }
-  }
-  return Status::Ok();
-}
 
 const abi::IntArray* AsIntArray(const std::vector<int>& storage) {
   return reinterpret_cast<const abi::IntArray*>(storage.data());
@@ -112,6 +93,7 @@ struct DelegateCallbacks {
     std::map<int, const NormStatsGroup*> group_at;
     std::set<int> covered;
     std::vector<NormStatsGroup> norm_groups;
+    std::optional<gl::ScopedInitPhase> timed(std::in_place, gl::InitPhase::kKernelBuilds);
     if (self->device_.fuse_norm_stats) {
       norm_groups = FindNormStats(
           *self->graph_, ToVector(params->nodes_to_replace), ToVector(params->output_tensors),
@@ -168,12 +150,14 @@ struct DelegateCallbacks {
                                            DimsVector(context->tensors[index].dims));
       }
     }
+    timed.emplace(gl::InitPhase::kRuntimeCreate);
     TFG_ASSIGN_OR_RETURN(
         partition->runtime,
         PartitionRuntime::Create(builder, inputs,
                                  ToVector(params->output_tensors),
                                  self->device_, *self->programs_));
     self->dispatches_ += partition->runtime->dispatch_count();
+    timed.emplace(gl::InitPhase::kAllocate);
     // Allocate now, inside ModifyGraphWithDelegate: a failure here makes the
     // delegate's Prepare fail and TFLite restore the CPU plan, instead of a
     // later AllocateTensors failing with no way back.
@@ -230,7 +214,7 @@ struct DelegateCallbacks {
                                 partition->build_error);
       return abi::kError;
     }
-    Status status = CheckInputShapesUnchanged(context, *partition);
+    Status status = CheckInputShapesUnchanged(context, partition->input_dims);
     if (status.ok()) status = self->env_->EnsureCurrent();
     if (!status.ok()) {
       self->Report(context, "tflite-gles: preparing the GPU partition failed: " +
@@ -245,8 +229,12 @@ struct DelegateCallbacks {
     GlesDelegate* self = partition->owner;
     Status status = self->env_->EnsureCurrent();
     if (status.ok()) {
+      std::optional<gl::ScopedInitPhase> timed;
+      if (!partition->invoked) timed.emplace(gl::InitPhase::kFirstInvoke);
       status = partition->runtime->Run(context, self->options_.enable_profiling);
     }
+    if (!partition->invoked && self->report_init_phases_) gl::PrintInitPhases("first invoke");
+    partition->invoked = true;
     if (!status.ok()) {
       self->Report(context, "tflite-gles: Invoke failed: " + status.message());
       return abi::kError;
@@ -337,6 +325,7 @@ Status GlesDelegate::AcquireEnvironment(const DeveloperOverrides& overrides) {
   TFG_ASSIGN_OR_RETURN(identity_, gl::ContextIdentity::OfCurrent());
   programs_ = std::make_unique<ProgramCache>();
   if (overrides.program_binaries.value_or(true)) {
+    gl::ScopedInitPhase timed(gl::InitPhase::kOpenCache);
     programs_->OpenSerializationCache(options_.serialization_dir,
                                        options_.model_token);
   }
@@ -378,6 +367,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   partitions_ = 0;
   // The environment's developer overrides, read once for this Prepare.
   const DeveloperOverrides overrides = ReadDeveloperOverrides();
+  report_init_phases_ = overrides.report_init_phases.value_or(false);
   Status status = AcquireEnvironment(overrides);
   const ProgramCacheCounts programs_before =
       programs_ ? programs_->counts() : ProgramCacheCounts();
@@ -412,6 +402,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
   std::map<std::pair<std::string, std::string>, std::vector<int>> declined;
   std::map<int, std::string> op_of;
   std::map<int, std::string> reason_of;  // declined node -> why
+  std::optional<gl::ScopedInitPhase> timed(std::in_place, gl::InitPhase::kSupportChecks);
   for (int i = 0; i < plan->size; ++i) {
     abi::Node* node = nullptr;
     abi::Registration* registration = nullptr;
@@ -430,6 +421,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
       reason_of[plan->data[i]] = kernel.status().message();
     }
   }
+  timed.reset();
   for (const auto& [key, nodes] : declined) {
     std::fprintf(stderr,
                  "WARNING: tflite-gles: %s cannot be handled by this delegate "
@@ -479,6 +471,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     registration.version = 1;
     std::vector<int> storage = MakeIntArray(chosen);
     init_error_.clear();
+    gl::ScopedInitPhase partitioning(gl::InitPhase::kPartition);
     result = context->ReplaceNodeSubsetsWithDelegateKernels(
         context, registration, AsIntArray(storage), &delegate_);
     if (result == abi::kOk && !init_error_.empty()) {
@@ -487,6 +480,7 @@ abi::Status GlesDelegate::Prepare(abi::Context* context) {
     }
   }
   graph_.reset();  // it points into this context's tensors
+  if (report_init_phases_) gl::PrintInitPhases("applied");
   if (options_.log_info) LogPrepareInfo(programs_before, data_before);
   return result;
 }

@@ -132,6 +132,7 @@ class GlesDelegate {
   int dispatches_ = 0;
   long long gpu_bytes_ = 0;
   long long invokes_ = 0;
+  bool report_init_phases_ = false;  // TFLITE_GLES_X_INIT_PHASES
   // Timings of the last profiled invoke of each live partition, keyed by
   // the order partitions were created in (TFLite runs them in that order).
   std::map<int, std::vector<DispatchTiming>> profiles_;

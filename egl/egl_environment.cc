@@ -14,6 +14,7 @@
 
 #include "egl/driver_shader_cache.h"
 #include "egl/gl_call.h"
+#include "egl/init_phases.h"
 
 namespace tflite_gles::egl {
 namespace {
@@ -333,14 +334,20 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
     }
     tried += std::string(tried.empty() ? "" : "; ") +
              DisplayPlatformName(attempt.platform) + ": ";
-    auto candidate = attempt.open();
+    auto candidate = [&attempt] {
+      gl::ScopedInitPhase timed(gl::InitPhase::kEglDisplay);
+      return attempt.open();
+    }();
     if (!candidate.ok()) {
       tried += candidate.status().message();
       continue;
     }
     EGLContext context = EGL_NO_CONTEXT;
     EGLSurface surface = EGL_NO_SURFACE;
-    Status status = CreateContext(candidate->display, &context, &surface);
+    Status status = [&] {
+      gl::ScopedInitPhase timed(gl::InitPhase::kEglContext);
+      return CreateContext(candidate->display, &context, &surface);
+    }();
     if (!status.ok()) {
       tried += candidate->description + ": " + status.message();
       ReleaseDisplay(candidate->display);
@@ -357,7 +364,10 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
     if (last != std::string::npos) {
       env->description_ += " (passed over: " + tried.substr(0, last) + ")";
     }
-    status = env->ReadGpuInfo();
+    {
+      gl::ScopedInitPhase timed(gl::InitPhase::kGpuInfo);
+      status = env->ReadGpuInfo();
+    }
     if (status.ok()) {
       env->driver_cache_ = driver_cache.description();
       {

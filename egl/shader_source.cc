@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cctype>
+#include <mutex>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <vector>
 #include <sstream>
@@ -155,7 +157,9 @@ std::vector<std::string> Words(const std::string& text) {
 
 }  // namespace
 
-StatusOr<ShaderDeclaration> ParseShaderDeclaration(const std::string& source) {
+namespace {
+
+StatusOr<ShaderDeclaration> ParseUncached(const std::string& source) {
   ShaderDeclaration declaration;
   std::istringstream lines(source);
   std::string line;
@@ -192,6 +196,25 @@ StatusOr<ShaderDeclaration> ParseShaderDeclaration(const std::string& source) {
       return Status::Error("unknown shader declaration '@" + keyword + "'");
     }
   }
+  return declaration;
+}
+
+}  // namespace
+
+StatusOr<ShaderDeclaration> ParseShaderDeclaration(const std::string& source) {
+  // Every dispatch's assembly and uniform values read the declaration of
+  // one of a few files: parsed once per file text, not twice per dispatch
+  // (a line-by-line scan of the whole file each time).
+  static std::mutex mutex;
+  static auto* parsed = new std::unordered_map<std::string, ShaderDeclaration>();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = parsed->find(source);
+    if (it != parsed->end()) return it->second;
+  }
+  TFG_ASSIGN_OR_RETURN(ShaderDeclaration declaration, ParseUncached(source));
+  std::lock_guard<std::mutex> lock(mutex);
+  parsed->emplace(source, declaration);
   return declaration;
 }
 

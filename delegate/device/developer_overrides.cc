@@ -185,12 +185,15 @@ DeveloperOverrides ReadDeveloperOverrides() {
   // Per-invoke timing reports for bench runs (invoke_timeline.h).
   o.driver_cache = Switch("TFLITE_GLES_X_DRIVER_CACHE");
   o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");
+  o.model_data_chunk = Kilobytes("TFLITE_GLES_X_MODEL_DATA_CHUNK_KB");
   o.report_phases = Switch("TFLITE_GLES_X_PHASES");
   o.report_timeline = Switch("TFLITE_GLES_X_TIMELINE");
   // Profiling through GPU timer queries where the device would not use them
   // (llvmpipe: its times are meaningless, but tests see the profile NVIDIA
   // gives, e.g. which steps a binding skipped).
   o.timer_queries = Switch("TFLITE_GLES_X_TIMER_QUERIES");
+  // Where a start goes (egl/init_phases.h), for the cold-start benches.
+  o.report_init_phases = Switch("TFLITE_GLES_X_INIT_PHASES");
   // A text dump of the TFLite graph at Prepare (graph_dump.h), for debugging.
   o.dump_graph = Text("TFLITE_GLES_DUMP_GRAPH");
   o.device_profile = Text("TFLITE_GLES_DEVICE_PROFILE");

@@ -59,6 +59,7 @@ struct DeveloperOverrides {
   std::optional<bool> mapped_upload;             // TFLITE_GLES_X_MAPPED_UPLOAD
   std::optional<bool> streaming_upload;          // TFLITE_GLES_X_STREAMING_UPLOAD
   std::optional<long long> copy_threads;         // TFLITE_GLES_X_COPY_THREADS
+  std::optional<size_t> model_data_chunk;        // TFLITE_GLES_X_MODEL_DATA_CHUNK_KB (x 1024)
   std::optional<bool> half_upload;               // TFLITE_GLES_X_HALF_UPLOAD
   std::optional<bool> direct_transfers;          // TFLITE_GLES_X_DIRECT_TRANSFERS
   std::optional<size_t> direct_max_bytes;        // TFLITE_GLES_X_DIRECT_MAX_KB (x 1024)
@@ -71,6 +72,7 @@ struct DeveloperOverrides {
   std::optional<bool> report_phases;             // TFLITE_GLES_X_PHASES
   std::optional<bool> report_timeline;           // TFLITE_GLES_X_TIMELINE
   std::optional<bool> timer_queries;             // TFLITE_GLES_X_TIMER_QUERIES
+  std::optional<bool> report_init_phases;        // TFLITE_GLES_X_INIT_PHASES
   std::string dump_graph;                        // TFLITE_GLES_DUMP_GRAPH (a path)
   // The user switch for the device profile (delegate/device/device_profiles.h;
   // README): read here with the rest, parsed where the profile is chosen.

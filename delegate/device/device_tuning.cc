@@ -150,6 +150,11 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // one after 2 dispatches 0.333, after the 2nd/8th/32nd 0.341; docs/perf/
   // log.md, "Lead, session 3"). llvmpipe runs each dispatch inside the
   // call; a flush there does nothing.
+  // A model-data entry into NVIDIA's buffers one call per constant, not
+  // one per 256 KB: the driver's per-call cost, not the host's caches, is
+  // predicted to dominate there (docs/perf/log.md, "cold3").
+  device->model_data_chunk_bytes = device->gpu->IsLlvmpipe() ? size_t{256} << 10 : 0;
+  if (o.model_data_chunk) device->model_data_chunk_bytes = *o.model_data_chunk;
   device->early_flush_points.clear();
   if (!device->gpu->IsLlvmpipe()) device->early_flush_points = {2};
   // The first convolution reads an image input straight from its upload

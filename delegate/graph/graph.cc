@@ -1,5 +1,7 @@
 #include "delegate/graph/graph.h"
 
+#include "delegate/graph/constant_transform.h"
+
 #include <algorithm>
 
 #include "delegate/graph/content_hash.h"
@@ -411,6 +413,24 @@ void MaterializeConstant(Value& value) {
   if (!value.lazy) return;
   value.constant_data = value.lazy->make();
   value.lazy.reset();
+}
+
+void TransformConstant(Value& value, const std::string& step, size_t floats,
+                       std::function<std::vector<float>(const std::vector<float>&)> transform) {
+  if (!value.lazy) {
+    value.constant_data = transform(value.constant_data);
+    return;
+  }
+  auto lazy = std::make_shared<Value::LazyConstant>();
+  lazy->floats = std::max<size_t>(4, (floats + 3) / 4 * 4);
+  lazy->key = value.lazy->key + " then " + step;
+  const size_t padded = lazy->floats;
+  lazy->make = [source = value.lazy, transform = std::move(transform), padded] {
+    std::vector<float> data = transform(source->make());
+    data.resize(padded, 0.0f);
+    return data;
+  };
+  value.lazy = std::move(lazy);
 }
 
 ValueId GraphBuilder::NewConstantTensor(const Shape4& shape,

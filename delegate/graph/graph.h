@@ -164,6 +164,12 @@ struct DeviceProfile {
   // staging uses (delegate/runtime/host_copy.h, CopyWorkers); 1: the
   // calling thread alone. Set by TuneForDevice; TFLITE_GLES_X_COPY_THREADS.
   int host_copy_threads = 1;
+  // The pieces a model-data entry is read, checksummed and uploaded in
+  // (delegate/runtime/model_data_cache.h; 0: each constant whole, one
+  // glBufferSubData per buffer). 256 KB stays in llvmpipe's host's L2
+  // between the read, the hash and the copy (docs/perf/log.md, "cold2").
+  // Set by TuneForDevice; TFLITE_GLES_X_MODEL_DATA_CHUNK_KB.
+  size_t model_data_chunk_bytes = size_t{256} << 10;
   // How an invoke waits for its outputs (TFLITE_GLES_X_READBACK): kMap lets
   // glMapBufferRange wait; kFence/kFenceSpin wait on a glFenceSync first
   // (sleeping in the driver / polling); kMapped / kMappedSpin wait on the

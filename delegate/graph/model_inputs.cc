@@ -273,4 +273,26 @@ ModelInputs FindModelInputs(const abi::Context* context) {
   return FindModelInputsIn(context, begin, end, lowest);
 }
 
+Status CheckInputShapesUnchanged(
+    const abi::Context* context, const std::vector<std::pair<int, std::vector<int>>>& built) {
+  for (const auto& [index, dims] : built) {
+    const abi::Tensor& tensor = context->tensors[index];
+    std::vector<int> now = DimsVector(tensor.dims);
+    if (now != dims) {
+      auto text = [](const std::vector<int>& d) {
+        std::string out;
+        for (int v : d) out += (out.empty() ? "" : "x") + std::to_string(v);
+        return out;
+      };
+      return Status::Error(
+          "input '" + std::string(tensor.name ? tensor.name : "?") +
+          "' was resized from " + text(dims) + " to " + text(now) +
+          " after the delegate was applied; the GPU program is built for the "
+          "model's shapes. Resize before applying the delegate, or create it "
+          "with reapply_on_resize=true to have it re-applied on every resize");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace tflite_gles

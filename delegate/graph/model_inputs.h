@@ -25,8 +25,11 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "delegate/abi/tflite_abi.h"
+#include "egl/status.h"
 
 namespace tflite_gles {
 
@@ -46,5 +49,10 @@ ModelInputs FindModelInputs(const abi::Context* context);
 // lowest constant data pointer); for tests that hold the model's bytes.
 ModelInputs FindModelInputsIn(const abi::Context* context, const uint8_t* begin,
                               const uint8_t* end, const uint8_t* lowest);
+
+// OK while every input (tensor index, dims) still has the shape a delegated
+// partition was built for; otherwise an error saying how to resize.
+Status CheckInputShapesUnchanged(
+    const abi::Context* context, const std::vector<std::pair<int, std::vector<int>>>& built);
 
 }  // namespace tflite_gles

@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "delegate/graph/constant_transform.h"
 #include "delegate/kernels/common.h"
 
 namespace tflite_gles::kernels {
@@ -345,6 +346,21 @@ std::vector<float> RepackTiledGemmWeights(const std::vector<float>& packed,
     }
   }
   return repacked;
+}
+
+void RepackGemmWeights(Value& weights, int out_slices, int depth_steps, int from_wg_slices,
+                       int to_wg_slices) {
+  const size_t groups = static_cast<size_t>((out_slices + to_wg_slices - 1) / to_wg_slices);
+  TransformConstant(
+      weights,
+      "repacked for gemm tiles of " + std::to_string(to_wg_slices) + " slices from " +
+          std::to_string(from_wg_slices) + " (" + std::to_string(out_slices) + " slices, " +
+          std::to_string(depth_steps) + " steps)",
+      groups * depth_steps * to_wg_slices * 16,
+      [=](const std::vector<float>& packed) {
+        return RepackTiledGemmWeights(packed, out_slices, depth_steps, from_wg_slices,
+                                      to_wg_slices);
+      });
 }
 
 void SetTiledGemmShape(const SharedGemmTile& tile, long long rows,

@@ -83,6 +83,10 @@ int PowerOfTwoAtLeast(long long n);
 std::vector<float> RepackTiledGemmWeights(const std::vector<float>& packed,
                                           int out_slices, int depth_steps,
                                           int from_wg_slices, int to_wg_slices);
+// The same for a weights Value, kept lazy (and so cacheable) if it is
+// (delegate/graph/constant_transform.h).
+void RepackGemmWeights(Value& weights, int out_slices, int depth_steps, int from_wg_slices,
+                       int to_wg_slices);
 
 // Sets a tiled gemm.comp dispatch's tile defines, workgroup and grid.
 void SetTiledGemmShape(const SharedGemmTile& tile, long long rows,

@@ -176,10 +176,8 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     const int old_wg_slices = static_cast<int>(IntDefine(gemm, "TILE_SLICES") *
                                                IntDefine(gemm, "THREADS_S"));
     if (old_wg_slices != tile->wg_slices()) {
-      MaterializeConstant(vals[gemm_weights]);  // repacked: no longer cacheable
-      vals[gemm_weights].constant_data = kernels::RepackTiledGemmWeights(
-          vals[gemm_weights].constant_data, out_slices, depth_steps,
-          old_wg_slices, tile->wg_slices());
+      kernels::RepackGemmWeights(vals[gemm_weights], out_slices, depth_steps,
+                                 old_wg_slices, tile->wg_slices());
     }
     kernels::SetTiledGemmShape(*tile, rows, out_slices,
                                kernels::DepthwiseGemmSharedVec4(*tile, depth_steps),

@@ -131,10 +131,8 @@ int SplitDepthwiseGemmsAcrossWorkgroups(const DeviceProfile& device,
         static_cast<int>(IntDefine(gemm, "TILE_SLICES") * IntDefine(gemm, "THREADS_S"));
     const ValueId weights = gemm.inputs[1];
     if (old_wg_slices != tile->slices) {
-      MaterializeConstant(vals[weights]);  // repacked: no longer cacheable
-      vals[weights].constant_data = kernels::RepackTiledGemmWeights(
-          vals[weights].constant_data, out_slices, depth_steps, old_wg_slices,
-          tile->slices);
+      kernels::RepackGemmWeights(vals[weights], out_slices, depth_steps, old_wg_slices,
+                                 tile->slices);
     }
     const long long row_groups = (rows + tile->rows - 1) / tile->rows;
     const long long slice_groups = (out_slices + tile->slices - 1) / tile->slices;

@@ -46,10 +46,6 @@ std::vector<uint8_t> Checksum(const ContentHash& hash) {
   return raw;
 }
 
-// Blobs are read through a buffer of this size: small enough to stay in
-// the CPU's L2 between the read, the hash and the copy into the driver.
-constexpr size_t kChunkBytes = size_t{256} << 10;
-
 // Reads exactly `bytes`; false on an error or an early end of the file.
 bool ReadFully(int fd, uint8_t* out, size_t bytes) {
   size_t done = 0;
@@ -86,7 +82,8 @@ std::string ModelDataCache::EntryPath(const std::string& key) const {
 
 ModelDataCache::LoadResult ModelDataCache::Load(const std::string& key,
                                                 const std::vector<size_t>& sizes,
-                                                const Sink& sink, std::string* why) const {
+                                                const Sink& sink, std::string* why,
+                                                size_t chunk_bytes) const {
   const std::string path = EntryPath(key);
   auto reject = [&](const std::string& reason) {
     *why = path + ": " + reason;
@@ -154,10 +151,13 @@ ModelDataCache::LoadResult ModelDataCache::Load(const std::string& key,
   } else if (std::string(text + identity_bytes, key_bytes) != key) {
     mismatch = "holds other constants (file name hash collision)";
   }
-  std::vector<uint8_t> chunk(kChunkBytes);
+  if (chunk_bytes == 0) {
+    for (size_t size : sizes) chunk_bytes = std::max(chunk_bytes, size);
+  }
+  std::vector<uint8_t> chunk(std::max<size_t>(chunk_bytes, 1));
   for (size_t i = 0; i < count; ++i) {
-    for (size_t offset = 0; offset < sizes[i]; offset += kChunkBytes) {
-      const size_t bytes = std::min(kChunkBytes, sizes[i] - offset);
+    for (size_t offset = 0; offset < sizes[i]; offset += chunk_bytes) {
+      const size_t bytes = std::min(chunk_bytes, sizes[i] - offset);
       if (!ReadFully(file.fd, chunk.data(), bytes)) return reject("file shrank while read");
       checksum.AddBytes(chunk.data(), bytes);
       if (!mismatch.empty()) continue;

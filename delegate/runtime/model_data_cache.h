@@ -60,8 +60,11 @@ class ModelDataCache {
   // Streams blob i (of exactly sizes[i] bytes) to `sink`. kLoaded only when
   // every check passed, the checksum last: after kRejected the sink may
   // have received any part of any blob. kMissing calls the sink never.
+  // `chunk_bytes`: the size of the pieces (0: each blob whole, one sink
+  // call per blob; DeviceProfile::model_data_chunk_bytes says which suits
+  // which driver).
   LoadResult Load(const std::string& key, const std::vector<size_t>& sizes, const Sink& sink,
-                  std::string* why) const;
+                  std::string* why, size_t chunk_bytes = size_t{256} << 10) const;
   Status Store(const std::string& key, const std::vector<std::vector<uint8_t>>& blobs) const;
   std::string EntryPath(const std::string& key) const;
 

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "egl/init_phases.h"
+
 namespace tflite_gles {
 namespace {
 
@@ -66,11 +68,17 @@ void ProgramCache::OpenSerializationCache(const std::string& serialization_dir,
 StatusOr<gl::Program> ProgramCache::Create(const std::string& source) {
   if (disk_ == nullptr) {
     ++counts_.compiled;
+    gl::ScopedInitPhase timed(gl::InitPhase::kProgramCompile);
     return gl::Program::CreateCompute(source);
   }
   gl::Program program;
   std::string why;
-  switch (disk_->Load(source, &program, &why)) {
+  gl::ProgramBinaryCache::LoadResult loaded;
+  {
+    gl::ScopedInitPhase timed(gl::InitPhase::kProgramLoad);
+    loaded = disk_->Load(source, &program, &why);
+  }
+  switch (loaded) {
     case gl::ProgramBinaryCache::LoadResult::kLoaded:
       ++counts_.loaded;
       return program;
@@ -86,6 +94,7 @@ StatusOr<gl::Program> ProgramCache::Create(const std::string& source) {
     case gl::ProgramBinaryCache::LoadResult::kMissing:
       break;
   }
+  gl::ScopedInitPhase timed(gl::InitPhase::kProgramCompile);
   TFG_ASSIGN_OR_RETURN(program,
                        gl::Program::CreateCompute(source, /*retrievable=*/true));
   ++counts_.compiled;
@@ -114,6 +123,15 @@ StatusOr<const gl::Program*> ProgramCache::Get(const std::string& source) {
   const gl::Program* raw = owned.get();
   programs_[source] = std::move(owned);
   return raw;
+}
+
+StatusOr<gl::ProgramResources> ProgramCache::Resources(const gl::Program& program) {
+  auto it = resources_.find(program.id());
+  if (it != resources_.end()) return it->second;
+  gl::ScopedInitPhase timed(gl::InitPhase::kProgramQuery);
+  TFG_ASSIGN_OR_RETURN(gl::ProgramResources used, gl::QueryProgramResources(program.id()));
+  resources_[program.id()] = used;
+  return used;
 }
 
 }  // namespace tflite_gles

@@ -19,6 +19,7 @@
 
 #include "egl/gl_objects.h"
 #include "egl/program_binary_cache.h"
+#include "egl/program_limits.h"
 #include "delegate/runtime/model_data_cache.h"
 #include "egl/status.h"
 
@@ -49,6 +50,9 @@ class ProgramCache {
                               const std::string& model_token);
 
   StatusOr<const gl::Program*> Get(const std::string& source);
+  // What `program` (one of Get's) uses, read from the driver once per program:
+  // the dispatches that share a program share the answer.
+  StatusOr<gl::ProgramResources> Resources(const gl::Program& program);
   int size() const { return static_cast<int>(programs_.size()); }
 
   bool serialization_enabled() const { return disk_ != nullptr; }
@@ -63,6 +67,7 @@ class ProgramCache {
   StatusOr<gl::Program> Create(const std::string& source);
 
   std::map<std::string, std::unique_ptr<gl::Program>> programs_;
+  std::map<GLuint, gl::ProgramResources> resources_;
   std::unique_ptr<gl::ProgramBinaryCache> disk_;
   std::unique_ptr<ModelDataCache> data_;
   bool writes_failed_ = false;  // warned once; later writes are not tried

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "delegate/abi/half.h"
 #include "delegate/graph/quantization.h"
@@ -26,6 +27,7 @@
 #include "delegate/passes/upload_fusion.h"
 #include "delegate/runtime/transfer_layout.h"
 #include "egl/gl_call.h"
+#include "egl/init_phases.h"
 #include "egl/program_limits.h"
 #include "egl/tensor_texture.h"
 
@@ -371,6 +373,8 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
     dispatch.defines["READ_WRITE_BINDING_" + std::to_string(k)] =
         std::to_string(dispatch.outputs.size() + dispatch.inputs.size() + k);
   }
+  std::optional<gl::ScopedInitPhase> timed;
+  timed.emplace(gl::InitPhase::kShaderAssembly);
   TFG_ASSIGN_OR_RETURN(std::string body, gl::EmbeddedShader(dispatch.shader));
   const bool specialize = dispatch.specialize || device_.specialize_shapes ||
                           SpecializeGemm(dispatch, device_.specialize_gemm_below_rows);
@@ -384,6 +388,7 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
   TFG_ASSIGN_OR_RETURN(std::string source,
                        gl::AssembleShader(dispatch.shader, body, storage,
                                           dispatch.defines, specialize));
+  timed.reset();
   auto program = programs.Get(source);
   if (!program.ok()) {
     return program.status().WithContext(dispatch.label + " (shader " +
@@ -393,7 +398,7 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
   // clamped by the device profile (a few GL queries per step, at init only).
   // A kernel or fusion that exceeds one is a bug the profile tests are there
   // to catch: debug builds stop at it, release builds fail Prepare with it.
-  auto used = gl::QueryProgramResources((*program)->id());
+  auto used = programs.Resources(**program);
   if (!used.ok()) return used.status().WithContext(dispatch.label);
   Status fits = gl::CheckProgramResources(*used, gpu);
   if (!fits.ok()) {
@@ -406,8 +411,10 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
   // The values of the shader's @uniform names (egl/shader_source.h). Every
   // step's block goes into one buffer, written at Allocate; each dispatch
   // binds its own range.
+  timed.emplace(gl::InitPhase::kShaderAssembly);
   auto uniforms = gl::ShaderUniformValues(dispatch.shader, body,
                                           dispatch.defines, specialize);
+  timed.reset();
   if (!uniforms.ok()) return uniforms.status().WithContext(dispatch.label);
   const std::vector<int32_t>& block = *uniforms;
   const size_t block_bytes = (block.size() * sizeof(int32_t) + 15) / 16 * 16;

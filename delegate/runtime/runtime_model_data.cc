@@ -5,6 +5,7 @@
 
 #include "delegate/abi/half.h"
 #include "delegate/runtime/runtime.h"
+#include "egl/init_phases.h"
 
 namespace tflite_gles {
 
@@ -40,11 +41,13 @@ PartitionRuntime::ModelData PartitionRuntime::PlanModelData(size_t vec4_bytes) c
 
 Status PartitionRuntime::UploadModelData(ModelData* data) {
   if (data->sizes.empty()) return Status::Ok();
+  gl::ScopedInitPhase timed(gl::InitPhase::kModelData);
   std::string why;
   auto sink = [this, data](size_t blob, size_t offset, const uint8_t* bytes, size_t count) {
     return buffers_[data->value_of[blob]].Upload(offset, count, bytes);
   };
-  switch (model_data_->Load(data->key, data->sizes, sink, &why)) {
+  switch (model_data_->Load(data->key, data->sizes, sink, &why,
+                            device_.model_data_chunk_bytes)) {
     case ModelDataCache::LoadResult::kLoaded:
       data->loaded = true;
       model_data_->counts().loaded += static_cast<int>(data->sizes.size());
@@ -74,6 +77,7 @@ Status PartitionRuntime::UploadModelData(ModelData* data) {
 
 void PartitionRuntime::StoreModelData(const ModelData& data) {
   if (model_data_ == nullptr || data.loaded || data.sizes.empty()) return;
+  gl::ScopedInitPhase timed(gl::InitPhase::kModelData);
   model_data_->counts().converted += static_cast<int>(data.sizes.size());
   Status stored = model_data_->Store(data.key, data.blobs);
   if (stored.ok()) {

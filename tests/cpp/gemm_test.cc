@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,58 @@ void RunPointwise(const PointwiseCase& c, bool fp16, uint32_t seed) {
   EXPECT_LE(MaxRelativeError(tester.output(),
                              FullyConnectedReference(x, rows, c.in_c, w, c.out_c, bias, c.act)),
             Tolerance(fp16));
+}
+
+// The depthwise fusion repacks pointwise weights for its tile (real GPUs):
+// a lazy weight must stay lazy, so that the serialization cache holds the
+// repacked bytes and a filled start never makes them (docs/perf/log.md,
+// "cold3"), with a key that names the repack, and make what the eager
+// repack makes.
+TEST(SharedMemoryGemm, RepackingALazyWeightKeepsItLazyUnderAKeyOfItsOwn) {
+  const int out_slices = 5, depth_steps = 3, from = 2, to = 4;
+  const size_t floats = static_cast<size_t>((out_slices + from - 1) / from) * depth_steps *
+                        from * 16;
+  std::vector<float> packed(floats);
+  for (size_t i = 0; i < floats; ++i) packed[i] = static_cast<float>(i % 97) - 40.0f;
+  int made = 0;
+  auto source = std::make_shared<Value::LazyConstant>();
+  source->floats = floats;
+  source->key = "pointwise weights #7";
+  source->make = [&made, &packed] {
+    ++made;
+    return packed;
+  };
+  Value lazy, eager, other;
+  lazy.kind = eager.kind = other.kind = Value::Kind::kConstant;
+  lazy.lazy = other.lazy = source;
+  eager.constant_data = packed;
+  kernels::RepackGemmWeights(lazy, out_slices, depth_steps, from, to);
+  kernels::RepackGemmWeights(other, out_slices, depth_steps, from, 8);
+  kernels::RepackGemmWeights(eager, out_slices, depth_steps, from, to);
+  ASSERT_TRUE(lazy.lazy != nullptr);
+  EXPECT_EQ(made, 0);
+  EXPECT_EQ(lazy.lazy->key.rfind(source->key, 0), 0u) << lazy.lazy->key;
+  EXPECT_NE(lazy.lazy->key, source->key);
+  EXPECT_NE(lazy.lazy->key, other.lazy->key);
+  EXPECT_EQ(lazy.vec4_count(), eager.vec4_count());
+  MaterializeConstant(lazy);
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(lazy.constant_data, eager.constant_data);
+  // The layout ([slice group][step][slice in group][16 floats]) written out
+  // independently: every real slice's block moved, the padding zero.
+  auto block = [depth_steps](int slice, int step, int wg) {
+    return ((static_cast<size_t>(slice / wg) * depth_steps + step) * wg + slice % wg) * 16;
+  };
+  std::vector<float> expected(static_cast<size_t>((out_slices + to - 1) / to) * depth_steps *
+                              to * 16, 0.0f);
+  for (int slice = 0; slice < out_slices; ++slice) {
+    for (int step = 0; step < depth_steps; ++step) {
+      for (int k = 0; k < 16; ++k) {
+        expected[block(slice, step, to) + k] = packed[block(slice, step, from) + k];
+      }
+    }
+  }
+  EXPECT_EQ(lazy.constant_data, expected);
 }
 
 TEST(SharedMemoryGemm, PointwiseOverTilesChannelsAndBatches) {
