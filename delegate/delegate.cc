@@ -47,7 +47,6 @@ struct Partition {
   bool invoked = false;  // the first invoke is a phase of the start
 };
 
-
 const abi::IntArray* AsIntArray(const std::vector<int>& storage) {
   return reinterpret_cast<const abi::IntArray*>(storage.data());
 }
