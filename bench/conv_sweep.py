@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import gles_testing as gt  # noqa: E402
 from bench_worker import make_inputs  # noqa: E402
-from options_ab import environment, parse_variant  # noqa: E402
+import variants  # noqa: E402
 
 
 def main() -> int:
@@ -40,12 +40,9 @@ def main() -> int:
 
     runs = []
     for text in args.variant:
-        name, options, env = parse_variant(text)
-        options = {"enable_profiling": "true", **options}
-        with environment(env):
-            delegate = gt.make_delegate(options)
-            interp = gt.interpreter(args.model, delegate)
-            interp.allocate_tensors()
+        name, options, env = variants.parse_variant(text)
+        delegate, interp = variants.variant_interpreter(
+            args.model, {"enable_profiling": "true", **options}, env)
         details = interp.get_input_details()
         inputs = make_inputs([(d["shape"], d["dtype"]) for d in details], seed=1)
         for detail, value in zip(details, inputs):
