@@ -145,27 +145,14 @@ def main() -> int:
         ctor = vtype.split()[-1]
         if ctor == "float":  # 4x the chains of scalars: the same FMA count
             source = THROUGHPUT.replace("%s s = a0", "float s = a0").replace(
-                "if (float(s.x)", "if (float(s)").replace("vec4(s)", "vec4(s)")
+                "if (float(s.x)", "if (float(s)")
             source = source.replace("(data.v[0])", "(data.v[0].x)").replace(
                 "(data.v[1])", "(data.v[1].x)").replace("(data.v[2])", "(data.v[2].x)")
             source = source % (header, vtype, ctor, vtype, ctor, vtype, ctor, ctor, vtype,
                                ITERATIONS * 4)
-            program, error = compile_program(gl, source)
-            if program is None:
-                print(f"| {name} | did not compile: {error} | |")
-                continue
-            gl.glUseProgram(program)
-            best = float("inf")
-            for _ in range(6):
-                gl.glFinish()
-                start = time.perf_counter()
-                gl.glDispatchCompute(INVOCATIONS // 128, 1, 1)
-                gl.glFinish()
-                best = min(best, time.perf_counter() - start)
-            print(f"| {name} | {best * 1e3:.3f} | {flops / best / 1e12:.1f} |")
-            continue
-        source = THROUGHPUT % (header, vtype, ctor, vtype, ctor, vtype, ctor, ctor, vtype,
-                               ITERATIONS, vtype)
+        else:
+            source = THROUGHPUT % (header, vtype, ctor, vtype, ctor, vtype, ctor, ctor, vtype,
+                                   ITERATIONS, vtype)
         program, error = compile_program(gl, source)
         if program is None:
             print(f"| {name} | did not compile: {error} | |")
