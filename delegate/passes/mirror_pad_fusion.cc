@@ -48,8 +48,6 @@ bool IsSpatialMirrorPad(const std::vector<Value>& values, const Dispatch& d, int
   return *top >= 0 && *left >= 0;
 }
 
-long long Define(const Dispatch& d, const char* name) { return IntDefine(d, name); }
-
 }  // namespace
 
 int FuseMirrorPadIntoConv(const std::vector<Value>& values,
@@ -82,12 +80,12 @@ int FuseMirrorPadIntoConv(const std::vector<Value>& values,
     if (conv.shader != "conv2d" || !Has(conv, "GENERIC") || conv.inputs[0] != padded ||
         Has(conv, "GATHER_MIRROR") || Has(conv, "BHWC_INPUT") ||
         Has(conv, "BHWC_BYTES_INPUT") || Has(conv, "TEXTURE_INPUT") ||
-        Define(conv, "PAD_TOP") != 0 || Define(conv, "PAD_LEFT") != 0) {
+        IntDefine(conv, "PAD_TOP") != 0 || IntDefine(conv, "PAD_LEFT") != 0) {
       continue;
     }
     const Shape4& in = values[source].shape;
-    if (Define(conv, "IN_H") != values[padded].shape.h ||
-        Define(conv, "IN_W") != values[padded].shape.w) {
+    if (IntDefine(conv, "IN_H") != values[padded].shape.h ||
+        IntDefine(conv, "IN_W") != values[padded].shape.w) {
       continue;
     }
     conv.inputs[0] = source;
