@@ -1,5 +1,5 @@
 # Sourced by the cold-start scripts of the NVIDIA device machine
-# (device_cold.sh, device_cold2.sh, device_cold3.sh) after
+# (device_cold.sh, device_cold3.sh) after
 # `DIR=.devbuild source bench/device_env.sh`: the set-up they share.
 # - the models where the model catalog looks for them, and the MobileNet v1
 #   1.0 stand-in built once before any timed run;
