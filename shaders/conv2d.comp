@@ -209,11 +209,11 @@ shared vec4 k_partial[K_SLOTS * LOCAL_X * TILE];
 // tile and the slice's weights in shared memory once; each invocation then
 // slides a row of TILE_ROWS + KERNEL_W - 1 vec4s over its TILE_ROWS
 // consecutive pixels (an input vec4 feeds KERNEL_W taps from registers,
-// weights come as broadcasts; the gather above loads both per tap: on an
-// H100 staging ran 1.3-2.2x faster, docs/perf/log.md "peak, session 11").
+// weights come as broadcasts; the gather above loads both per tap: 1.07-
+// 1.5x faster on an H200, docs/perf/log.md "peak, session 11").
 // Columns are skewed by c / 8 so that invocations TILE_ROWS columns apart
 // read distinct banks. GLSL ES 3.10 allows barrier() only outside control
-// flow: the ST_SLICES (<= 8) slices are steps written out in main. The
+// flow: the ST_SLICES (<= 4) slices are steps written out in main. The
 // kernel keeps 16 x ((LOCAL_Y + KERNEL_H - 1) x ST_SWP + ST_WEIGHTS) bytes
 // within the device's shared-memory limit.
 #if defined(ONE_INPUT_SLICE)
@@ -229,7 +229,6 @@ shared vec4 k_partial[K_SLOTS * LOCAL_X * TILE];
 #define ST_WEIGHTS (KERNEL_H * KERNEL_W * TILE_SLICES * 4)
 shared MATH_P vec4 st_in[ST_SH * ST_SWP];
 shared MATH_P vec4 st_w[ST_WEIGHTS];
-ACC_P vec4 st_acc[TILE];
 
 void st_stage(int s) {
   int in_slices = ST_IN_SLICES;
@@ -262,40 +261,38 @@ void st_stage(int s) {
   }
 }
 
-void st_compute(int s) {
-  if (s >= ST_IN_SLICES) return;
-  int lx = int(gl_LocalInvocationID.x);
-  int ly = int(gl_LocalInvocationID.y);
-  for (int ky = 0; ky < KERNEL_H; ++ky) {
-    MATH_P vec4 row[TILE_ROWS + KERNEL_W - 1];
-    for (int j = 0; j < TILE_ROWS + KERNEL_W - 1; ++j) {
-      row[j] = st_in[(ly + ky) * ST_SWP + ST_SKEW(lx * TILE_ROWS + j)];
-    }
-    for (int kx = 0; kx < KERNEL_W; ++kx) {
-      int wi = (ky * KERNEL_W + kx) * TILE_SLICES * 4;
-      for (int o = 0; o < TILE_SLICES; ++o) {
-        MATH_P vec4 w0 = st_w[wi + o * 4];
-        MATH_P vec4 w1 = st_w[wi + o * 4 + 1];
-        MATH_P vec4 w2 = st_w[wi + o * 4 + 2];
-        MATH_P vec4 w3 = st_w[wi + o * 4 + 3];
-        for (int p = 0; p < TILE_ROWS; ++p) {
-          MATH_P vec4 x = row[p + kx];
-          st_acc[p * TILE_SLICES + o] += w0 * x.x + w1 * x.y + w2 * x.z + w3 * x.w;
-        }
-      }
-    }
+// A macro: as a global array that a function updates, the accumulators
+// ran 1.1-2x slower on an H200 (kept in memory, not registers).
+#define ST_COMPUTE(s)                                                              \
+  if ((s) < ST_IN_SLICES) {                                                        \
+    int lx = int(gl_LocalInvocationID.x);                                          \
+    int ly = int(gl_LocalInvocationID.y);                                          \
+    for (int ky = 0; ky < KERNEL_H; ++ky) {                                        \
+      MATH_P vec4 row[TILE_ROWS + KERNEL_W - 1];                                   \
+      for (int j = 0; j < TILE_ROWS + KERNEL_W - 1; ++j) {                         \
+        row[j] = st_in[(ly + ky) * ST_SWP + ST_SKEW(lx * TILE_ROWS + j)];          \
+      }                                                                            \
+      for (int kx = 0; kx < KERNEL_W; ++kx) {                                      \
+        int wi = (ky * KERNEL_W + kx) * TILE_SLICES * 4;                           \
+        for (int o = 0; o < TILE_SLICES; ++o) {                                    \
+          MATH_P vec4 w0 = st_w[wi + o * 4];                                       \
+          MATH_P vec4 w1 = st_w[wi + o * 4 + 1];                                   \
+          MATH_P vec4 w2 = st_w[wi + o * 4 + 2];                                   \
+          MATH_P vec4 w3 = st_w[wi + o * 4 + 3];                                   \
+          for (int p = 0; p < TILE_ROWS; ++p) {                                    \
+            MATH_P vec4 x = row[p + kx];                                           \
+            acc[p * TILE_SLICES + o] += w0 * x.x + w1 * x.y + w2 * x.z + w3 * x.w; \
+          }                                                                        \
+        }                                                                          \
+      }                                                                            \
+    }                                                                              \
   }
-}
 
-#define ST_SLICE(s) \
-  st_stage(s);            \
-  memoryBarrierShared();  \
-  barrier();              \
-  st_compute(s);          \
-  barrier();
+#define ST_SLICE(s) st_stage(s); memoryBarrierShared(); barrier(); ST_COMPUTE(s) barrier();
 
 void main() {
-  for (int i = 0; i < TILE; ++i) st_acc[i] = vec4(0.0);
+  ACC_P vec4 acc[TILE];
+  for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
   ST_SLICE(0)
 #if ST_SLICES > 1
   ST_SLICE(1)
@@ -305,18 +302,6 @@ void main() {
 #endif
 #if ST_SLICES > 3
   ST_SLICE(3)
-#endif
-#if ST_SLICES > 4
-  ST_SLICE(4)
-#endif
-#if ST_SLICES > 5
-  ST_SLICE(5)
-#endif
-#if ST_SLICES > 6
-  ST_SLICE(6)
-#endif
-#if ST_SLICES > 7
-  ST_SLICE(7)
 #endif
   int out_w = OUT_W;
   int out_hw = OUT_HW;
@@ -337,7 +322,7 @@ void main() {
       if (slice >= out_s) break;
       int index = slice * out_hw + oy * out_w + ox + p;
       STORE(out0, index,
-            zero_padded(EPILOGUE(activate(st_acc[p * TILE_SLICES + o] + b[o]), index, slice),
+            zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + b[o]), index, slice),
                         slice, out_c));
     }
   }

@@ -215,18 +215,19 @@ std::vector<float> PackBias(const std::vector<float>& bias, int out_c,
 
 // conv2d.comp SMEM_TILE's workgroup: the first candidate whose shared
 // tiles fit the device (16 KB, 128 invocations at the GLES 3.1 minimum).
-// 16 x 8 invocations of 2 pixels x 2 slices ran best or within 10 % of the
-// best on the four style-transfer layers swept on an H100 (bench/
-// peak_probe.py conv); 1 slice, then 32 x 4 x 1 pixel, fit 9x9 windows in
-// 16 KB. Only where it was measured to pay: batch 1, stride 1, no dilation,
+// 16 x 8 invocations of 2 pixels x 2 slices ran best or within 15 % of the
+// best standalone on the four style-transfer layers swept on an H100
+// (bench/peak_probe.py conv); 1 slice, then 32 x 4 x 1 pixel, fit 9x9
+// windows in 16 KB. Only where it was measured to pay: batch 1, stride 1, no dilation,
 // maps of >= 16384 pixels (the 96x96 layers keep K_SPLIT, which finds
-// enough invocations there), <= 8 input slices (conv2d.comp writes the
-// slices out as steps).
+// enough invocations there), <= 4 input slices (conv2d.comp writes the
+// slices out as steps; with 8, style's @240 ran 1.06x / 1.24x slower than
+// K_SPLIT in fp32 / fp16 on an H200: docs/perf/log.md "peak, session 11").
 SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
                         const Shape4& in, const Shape4& out) {
   if (!device.conv_smem_tile || window == nullptr || in.b != 1 || window->stride_h != 1 ||
       window->stride_w != 1 || window->dilation_h != 1 || window->dilation_w != 1 ||
-      1LL * out.h * out.w < 16384 || in.slices() > 8) {
+      1LL * out.h * out.w < 16384 || in.slices() > 4) {
     return SmemTile();
   }
   const long long shared_limit = device.gpu ? device.gpu->max_shared_memory_bytes : 16384;

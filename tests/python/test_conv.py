@@ -197,8 +197,8 @@ def test_conv2d_with_the_sum_split_at_the_gles31_minimum(monkeypatch, tile):
 # Shared-memory tiles (conv2d.comp SMEM_TILE: NVIDIA's default for stride-1
 # layers on maps of >= 16384 pixels with <= 8 input slices; forced on
 # llvmpipe here): maps no multiple of the 32 x 8 output tile, padded input
-# and output lanes, 1, 2, 4 and 8 input slices (the steps written out in the
-# shader), 2 slice groups, VALID, 3x3 / 5x5 / 9x9, an upload-fused first
+# and output lanes, 1, 2 and 4 input slices (the steps written out in the
+# shader; 5 keep the gather), 2 slice groups, VALID, 3x3 / 5x5 / 9x9, an upload-fused first
 # layer, fused activations; mirror pads done in the tile's gather (style
 # transfer's layers); and the GLES 3.1 minimum profile, where a 9x9 window
 # takes the 32 x 4 tile to stay within 16 KB. With 2 or more input slices
@@ -209,7 +209,8 @@ SMEM_CASES = [
     ([1, 129, 131, 5], [6, 3, 3, 5], window(activation="RELU"), None),
     ([1, 128, 128, 3], [8, 9, 9, 3], window(), "first_layer"),
     ([1, 134, 136, 13], [3, 5, 5, 13], window("VALID", activation="RELU6"), None),
-    ([1, 130, 128, 32], [16, 3, 3, 32], window(), None),
+    ([1, 130, 128, 16], [16, 3, 3, 16], window(), None),
+    ([1, 128, 128, 20], [8, 3, 3, 20], window(), None),  # 5 slices: the gather
     ([1, 131, 128, 8], [5, 9, 9, 8], window(), "gles31-minimum"),
 ]
 
@@ -230,8 +231,10 @@ def test_conv2d_with_shared_memory_tiles(monkeypatch, in_shape, filter_shape, op
     assert_fully_delegated(tiled_stats)
     assert_close(plain, cpu, fp16)
     assert_close(tiled, cpu, fp16)
-    if in_shape[3] > 4 and not fp16:
+    if 4 < in_shape[3] <= 16 and not fp16:
         assert not np.array_equal(plain[0], tiled[0]), "the shared-memory path did not run"
+    elif in_shape[3] > 16:
+        np.testing.assert_array_equal(plain[0], tiled[0])  # over 4 slices: not taken
 
 
 @pytest.mark.parametrize("fp16", PRECISIONS)
