@@ -150,6 +150,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   // conv2d.comp's tiling target (sweeps: bench/nvidia_sweep.sh).
   o.min_invocations = NonNegative("TFLITE_GLES_MIN_INVOCATIONS");
   o.conv_k_split = Switch("TFLITE_GLES_X_CONV_KSPLIT");
+  o.conv_smem_tile = Switch("TFLITE_GLES_X_CONV_SMEM_TILE");
   o.dilated_dw_reuse = Switch("TFLITE_GLES_X_DILATED_DW_REUSE");
   o.pointwise_tile = Text("TFLITE_GLES_X_POINTWISE_TILE");
   o.conv_unroll = Switch("TFLITE_GLES_X_CONV_UNROLL");

@@ -233,6 +233,13 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // these layers into gemm.comp anyway).
   device->dilated_depthwise_reuse = device->gpu->IsLlvmpipe();
   Apply(o.conv_k_split, &device->conv_k_split);
+  // Shared-memory tiles for the large stride-1 convolutions: on an H200 the
+  // style-transfer layers that take them ran 1.07-1.26x (fp32) and
+  // 1.13-1.5x (fp16) faster than K_SPLIT's gather (docs/perf/log.md, "peak,
+  // session 11"). NVIDIA only until measured elsewhere; llvmpipe runs a
+  // workgroup on one core, where staging only adds barriers.
+  device->conv_smem_tile = device->gpu->renderer.find("NVIDIA") != std::string::npos;
+  Apply(o.conv_smem_tile, &device->conv_smem_tile);
   Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
   if (!o.pointwise_tile.empty()) device->conv_tile_override = o.pointwise_tile;
   // Off until measured (docs/perf/log.md, "llvm, session 10").

@@ -197,6 +197,11 @@ struct DeviceProfile {
   // (shaders/conv2d.comp K_SPLIT). Set by TuneForDevice;
   // TFLITE_GLES_X_CONV_KSPLIT=0/1.
   bool conv_k_split = false;
+  // General stride-1 convolutions on large maps stage each input slice's
+  // tile and weights in shared memory (shaders/conv2d.comp SMEM_TILE), in
+  // place of K_SPLIT or the plain gather. Set by TuneForDevice;
+  // TFLITE_GLES_X_CONV_SMEM_TILE=0/1 (tests force it on llvmpipe).
+  bool conv_smem_tile = false;
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across
   // a block of outputs a dilation apart (shaders/depthwise_conv2d.comp)
   // instead of gathering every tap. Set by TuneForDevice;

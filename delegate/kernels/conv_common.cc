@@ -213,6 +213,40 @@ std::vector<float> PackBias(const std::vector<float>& bias, int out_c,
   return packed;
 }
 
+// conv2d.comp SMEM_TILE's workgroup: the first candidate whose shared
+// tiles fit the device (16 KB, 128 invocations at the GLES 3.1 minimum).
+// 16 x 8 invocations of 2 pixels x 2 slices ran best or within 15 % of the
+// best standalone on the four style-transfer layers swept on an H100
+// (bench/peak_probe.py conv); 1 slice, then 32 x 4 x 1 pixel, fit 9x9
+// windows in 16 KB. Only where it was measured to pay: batch 1, stride 1, no dilation,
+// maps of >= 16384 pixels (the 96x96 layers keep K_SPLIT, which finds
+// enough invocations there), <= 4 input slices (conv2d.comp writes the
+// slices out as steps; with 8, style's @240 ran 1.06x / 1.24x slower than
+// K_SPLIT in fp32 / fp16 on an H200: docs/perf/log.md "peak, session 11").
+SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
+                        const Shape4& in, const Shape4& out) {
+  if (!device.conv_smem_tile || window == nullptr || in.b != 1 || window->stride_h != 1 ||
+      window->stride_w != 1 || window->dilation_h != 1 || window->dilation_w != 1 ||
+      1LL * out.h * out.w < 16384 || in.slices() > 4) {
+    return SmemTile();
+  }
+  const long long shared_limit = device.gpu ? device.gpu->max_shared_memory_bytes : 16384;
+  const long long invocations_limit = device.gpu ? device.gpu->max_workgroup_invocations : 128;
+  const SmemTile candidates[] = {{16, 8, 2, 2}, {16, 8, 2, 1}, {32, 4, 1, 1}};
+  for (SmemTile tile : candidates) {
+    tile.slices = std::min(tile.slices, out.slices());
+    const int row = tile.local_x * tile.pixels + window->kernel_w - 1;
+    const int padded_row = (row - 1) + (row - 1) / 8 + 1;  // ST_SWP
+    const long long vec4s = 1LL * (tile.local_y + window->kernel_h - 1) * padded_row +
+                            1LL * window->kernel_h * window->kernel_w * tile.slices * 4;
+    if (16 * vec4s <= shared_limit &&
+        1LL * tile.local_x * tile.local_y <= invocations_limit) {
+      return tile;
+    }
+  }
+  return SmemTile();
+}
+
 Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
                          ValueId in, ValueId out, const ConvWindow& window,
                          const GemmInput* gemm, int in_lanes,
@@ -261,8 +295,15 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
       split = DeviceProfile::ConvSplitTile();
     }
   }
-  const bool k_split = !gemm && builder.device().conv_k_split && rows >= 128 &&
-                       1LL * taps * in_shape.slices() >= 8 * split.parts;
+  const SmemTile smem = ChooseSmemTile(builder.device(), gemm ? nullptr : &window, in_shape,
+                                       out_shape);
+  const bool k_split = !gemm && smem.local_x == 0 && builder.device().conv_k_split &&
+                       rows >= 128 && 1LL * taps * in_shape.slices() >= 8 * split.parts;
+  if (smem.local_x > 0) {
+    tile.rows = smem.pixels;
+    tile.slices = smem.slices;
+    tile.slices_on_x = false;
+  }
   if (k_split) {
     tile.rows = split.rows;
     tile.slices = std::min(split.slices, out_shape.slices());
@@ -327,6 +368,17 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
     dispatch.grid = {(gx + local_x - 1) / local_x * local_x, gy,
                      static_cast<uint32_t>(split.parts)};
     dispatch.local = {local_x, 1, static_cast<uint32_t>(split.parts)};
+  }
+  if (smem.local_x > 0) {
+    d["SMEM_TILE"] = "";
+    d["ST_SLICES"] = std::to_string(in_shape.slices());
+    const uint32_t lx = static_cast<uint32_t>(smem.local_x);
+    const uint32_t ly = static_cast<uint32_t>(smem.local_y);
+    const uint32_t tile_w = lx * static_cast<uint32_t>(smem.pixels);
+    dispatch.grid = {(static_cast<uint32_t>(out_shape.w) + tile_w - 1) / tile_w * lx,
+                     (static_cast<uint32_t>(out_shape.h) + ly - 1) / ly * ly,
+                     static_cast<uint32_t>(groups)};
+    dispatch.local = {lx, ly, 1};
   }
   dispatch.flops = 2LL * rows * out_shape.c * in_lanes * taps;
 

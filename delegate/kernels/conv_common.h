@@ -86,6 +86,15 @@ struct GemmInput {
 // cache lacks them (GraphBuilder::NewLazyConstant): `weight` must then own
 // what it reads (capture by value), and `lazy.recipe` name how it reads
 // `lazy.tensor` (every parameter that changes the values it returns).
+// conv2d.comp SMEM_TILE's workgroup (local_x = 0: not used).
+struct SmemTile {
+  int local_x = 0, local_y = 0;
+  int pixels = 1;  // consecutive output pixels per invocation
+  int slices = 1;  // output slices per invocation
+};
+SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
+                        const Shape4& in, const Shape4& out);
+
 struct LazyWeights {
   int tensor = -1;
   std::string recipe;
