@@ -254,6 +254,11 @@ struct DeviceProfile {
   // Readback conversions write one BHWC float per invocation (contiguous
   // stores across a warp) instead of one PHWC4 vec4. Set by TuneForDevice.
   bool per_float_readback = false;
+  // Outputs whose PHWC4 order is not BHWC order are read back directly too
+  // and relaid out on the CPU (no readback conversion dispatch): where the
+  // GPU's memory is the CPU's and its stores cost more than a CPU loop's
+  // (llvmpipe). Set by TuneForDevice; TFLITE_GLES_X_CPU_READBACK_RELAYOUT.
+  bool cpu_readback_relayout = false;
   // Long reductions (spatial means) share each output among a workgroup
   // instead of one invocation walking the whole window. Set by TuneForDevice.
   bool workgroup_reductions = false;

@@ -241,13 +241,18 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     // memory and the CPU relaid them out, and face detection's two outputs
     // (896x16, 896x1) took 12 us longer that way than with their readback
     // conversions (H200; docs/perf/log.md, "Transfers (xfer)").
-    if (device.direct_transfers && Phwc4IsBhwc(shape) && marked(written, root) &&
-        !marked(read, root) &&
+    // cpu_readback_relayout (llvmpipe) takes any layout, relaid out on the
+    // CPU, where the tensor is its own root (a view's root may be laid out
+    // for another shape).
+    const bool relayout = !Phwc4IsBhwc(shape);
+    if (device.direct_transfers &&
+        (!relayout || (device.cpu_readback_relayout && root == static_cast<size_t>(value))) &&
+        marked(written, root) && !marked(read, root) &&
         std::find(direct_inputs.begin(), direct_inputs.end(), root) == direct_inputs.end() &&
         builder.value(static_cast<ValueId>(root)).kind != Value::Kind::kInput) {
       runtime->downloads_.push_back(
           {index, static_cast<ValueId>(root), elements, type, device.fp16, true,
-           false, shape});
+           relayout, shape});
       continue;
     }
     ValueId staging = builder.NewTemporary(shape);
