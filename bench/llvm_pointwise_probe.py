@@ -14,6 +14,11 @@ weights read in one of these ways:
   - ubo_const: one dispatch per slice group, the depth loop fully unrolled,
               so every weight offset is a constant: gallivm loads it once
               and broadcasts it (lp_bld_nir_soa.c, emit_load_ubo).
+  - tb_img:   tb, the output stored with imageStore into an rgba32f
+              imageBuffer view of the output buffer instead of SSBO stores.
+  - ib / ib_in: tb with the weights (ib) or weights and input (ib_in) read
+              with imageLoad from rgba32f imageBuffer views.
+PROBE_HW=N sets the pixel count (default 33x33).
 Every variant's output is checked against numpy; GFLOP/s from the median
 of REPEAT timed runs (each all dispatches of the layer, glFinish).
 
@@ -23,6 +28,7 @@ of REPEAT timed runs (each all dispatches of the layer, glFinish).
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import time
 from pathlib import Path
@@ -40,22 +46,24 @@ GL_TEXTURE0 = 0x84C0
 GL_STATIC_DRAW = 0x88E4
 GL_MAP_READ_BIT = 0x0001
 GL_ALL_BARRIER_BITS = 0xFFFFFFFF
-HW = 33 * 33
-REPEAT = 7
+HW = int(os.environ.get("PROBE_HW", 33 * 33))
+REPEAT = int(os.environ.get("PROBE_REPEAT", 7))
 
 HEADER = """#version 310 es
 #extension GL_EXT_texture_buffer : require
 layout(local_size_x = 8) in;
 layout(binding = 0) uniform highp samplerBuffer in0;
-layout(std430, binding = 0) writeonly buffer Out { vec4 out0[]; };
 """
+SSBO_OUT = "layout(std430, binding = 0) writeonly buffer Out { vec4 out0[]; };\n#define STORE(i, v) out0[i] = (v)\n"
+IMAGE_OUT = ("layout(rgba32f, binding = 0) writeonly uniform highp imageBuffer out0;\n"
+             "#define STORE(i, v) imageStore(out0, (i), (v))\n")
 
 
 def body_step(s_expr: str, w_expr, rows: int, slices: int) -> str:
     """One depth step: TILE_ROWS input fetches, TILE_SLICES x 4 weight vec4s."""
     lines = [f"{{ int s_ = {s_expr};"]
     for p in range(rows):
-        lines.append(f"vec4 x{p} = texelFetch(in0, base[{p}] + s_ * {HW});")
+        lines.append(f"vec4 x{p} = FETCH_IN(in0, base[{p}] + s_ * {HW});")
     for o in range(slices):
         for j in range(4):
             lines.append(f"vec4 w{o}_{j} = {w_expr(o, j)};")
@@ -69,8 +77,15 @@ def body_step(s_expr: str, w_expr, rows: int, slices: int) -> str:
 def source(variant: str, k_s: int, rows: int, slices: int, chunk: int) -> str:
     tile = rows * slices
     group_size = k_s * slices * 4
-    head = HEADER
-    if variant.startswith("tb"):
+    head = HEADER + (IMAGE_OUT if variant.endswith("_img") else SSBO_OUT)
+    if variant == "ib_in":
+        head = head.replace("layout(binding = 0) uniform highp samplerBuffer in0;",
+                            "layout(rgba32f, binding = 2) readonly uniform highp imageBuffer in0;")
+    if variant.startswith("ib"):
+        head += "layout(rgba32f, binding = 1) readonly uniform highp imageBuffer weights;\n"
+        head += "#define GROUP int(gl_GlobalInvocationID.y)\n"
+        w_index = f"GROUP * {group_size}"
+    elif variant.startswith("tb"):
         head += "layout(binding = 1) uniform highp samplerBuffer weights;\n"
         head += "#define GROUP int(gl_GlobalInvocationID.y)\n"
         w_index = f"GROUP * {group_size}"
@@ -78,6 +93,8 @@ def source(variant: str, k_s: int, rows: int, slices: int, chunk: int) -> str:
         head += f"layout(std140, binding = 1) uniform W {{ vec4 w[{group_size}]; }};\n"
         head += "layout(location = 0) uniform int group;\n#define GROUP group\n"
         w_index = "0"
+    head += ("#define FETCH_IN(t, i) imageLoad(t, i)\n" if variant == "ib_in"
+             else "#define FETCH_IN(t, i) texelFetch(t, i)\n")
     code = [head, "void main() {",
             f"  int first = int(gl_GlobalInvocationID.x) * {rows};",
             f"  if (first >= {HW}) return;",
@@ -86,7 +103,11 @@ def source(variant: str, k_s: int, rows: int, slices: int, chunk: int) -> str:
             f"  vec4 acc[{tile}];",
             f"  for (int i = 0; i < {tile}; ++i) acc[i] = vec4(0.0);",
             f"  int wb = {w_index};"]
-    if variant == "tb":
+    if variant in ("ib", "ib_in"):
+        code.append(f"  for (int s = 0; s < {k_s}; ++s) {{")
+        code.append(body_step("s", lambda o, j: f"imageLoad(weights, wb + s * {slices * 4} + {o * 4 + j})", rows, slices))
+        code.append("  }")
+    elif variant in ("tb", "tb_img"):
         code.append(f"  for (int s = 0; s < {k_s}; ++s) {{")
         code.append(body_step("s", lambda o, j: f"texelFetch(weights, wb + s * {slices * 4} + {o * 4 + j})", rows, slices))
         code.append("  }")
@@ -106,7 +127,7 @@ def source(variant: str, k_s: int, rows: int, slices: int, chunk: int) -> str:
         raise SystemExit(f"unknown variant {variant}")
     code.append(f"  for (int p = 0; p < {rows}; ++p) {{")
     code.append(f"    if (first + p >= {HW}) break;")
-    code.append(f"    for (int o = 0; o < {slices}; ++o) out0[(GROUP * {slices} + o) * {HW} + first + p] = acc[p * {slices} + o];")
+    code.append(f"    for (int o = 0; o < {slices}; ++o) STORE((GROUP * {slices} + o) * {HW} + first + p, acc[p * {slices} + o]);")
     code.append("  }\n}\n")
     return "\n".join(code)
 
@@ -167,6 +188,13 @@ def main() -> int:
     out_bytes = n_s * HW * 16
     out_buf = buffer(gl, GL_SHADER_STORAGE_BUFFER, None, out_bytes)
     gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, out_buf)
+    out_tex = ctypes.c_uint()
+    gl.glGenTextures(1, ctypes.byref(out_tex))
+    gl.glActiveTexture(GL_TEXTURE0 + 2)
+    gl.glBindTexture(GL_TEXTURE_BUFFER, out_tex)
+    gl.glTexBuffer(GL_TEXTURE_BUFFER, GL_RGBA32F, out_buf)
+    # image unit 0: the output buffer's rgba32f view (tb_img)
+    gl.glBindImageTexture(0, out_tex, 0, 0, 0, 0x88B9, GL_RGBA32F)  # GL_WRITE_ONLY
     gl.glMapBufferRange.restype = ctypes.c_void_p
     flops = 2.0 * HW * k * n
     for spec in variants:
@@ -182,6 +210,15 @@ def main() -> int:
                            zeros.ctypes.data_as(ctypes.c_void_p))
         if variant.startswith("tb"):
             texture_buffer(gl, 1, w_buf)
+        if variant.startswith("ib"):
+            texture_buffer(gl, 3, w_buf)
+            w_tex = ctypes.c_uint()
+            gl.glGetIntegerv(0x8C2C, ctypes.byref(w_tex))  # GL_TEXTURE_BINDING_BUFFER
+            gl.glBindImageTexture(1, w_tex.value, 0, 0, 0, 0x88B8, GL_RGBA32F)  # GL_READ_ONLY
+            gl.glActiveTexture(GL_TEXTURE0)
+            in_tex = ctypes.c_uint()
+            gl.glGetIntegerv(0x8C2C, ctypes.byref(in_tex))
+            gl.glBindImageTexture(2, in_tex.value, 0, 0, 0, 0x88B8, GL_RGBA32F)
         t0 = time.perf_counter()
         program = compile_program(gl, source(variant, k_s, rows, slices, 8))
         gl.glUseProgram(program)
@@ -189,7 +226,7 @@ def main() -> int:
         group_bytes = packed.nbytes // groups
 
         def run():
-            if variant.startswith("tb"):
+            if variant.startswith(("tb", "ib")):
                 gl.glDispatchCompute(x_groups, groups, 1)
             else:
                 for g in range(groups):

@@ -18,6 +18,7 @@
 #include "delegate/graph/quantization.h"
 #include "delegate/device/device_tuning.h"
 #include "delegate/kernels/quantize.h"
+#include "delegate/passes/dead_dispatches.h"
 #include "delegate/passes/dw_fusion.h"
 #include "delegate/passes/dw_splitk.h"
 #include "delegate/passes/fusion.h"
@@ -286,6 +287,12 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     }
   }
   const DeviceProfile& dev = runtime->device_;
+  if (dev.broadcast_concat_bias) {
+    // What a convolution read around (kernels/conv.cc) goes first.
+    std::vector<ValueId> keep;
+    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+    runtime->fused_ += RemoveDeadDispatches(runtime->values_, keep, &kernel_dispatches);
+  }
   if (dev.fuse_mirror_pad) {
     // Before the epilogues: the pad's reader becomes the convolution
     // (delegate/passes/mirror_pad_fusion.h).
