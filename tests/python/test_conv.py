@@ -91,6 +91,9 @@ def test_first_layer_over_the_tiles_a_gpu_picks(monkeypatch, min_invocations, fp
     monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", min_invocations)
     monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
     monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")  # staged, as images are
+    # Read back through a conversion, as real GPUs do (llvmpipe relays it out
+    # on the CPU: DeviceProfile::cpu_readback_relayout).
+    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "0")
     in_shape = [1, 63, 64, 3]
     model = conv_model("CONV_2D", in_shape, [32, 3, 3, 3], window(stride=2, activation="RELU6"),
                        seed=int(min_invocations) % 97)
