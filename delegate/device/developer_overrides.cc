@@ -179,6 +179,9 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.copy_threads = NonNegative("TFLITE_GLES_X_COPY_THREADS");
   o.half_upload = Switch("TFLITE_GLES_X_HALF_UPLOAD");
   o.direct_transfers = Switch("TFLITE_GLES_X_DIRECT_TRANSFERS");
+  o.cpu_readback_relayout = Switch("TFLITE_GLES_X_CPU_READBACK_RELAYOUT");
+  // A 1x1 convolution over a concat with a broadcast pixel: its bias (conv.cc).
+  o.broadcast_concat_bias = Switch("TFLITE_GLES_X_BROADCAST_CONCAT_BIAS");
   o.direct_max_bytes = Kilobytes("TFLITE_GLES_X_DIRECT_MAX_KB");
   o.readback = Readback("TFLITE_GLES_X_READBACK");
   // When an invoke flushes early (NVIDIA's command batching).

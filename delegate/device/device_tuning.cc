@@ -113,6 +113,17 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // with 4 strided float stores per invocation on an H200); llvmpipe is
   // faster with the vec4 form (4.1 vs 7.1 ms for the same output).
   device->per_float_readback = !device->gpu->IsLlvmpipe();
+  // llvmpipe stores a vec4 to a buffer one lane at a time (a scalar loop
+  // over the SIMD lanes per component), so its readback conversion of
+  // DeepLab's 257x257x21 output cost ~13 % of the invoke; the CPU's loop over
+  // the same mapped memory needs no dispatch (docs/perf/log.md, "llvm2").
+  // Discrete GPUs keep the conversion: their tensors live in device memory.
+  device->cpu_readback_relayout = device->gpu->IsLlvmpipe();
+  // DeepLab's ASPP projection reads 512 channels of which 256 are one
+  // pixel's broadcast: on llvmpipe that 1x1 layer was ~19 % of the invoke
+  // (docs/perf/log.md, "llvm2"). Real GPUs keep their dispatches until
+  // someone measures it there (it saves a concat and half that GEMM).
+  device->broadcast_concat_bias = device->gpu->IsLlvmpipe();
   // A window of thousands of positions walked by one invocation is a serial
   // chain of fetches on a GPU (style transfer's instance-norm means: 50-80 us
   // each on an H200); llvmpipe runs a workgroup's invocations on one thread
@@ -277,6 +288,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
     device->mapped_upload_staging = false;
   }
   Apply(o.direct_transfers, &device->direct_transfers);
+  Apply(o.cpu_readback_relayout, &device->cpu_readback_relayout);
+  Apply(o.broadcast_concat_bias, &device->broadcast_concat_bias);
   Apply(o.half_upload, &device->half_upload_staging);
   Apply(o.streaming_upload, &device->streaming_upload);
   if (o.copy_threads) {

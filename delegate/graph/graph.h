@@ -259,6 +259,19 @@ struct DeviceProfile {
   // Readback conversions write one BHWC float per invocation (contiguous
   // stores across a warp) instead of one PHWC4 vec4. Set by TuneForDevice.
   bool per_float_readback = false;
+  // Outputs whose PHWC4 order is not BHWC order are read back directly too
+  // and relaid out on the CPU (no readback conversion dispatch): where the
+  // GPU's memory is the CPU's and its stores cost more than a CPU loop's
+  // (llvmpipe). Set by TuneForDevice; TFLITE_GLES_X_CPU_READBACK_RELAYOUT.
+  bool cpu_readback_relayout = false;
+  // A 1x1 convolution over CONCATENATION(X, RESIZE(P)) with P one pixel
+  // (DeepLab's ASPP: the image-pooling branch broadcast over the map) reads
+  // X alone; P's share of every output is the same at every pixel, so a
+  // one-row GEMM computes it with the bias first and the convolution reads
+  // that as its bias (kernels/conv.cc). The concat and the resize are then
+  // unread and dropped (passes/dead_dispatches.h). Set by TuneForDevice
+  // (llvmpipe); TFLITE_GLES_X_BROADCAST_CONCAT_BIAS=0/1.
+  bool broadcast_concat_bias = false;
   // Long reductions (spatial means) share each output among a workgroup
   // instead of one invocation walking the whole window. Set by TuneForDevice.
   bool workgroup_reductions = false;
@@ -437,6 +450,8 @@ class GraphBuilder {
     dispatches_.push_back(std::move(dispatch));
   }
   size_t dispatch_count() const { return dispatches_.size(); }
+  // The dispatches so far (a kernel looking at what wrote its input).
+  const std::vector<Dispatch>& dispatches() const { return dispatches_; }
   // Appends " @<node>" to the labels of the dispatches from `first` on, so
   // that a profile row names the TFLite node it runs (bench/roofline.py
   // reads the node's shapes from the model by that index).
@@ -447,6 +462,7 @@ class GraphBuilder {
   }
 
   const Value& value(ValueId id) const { return values_[id]; }
+  const std::vector<Value>& values() const { return values_; }
   const Shape4& shape(ValueId id) const { return values_[id].shape; }
   const GraphContext& graph() const { return graph_; }
   const DeviceProfile& device() const { return device_; }

@@ -88,6 +88,106 @@ Status CheckPointwise(const NodeView& node, const GraphContext& graph,
   return Status::Ok();
 }
 
+// DeviceProfile::broadcast_concat_bias: `in` is written by one channel
+// concat of two inputs, one of them a RESIZE of a single pixel `pixel`
+// (every output pixel of such a resize is that pixel, bilinear or nearest,
+// whatever the corner rules). `x` is the other input; *_first say where
+// each one's channels start in `in`.
+struct BroadcastConcat {
+  ValueId x = -1, pixel = -1;
+  int x_first = 0, pixel_first = 0;
+};
+
+// The one dispatch that writes `id`, or null.
+const Dispatch* OnlyWriter(const GraphBuilder& builder, ValueId id) {
+  const Dispatch* writer = nullptr;
+  int writers = 0;
+  for (const Dispatch& d : builder.dispatches()) {
+    for (ValueId o : d.outputs) {
+      if (StorageRoot(builder.values(), o) == StorageRoot(builder.values(), id)) {
+        ++writers;
+        writer = &d;
+      }
+    }
+    for (ValueId o : d.read_write) writers += o == id;
+  }
+  return writers == 1 ? writer : nullptr;
+}
+
+bool FindBroadcastConcat(const GraphBuilder& builder, ValueId in, BroadcastConcat* found) {
+  if (builder.shape(in).b != 1 || builder.value(in).storage_of >= 0) return false;
+  const Dispatch* concat = OnlyWriter(builder, in);
+  if (concat == nullptr || concat->shader != "concat" || concat->inputs.size() != 2 ||
+      concat->outputs.size() != 1 || concat->outputs[0] != in ||
+      (!concat->defines.count("AXIS_C_SLICES") && !concat->defines.count("AXIS_C_LANES"))) {
+    return false;
+  }
+  for (const auto& [name, value] : concat->defines) {
+    if (name.rfind("ACT_", 0) == 0) return false;  // an activation after the join
+  }
+  for (int k = 0; k < 2; ++k) {
+    const ValueId resized = concat->inputs[k];
+    const Dispatch* resize = OnlyWriter(builder, resized);
+    if (resize == nullptr || resize->shader != "resize" || resize->inputs.size() != 1 ||
+        resize->outputs.size() != 1 || resize->outputs[0] != resized ||
+        builder.value(resized).storage_of >= 0) {
+      continue;
+    }
+    const ValueId pixel = resize->inputs[0];
+    const Shape4 p = builder.shape(pixel);
+    if (p.b != 1 || p.h != 1 || p.w != 1 || p.c != builder.shape(resized).c) continue;
+    found->x = concat->inputs[1 - k];
+    found->pixel = pixel;
+    found->pixel_first = k == 0 ? 0 : builder.shape(found->x).c;
+    found->x_first = k == 0 ? p.c : 0;
+    return true;
+  }
+  return false;
+}
+
+// conv(concat(X, broadcast P)) = conv_X(X) + (conv_P(P) + bias) at every
+// pixel: a one-row GEMM makes the second term, which the first reads as its
+// bias; the concat and the resize are left unread (passes/dead_dispatches.h).
+Status BuildBroadcastConcatConv(const NodeView& node, GraphBuilder& builder,
+                                const BroadcastConcat& split, ValueId out,
+                                const kernels::WeightAt& weight, const std::vector<float>& bias,
+                                const kernels::LazyWeights& lazy) {
+  const auto* params = node.params<abi::ConvParams>();
+  const Shape4 x_shape = builder.shape(split.x);
+  const Shape4 p_shape = builder.shape(split.pixel);
+  Shape4 bias_shape;
+  bias_shape.c = builder.shape(out).c;
+  const ValueId pixel_bias = builder.NewTemporary(bias_shape);
+  auto part = [&](int first, int count) {
+    return kernels::WeightAt([weight, first, count](int oc, int, int lane) {
+      return lane < count ? weight(oc, 0, first + lane) : 0.0f;
+    });
+  };
+  auto part_lazy = [&](int first, int count) {
+    kernels::LazyWeights l = lazy;
+    l.recipe += " channels " + std::to_string(first) + "+" + std::to_string(count);
+    return l;
+  };
+  kernels::GemmInput p_gemm;  // one row: the pixel's slices, one apart
+  p_gemm.rows = 1;
+  p_gemm.row_pixels = 1;
+  p_gemm.depth_steps = p_shape.slices();
+  p_gemm.depth_stride = 1;
+  TFG_RETURN_IF_ERROR(kernels::AddConv2dDispatch(
+      node, builder, split.pixel, pixel_bias, {}, &p_gemm, 4 * p_gemm.depth_steps,
+      part(split.pixel_first, p_shape.c), bias, abi::kActNone,
+      part_lazy(split.pixel_first, p_shape.c)));
+  kernels::GemmInput x_gemm;
+  x_gemm.rows = 1LL * x_shape.b * x_shape.h * x_shape.w;
+  x_gemm.row_pixels = x_shape.h * x_shape.w;
+  x_gemm.depth_steps = x_shape.slices();
+  x_gemm.depth_stride = x_shape.h * x_shape.w;
+  return kernels::AddConv2dDispatch(node, builder, split.x, out, {}, &x_gemm,
+                                    4 * x_gemm.depth_steps, part(split.x_first, x_shape.c),
+                                    {}, params->activation,
+                                    part_lazy(split.x_first, x_shape.c), pixel_bias);
+}
+
 // Build for both candidates: the 1x1 case reads the input as a GEMM.
 Status BuildConv(const NodeView& node, GraphBuilder& builder) {
   const auto* params = node.params<abi::ConvParams>();
@@ -123,6 +223,11 @@ Status BuildConv(const NodeView& node, GraphBuilder& builder) {
       return lane < in_c ? weight(oc, 0, lane) : 0.0f;
     };
     lazy.recipe += " pointwise";
+    BroadcastConcat split;
+    if (builder.device().broadcast_concat_bias && !builder.device().shared_memory_gemm &&
+        FindBroadcastConcat(builder, in, &split)) {
+      return BuildBroadcastConcatConv(node, builder, split, out, weight, bias, lazy);
+    }
     if (builder.device().shared_memory_gemm) {
       return kernels::AddSharedGemmDispatch(node, builder, in, out, gemm,
                                             lane_weight, bias, params->activation, lazy);

@@ -251,7 +251,8 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
                          ValueId in, ValueId out, const ConvWindow& window,
                          const GemmInput* gemm, int in_lanes,
                          const WeightAt& weight, const std::vector<float>& bias,
-                         abi::FusedActivation activation, const LazyWeights& lazy) {
+                         abi::FusedActivation activation, const LazyWeights& lazy,
+                         ValueId bias_value) {
   const Shape4 in_shape = builder.shape(in);
   const Shape4 out_shape = builder.shape(out);
   const int taps = gemm ? 1 : window.kernel_h * window.kernel_w;
@@ -384,8 +385,11 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
 
   ValueId weights = NewGemmWeights(builder, out_shape.c, taps, in_lanes, tile.slices,
                                    weight, lazy);
+  // The shader reads the bias at min(slice, OUT_S - 1): a tensor of OUT_S
+  // vec4s serves as well as the packed constant.
   ValueId packed_bias =
-      builder.NewConstant(PackBias(bias, out_shape.c, groups * tile.slices));
+      bias_value >= 0 ? bias_value
+                      : builder.NewConstant(PackBias(bias, out_shape.c, groups * tile.slices));
   dispatch.outputs = {out};
   dispatch.inputs = {in, weights, packed_bias};
   builder.AddDispatch(std::move(dispatch));

@@ -104,7 +104,11 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
                          const GemmInput* gemm, int in_lanes,
                          const WeightAt& weight, const std::vector<float>& bias,
                          abi::FusedActivation activation,
-                         const LazyWeights& lazy = LazyWeights());
+                         const LazyWeights& lazy = LazyWeights(),
+                         ValueId bias_value = -1);
+// With `bias_value` >= 0 the bias is that tensor (one vec4 per output
+// slice, e.g. a one-pixel GEMM's output) instead of `bias`, which is then
+// ignored.
 // PackGemmWeights as a constant of `builder`: lazy when `lazy.tensor` is set.
 ValueId NewGemmWeights(GraphBuilder& builder, int out_c, int taps, int in_lanes,
                        int tile_slices, const WeightAt& weight, const LazyWeights& lazy);

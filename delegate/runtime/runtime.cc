@@ -18,6 +18,7 @@
 #include "delegate/graph/quantization.h"
 #include "delegate/device/device_tuning.h"
 #include "delegate/kernels/quantize.h"
+#include "delegate/passes/dead_dispatches.h"
 #include "delegate/passes/dw_fusion.h"
 #include "delegate/passes/dw_splitk.h"
 #include "delegate/passes/fusion.h"
@@ -241,13 +242,18 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     // memory and the CPU relaid them out, and face detection's two outputs
     // (896x16, 896x1) took 12 us longer that way than with their readback
     // conversions (H200; docs/perf/log.md, "Transfers (xfer)").
-    if (device.direct_transfers && Phwc4IsBhwc(shape) && marked(written, root) &&
-        !marked(read, root) &&
+    // cpu_readback_relayout (llvmpipe) takes any layout, relaid out on the
+    // CPU, where the tensor is its own root (a view's root may be laid out
+    // for another shape).
+    const bool relayout = !Phwc4IsBhwc(shape);
+    if (device.direct_transfers &&
+        (!relayout || (device.cpu_readback_relayout && root == static_cast<size_t>(value))) &&
+        marked(written, root) && !marked(read, root) &&
         std::find(direct_inputs.begin(), direct_inputs.end(), root) == direct_inputs.end() &&
         builder.value(static_cast<ValueId>(root)).kind != Value::Kind::kInput) {
       runtime->downloads_.push_back(
           {index, static_cast<ValueId>(root), elements, type, device.fp16, true,
-           false, shape});
+           relayout, shape});
       continue;
     }
     ValueId staging = builder.NewTemporary(shape);
@@ -281,6 +287,12 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     }
   }
   const DeviceProfile& dev = runtime->device_;
+  if (dev.broadcast_concat_bias) {
+    // What a convolution read around (kernels/conv.cc) goes first.
+    std::vector<ValueId> keep;
+    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+    runtime->fused_ += RemoveDeadDispatches(runtime->values_, keep, &kernel_dispatches);
+  }
   if (dev.fuse_mirror_pad) {
     // Before the epilogues: the pad's reader becomes the convolution
     // (delegate/passes/mirror_pad_fusion.h).

@@ -124,7 +124,7 @@ class PartitionRuntime {
     abi::Type type;
     bool half;      // the buffer holds halves
     bool direct;    // no conversion dispatch: the tensor's own buffer
-    bool relayout;  // a direct upload where PHWC4 != BHWC: CPU relayout
+    bool relayout;  // a direct transfer where PHWC4 != BHWC: CPU relayout
     Shape4 shape;
     // A float input that only QUANTIZE reads (GraphBuilder::
     // QuantizeOnUpload), rounded to this grid: `quantize`, on the CPU (a
@@ -218,6 +218,11 @@ class PartitionRuntime {
   Status UploadRoundedOnGpu(const Transfer& upload, const float* floats, void* mapped,
                             bool stream);
   Status DownloadOutput(const Transfer& download, abi::Tensor& tensor);
+  // DownloadOutput of a relayout transfer into `floats` (the tensor's data,
+  // or conversion_scratch_ for other types), then FinishDownload.
+  Status DownloadRelaidOut(const Transfer& download, float* floats, abi::Tensor& tensor);
+  // The float -> int32/bool/quantized step of a download, if its type needs one.
+  Status FinishDownload(const Transfer& download, abi::Tensor& tensor);
 
   // A value whose storage is a buffer outside the runtime (an application's,
   // or a GPU binding's own): dispatches bind it instead of the value's own
@@ -293,7 +298,7 @@ class PartitionRuntime {
   std::vector<ConstantOutput> constant_outputs_;
   std::vector<float> conversion_scratch_;  // bool/int32/uint8/int8 <-> float
   std::vector<uint16_t> half_scratch_;     // halves, where not mapped
-  std::vector<float> phwc4_floats_;        // CPU relayouts (direct uploads)
+  std::vector<float> phwc4_floats_;        // CPU relayouts (direct transfers)
   std::vector<uint16_t> phwc4_halves_;
   // Megabyte copies on several threads (device_.host_copy_threads); made
   // at the first such copy.

@@ -215,6 +215,9 @@ Status PartitionRuntime::PlanBound(GpuBound& bound, ProgramCache& programs) {
   auto tensor_aliasable = [&]() {
     // A texture cannot be an application's buffer: RGBA textures convert.
     if (tensor < 0 || fp16 || shape.c % 4 != 0 || device_.rgba_textures) return false;
+    // A BHWC buffer aliases a direct output's PHWC4 tensor only where the
+    // layouts coincide (not where the CPU would relay it out).
+    if (!phwc4 && transfer->relayout) return false;
     const ValueId root = StorageRoot(values_, tensor);
     return values_[static_cast<size_t>(root)].vec4_count() == shape.vec4_count();
   };

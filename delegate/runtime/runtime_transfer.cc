@@ -168,7 +168,8 @@ Status PartitionRuntime::DownloadOutput(const Transfer& download,
     conversion_scratch_.resize(download.elements);
     floats = conversion_scratch_.data();
   }
-  // Direct readbacks exist only where PHWC4 is BHWC: a plain copy.
+  if (download.relayout) return DownloadRelaidOut(download, floats, tensor);
+  // Other direct readbacks exist only where PHWC4 is BHWC: a plain copy.
   if (download.half) {
     half_scratch_.resize(download.elements);
     TFG_RETURN_IF_ERROR(
@@ -185,6 +186,41 @@ Status PartitionRuntime::DownloadOutput(const Transfer& download,
   } else {
     TFG_RETURN_IF_ERROR(buffer.Download(0, download.elements * sizeof(float), floats));
   }
+  return FinishDownload(download, tensor);
+}
+
+Status PartitionRuntime::DownloadRelaidOut(const Transfer& download, float* floats,
+                                           abi::Tensor& tensor) {
+  // A direct readback of a PHWC4 tensor (DeviceProfile::cpu_readback_relayout):
+  // its vec4s, padded lanes included, relaid out into BHWC here.
+  const gl::Buffer& buffer = buffers_[download.buffer];
+  const size_t stored = static_cast<size_t>(download.shape.vec4_count()) * 4;
+  const size_t bytes = stored * (download.half ? sizeof(uint16_t) : sizeof(float));
+  if (bytes > buffer.bytes()) {
+    return Status::Error("output tensor " + std::to_string(download.tflite_index) +
+                         " exceeds its GPU buffer");
+  }
+  const float* phwc4 = nullptr;
+  if (download.half) {
+    phwc4_halves_.resize(stored);
+    TFG_RETURN_IF_ERROR(buffer.Download(0, bytes, phwc4_halves_.data()));
+    phwc4_floats_.resize(stored);
+    HalvesToFloats(phwc4_halves_.data(), phwc4_floats_.data(), stored);
+    phwc4 = phwc4_floats_.data();
+  } else if (buffer.mapped_for_read()) {
+    // Persistent coherent mapping (the caller waited for the GPU's fence).
+    phwc4 = static_cast<const float*>(buffer.mapped());
+  } else {
+    phwc4_floats_.resize(stored);
+    TFG_RETURN_IF_ERROR(buffer.Download(0, bytes, phwc4_floats_.data()));
+    phwc4 = phwc4_floats_.data();
+  }
+  Phwc4ToBhwc(phwc4, download.shape, floats);
+  return FinishDownload(download, tensor);
+}
+
+Status PartitionRuntime::FinishDownload(const Transfer& download, abi::Tensor& tensor) {
+  // Non-float outputs were read into conversion_scratch_ as floats.
   if (tensor.type == abi::kFloat32) return Status::Ok();
   if (IsQuantizedType(tensor.type)) {
     // As TFLite's QUANTIZE would from the same floats (QuantizeValue).

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 
 #include "delegate/abi/node_view.h"
 
@@ -39,6 +40,28 @@ void BhwcToPhwc4(const T* bhwc, const Shape4& shape, T* phwc4) {
         const T* in = batch + p * shape.c + s * 4;
         for (int k = 0; k < 4; ++k) out[k] = k < lanes ? in[k] : T(0);
       }
+    }
+  }
+}
+
+// The inverse for readbacks (DeviceProfile::cpu_readback_relayout): every
+// BHWC element of `shape` from its PHWC4 lane, written in BHWC order (one
+// output stream, S input streams); padded lanes are skipped.
+template <typename T>
+void Phwc4ToBhwc(const T* phwc4, const Shape4& shape, T* bhwc) {
+  const int slices = shape.slices();
+  const size_t pixels = static_cast<size_t>(shape.h) * shape.w;
+  const int whole = shape.c / 4;  // slices whose 4 lanes are all elements
+  const int tail = shape.c - whole * 4;
+  T* out = bhwc;
+  for (int b = 0; b < shape.b; ++b) {
+    const T* batch = phwc4 + static_cast<size_t>(b) * slices * pixels * 4;
+    for (size_t p = 0; p < pixels; ++p) {
+      const T* in = batch + p * 4;
+      for (int s = 0; s < whole; ++s, out += 4) {
+        std::memcpy(out, in + s * pixels * 4, 4 * sizeof(T));
+      }
+      for (int k = 0; k < tail; ++k) *out++ = in[whole * pixels * 4 + k];
     }
   }
 }

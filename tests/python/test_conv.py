@@ -91,6 +91,9 @@ def test_first_layer_over_the_tiles_a_gpu_picks(monkeypatch, min_invocations, fp
     monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", min_invocations)
     monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
     monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")  # staged, as images are
+    # Read back through a conversion, as real GPUs do (llvmpipe relays it out
+    # on the CPU: DeviceProfile::cpu_readback_relayout).
+    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "0")
     in_shape = [1, 63, 64, 3]
     model = conv_model("CONV_2D", in_shape, [32, 3, 3, 3], window(stride=2, activation="RELU6"),
                        seed=int(min_invocations) % 97)
@@ -556,3 +559,48 @@ def test_layers_of_different_shapes_sharing_a_program_are_each_right(fp16, monke
     # pair of same-tile layers runs one program with its own uniform range.
     assert (stats["dispatches"], stats["programs"]) == (7, 5)
     assert_close(gpu, cpu, fp16)
+
+
+def broadcast_concat_conv_model(cx, cp, resize_op, pixel_first, half_pixel, seed):
+    """DeepLab's ASPP projection in small: a 1x1 CONV_2D over CONCATENATION
+    (X, RESIZE of a one-pixel P) in either order."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    x = b.add_input([1, 7, 9, cx])
+    p = b.add_input([1, 1, 1, cp])
+    size = b.add_const(np.array([7, 9], np.int32))
+    r = b.add_tensor([1, 7, 9, cp])
+    b.add_op(resize_op, [p, size], [r],
+             {"align_corners": False, "half_pixel_centers": half_pixel})
+    joined = b.add_tensor([1, 7, 9, cx + cp])
+    b.add_op("CONCATENATION", [r, x] if pixel_first else [x, r], [joined],
+             {"axis": 3, "fused_activation_function": "NONE"})
+    w = b.add_const(rng.uniform(-0.5, 0.5, [10, 1, 1, cx + cp]).astype(np.float32))
+    bias = b.add_const(rng.uniform(-1, 1, [10]).astype(np.float32))
+    o = b.add_tensor([1, 7, 9, 10])
+    b.add_op("CONV_2D", [joined, w, bias], [o], window(activation="RELU"))
+    return b.build()
+
+
+@pytest.mark.parametrize("cx,cp,resize_op,pixel_first,half_pixel,fp16", [
+    (8, 8, "RESIZE_BILINEAR", False, True, False),
+    (6, 5, "RESIZE_NEAREST_NEIGHBOR", True, False, False),
+    (12, 4, "RESIZE_BILINEAR", True, False, True),
+])
+def test_a_broadcast_pixel_in_a_concat_becomes_the_convolutions_bias(
+        monkeypatch, cx, cp, resize_op, pixel_first, half_pixel, fp16):
+    """TFLITE_GLES_X_BROADCAST_CONCAT_BIAS (llvmpipe's default): the
+    convolution reads X and a one-row GEMM of P as its bias; the resize and
+    the concat are dropped, one dispatch fewer in all."""
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "0")
+    monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "0")
+    model = broadcast_concat_conv_model(cx, cp, resize_op, pixel_first, half_pixel, cx + cp)
+    inputs = random_inputs([[1, 7, 9, cx], [1, 1, 1, cp]], seed=cx)
+    cpu, (off, off_stats), (on, on_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_BROADCAST_CONCAT_BIAS", model, inputs,
+        {"precision_loss_allowed": fp16})
+    for s in (off_stats, on_stats):
+        assert_fully_delegated(s)
+    assert_close(off, cpu, fp16)
+    assert_close(on, cpu, fp16)
+    assert on_stats["dispatches"] == off_stats["dispatches"] - 1, (off_stats, on_stats)

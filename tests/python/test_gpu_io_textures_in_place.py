@@ -35,7 +35,13 @@ from tflite_gles import gpu_textures  # noqa: E402
 STAGED = {"TFLITE_GLES_X_DIRECT_TRANSFERS": "0", "TFLITE_GLES_FUSE_UPLOAD": "0"}
 PATHS = {  # name: (environment switches, delegate options)
     "staged": (STAGED, {}),
-    "direct": ({"TFLITE_GLES_X_DIRECT_TRANSFERS": "1"}, {}),
+    # Direct uploads, the output read back through its conversion (as on
+    # real GPUs), or read back directly and relaid out on the CPU
+    # (llvmpipe's default, DeviceProfile::cpu_readback_relayout).
+    "direct": ({"TFLITE_GLES_X_DIRECT_TRANSFERS": "1",
+                "TFLITE_GLES_X_CPU_READBACK_RELAYOUT": "0"}, {}),
+    "direct_relayout": ({"TFLITE_GLES_X_DIRECT_TRANSFERS": "1",
+                         "TFLITE_GLES_X_CPU_READBACK_RELAYOUT": "1"}, {}),
     "fused_upload": (dict(STAGED, TFLITE_GLES_FUSE_UPLOAD="1"), {}),
     "ssbo_reads": (dict(STAGED, TFLITE_GLES_FUSE_UPLOAD="1"), {"storage": "ssbo"}),
     # Every limit at the GLES 3.1 minimum (docs/device_profiles.md: 4 SSBO
@@ -62,7 +68,7 @@ CASES = [
     ("staged", False, "rgba8", (0, 1, 2), 1, "rgba32f"),
     ("staged", True, "rgba16f", (0, 1, 2, 3), 4, "rgba16f"),
     ("direct", False, "rgba32f", (2, 1, 0), 3, "rgba32f"),
-    ("direct", True, "rgba8", (0, 1, 2, 3), 2, "rgba32f"),
+    ("direct_relayout", True, "rgba8", (0, 1, 2, 3), 2, "rgba32f"),
     ("fused_upload", False, "rgba8", (2, 1, 0), 1, "rgba32f"),
     ("fused_upload", True, "rgba32f", (0, 1, 2), 4, "rgba16f"),
     ("fused_upload", False, "rgba16f", (3, 0, 1, 2), 2, "rgba32f"),
@@ -99,9 +105,11 @@ def test_texture_in_and_out_in_place_match_the_cpu_and_the_copy_path(
     # The copy path of the same delegate, before anything is bound.
     copies = [run(interp, as_tensor(t, fmt, scale, offset, channels))[0] for t in frames]
     # The path is the one asked for: upload and readback conversions
-    # (staged), or the readback conversion only (direct, fused upload).
+    # (staged), the readback conversion only (direct, fused upload), or none
+    # (direct_relayout).
     before = [entry["shader"] for entry in profile(delegate)]
-    assert before.count("layout_convert") == (2 if "staged" in path else 1), before
+    conversions = 2 if "staged" in path else 0 if path == "direct_relayout" else 1
+    assert before.count("layout_convert") == conversions, before
     source = gl.make_texture(frames[0], fmt)
     target = gl.empty_texture(width, height, out_fmt)
     gpu_textures.bind_input_texture(delegate, input_index(interp), source, scale=scale,

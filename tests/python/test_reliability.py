@@ -341,7 +341,11 @@ resize_all(interp, [1, 64, 64, 8])
 out, expected = run_resized(interp, [1, 64, 64, 8], seed=9)
 print("CPU_OK" if np.array_equal(out, expected) else "CPU_WRONG")
 """
-    result = run_isolated(code, env={"TFLITE_GLES_TEST_MAX_BUFFER_BYTES": "65536"}, timeout=60)
+    # The output keeps its readback conversion, so that it shares the arena
+    # (llvmpipe would read it back directly from a buffer of its own:
+    # DeviceProfile::cpu_readback_relayout).
+    result = run_isolated(code, env={"TFLITE_GLES_TEST_MAX_BUFFER_BYTES": "65536",
+                                     "TFLITE_GLES_X_CPU_READBACK_RELAYOUT": "0"}, timeout=60)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = {line.split(":")[0]: line for line in result.stdout.splitlines()}
     for key in ("REFUSED", "RESIZE_REFUSED"):

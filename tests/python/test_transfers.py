@@ -5,7 +5,8 @@ values each (a stale buffer shows as a mismatch):
 
 - direct transfers (TFLITE_GLES_X_DIRECT_TRANSFERS, _DIRECT_MAX_KB): the
   CPU reads and writes the tensor's own PHWC4 buffer (small inputs relaid
-  out on the CPU where PHWC4 is not BHWC) and no conversion dispatch runs;
+  out on the CPU where PHWC4 is not BHWC, outputs too with
+  TFLITE_GLES_X_CPU_READBACK_RELAYOUT) and no conversion dispatch runs;
   the dispatch count proves which path ran;
 - fp16 staging of inputs (TFLITE_GLES_X_HALF_UPLOAD) with fp16 storage;
 - the readback wait (TFLITE_GLES_X_READBACK: map, fence, spin, mapped).
@@ -70,7 +71,8 @@ FP16 = {"precision_loss_allowed": "true"}
 
 # (shape, whether PHWC4 is BHWC): one slice of 4 channels; one pixel per
 # batch with whole slices; one pixel, one batch. For the others, direct
-# inputs are relaid out on the CPU and outputs keep their conversion.
+# inputs are relaid out on the CPU and outputs keep their conversion unless
+# TFLITE_GLES_X_CPU_READBACK_RELAYOUT relays them out on the CPU too.
 SHAPES = [
     ([2, 5, 7, 4], True),     # C == 4
     ([3, 1, 1, 8], True),     # H*W == 1, C % 4 == 0
@@ -95,17 +97,23 @@ def test_direct_transfers_give_the_cpu_answer_without_conversions(
 
     dispatches = {}
     # Off; on (every tensor here is under the size limit); on with a limit
-    # of 0 (uploads converted, outputs direct only where layouts coincide).
-    for direct, limit in (("0", "64"), ("1", "64"), ("1", "0")):
+    # of 0 (uploads converted, outputs direct only where layouts coincide);
+    # each with outputs of other layouts read back through a conversion
+    # (relayout 0, real GPUs) or relaid out on the CPU (1, llvmpipe's
+    # default: DeviceProfile::cpu_readback_relayout).
+    for direct, limit, relayout in (("0", "64", "1"), ("1", "64", "0"), ("1", "0", "0"),
+                                    ("1", "64", "1"), ("1", "0", "1")):
         monkeypatch.setenv("TFLITE_GLES_X_DIRECT_TRANSFERS", direct)
         monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", limit)
+        monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", relayout)
         stats = run_invokes(model, inputs, options, exact=precision == "fp32",
                             fp16=precision == "fp16")
-        dispatches[direct + "/" + limit] = stats["dispatches"]
+        dispatches[direct + "/" + limit + "/" + relayout] = stats["dispatches"]
     # Converted: 2 upload conversions, the ADD, 1 readback conversion. The
-    # output crosses directly only where the layouts coincide.
+    # output crosses directly where the layouts coincide, or with relayout.
     readback = 0 if coincide else 1
-    assert dispatches == {"0/64": 4, "1/64": 1 + readback, "1/0": 3 + readback}, dispatches
+    assert dispatches == {"0/64/1": 4, "1/64/0": 1 + readback, "1/0/0": 3 + readback,
+                          "1/64/1": 1, "1/0/1": 3}, dispatches
 
 
 @pytest.mark.parametrize("direct", ["0", "1"])
