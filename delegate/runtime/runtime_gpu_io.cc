@@ -407,6 +407,14 @@ bool PartitionRuntime::UnbindGpu(int tflite_index) {
 Status PartitionRuntime::RunBoundInputs() {
   bool any = false;
   bool dispatched = false;
+  // An output texture written by a kernel's epilogue (runtime_texture_io.cc,
+  // PlanTextureEpilogue) is used before RunBoundOutputs: checked here,
+  // before any dispatch.
+  for (GpuBound& bound : gpu_bound_) {
+    if (!bound.input && bound.in_place != nullptr && bound.replaced_step >= 0) {
+      TFG_RETURN_IF_ERROR(bound.in_place->Check());
+    }
+  }
   for (GpuBound& bound : gpu_bound_) {
     if (!bound.input) continue;
     // A texture read in place: still the one that was bound?
@@ -440,14 +448,22 @@ Status PartitionRuntime::RunBoundInputs() {
 
 Status PartitionRuntime::RunBoundOutputs() {
   bool any = false;
+  bool converting = false;
   for (GpuBound& bound : gpu_bound_) {
     if (bound.input) continue;
-    if (bound.in_place != nullptr) TFG_RETURN_IF_ERROR(bound.in_place->Check());
-    if (!any) {
+    const bool epilogue = bound.in_place != nullptr && bound.replaced_step >= 0;
+    if (bound.in_place != nullptr && !epilogue) TFG_RETURN_IF_ERROR(bound.in_place->Check());
+    any = true;
+    // Written by the producer's epilogue, with nothing left to dispatch
+    // (no float buffer for the interpreter's copy): no barrier of its own.
+    if (bound.in_place != nullptr && bound.steps.empty() && bound.texture_steps.empty()) {
+      continue;
+    }
+    if (!converting) {
       // The partition's last stores (SSBO) before the conversions read
       // them (as SSBOs or texture buffers).
       TFG_GL(glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT));
-      any = true;
+      converting = true;
     }
     // The float buffer's conversions and a texture written in place both
     // read the tensor: no barrier between them.
