@@ -175,3 +175,36 @@ def test_epilogue_and_dispatch_after_write_the_same_texels(app_context, monkeypa
         del interp, delegate
     for with_epilogue, with_dispatch in zip(outputs["1"], outputs["0"]):
         assert np.array_equal(with_epilogue, with_dispatch)
+
+
+@pytest.mark.parametrize("path", ["fused_upload", "direct"])
+def test_epilogue_with_host_copy_fills_the_texture_and_the_tensor(app_context, monkeypatch,
+                                                                  path):
+    """With the interpreter's copy on (the default flags), the kernel writes
+    the texture and the tensor still comes back to the CPU."""
+    for name, value in PATHS[path][0].items():
+        monkeypatch.setenv(name, value)
+    height, width = 5, 8
+    model = transpose_model(height, width, 3, 3, seed=6)
+    delegate = make_delegate({"enable_profiling": "true"})
+    interp = interpreter(model, delegate)
+    interp.allocate_tensors()
+    cpu = cpu_interpreter(model)
+    rng = np.random.default_rng(23)
+    source = gl.make_texture(random_texels(rng, height, width, "rgba8"))
+    target = gl.empty_texture(2 * width, 2 * height, "rgba32f")
+    gpu_textures.bind_input_texture(delegate, input_index(interp), source)
+    gpu_textures.bind_output_texture(delegate, output_index(interp), target, scale=3.0,
+                                     offset=1.0)
+    for _ in range(2):
+        texels = random_texels(rng, height, width, "rgba8")
+        gl.update_texture(source, texels)
+        interp.invoke()
+        expected = run(cpu, as_tensor(texels, "rgba8", 1.0, 0.0, (0, 1, 2)))
+        assert_close([interp.get_tensor(output_index(interp))], [expected])
+        got = gl.read_texture(target, 2 * width, 2 * height, "rgba32f")
+        check_texels(got, expected[0], 3, "rgba32f", 3.0, 1.0, False)
+    labels = [entry["label"] for entry in profile(delegate)]
+    assert any("writes the bound texture" in label for label in labels), labels
+    gl.delete_texture(source)
+    gl.delete_texture(target)
