@@ -163,6 +163,10 @@ def main() -> int:
         args.json.write_text(json.dumps(report, indent=1))
     gl.delete_texture(source)
     gl.delete_texture(target)
+    # Every interpreter and delegate goes here, while the context is current
+    # (docs/gpu_io.md, "Lifetime"): the loop variables above and `first`
+    # still held two of them.
+    delegate = interpreter = first = None
     runs.clear()
     context.close()
     return 0

@@ -26,6 +26,11 @@
 // @const STRIDE_H=2 STRIDE_W=2 PAD_TOP=0 PAD_LEFT=0
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
+//
+// TEXTURE_OUTPUT (below): the output also goes to a bound texture, in place
+// of a texture_io.comp dispatch after this one.
+// @axis - TEXTURE_OUTPUT
+// @const TEXTURE_OUT_UNIT=1 TEXTURE_OUT_W=4 TEXTURE_OUT_C=1 TEXTURE_OUT_FORMAT=0
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -38,6 +43,37 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #endif
 #if !defined(EPILOGUE)
 #define EPILOGUE(x, index, slice) (x)
+#endif
+
+// TEXTURE_OUTPUT: the output, batch 1 with OUT_C = TEXTURE_OUT_C <= 4
+// channels (one slice: vec4 i is pixel i), also goes into an application's
+// RGBA texture at image unit TEXTURE_OUT_UNIT, texel (i % TEXTURE_OUT_W,
+// i / TEXTURE_OUT_W), as texture_io.comp's TENSOR_TO_TEXTURE would write it
+// from the tensor after this dispatch (delegate/runtime/runtime_texture_io.cc):
+// lane c = channel c * io_scale[c] + io_offset[c], the lanes past C (0, 0, 1)
+// for G, B, A. The value is the one the tensor holds (rounded to half with
+// fp16 storage, as that dispatch would read it), so both ways write the same
+// texels. TEXTURE_OUT_FORMAT: 0 rgba32f, 1 rgba8, 2 rgba16f (GLES 3.1 needs
+// the format on the image variable). Two image uniforms at most (out0 with RGBA textures): within the
+// GLES 3.1 minimum of 4.
+#if defined(TEXTURE_OUTPUT)
+layout(location = 0) uniform highp vec4 io_scale;
+layout(location = 1) uniform highp vec4 io_offset;
+#if TEXTURE_OUT_FORMAT == 1
+layout(rgba8, binding = TEXTURE_OUT_UNIT) writeonly uniform highp image2D io_out_image;
+#elif TEXTURE_OUT_FORMAT == 2
+layout(rgba16f, binding = TEXTURE_OUT_UNIT) writeonly uniform highp image2D io_out_image;
+#else
+layout(rgba32f, binding = TEXTURE_OUT_UNIT) writeonly uniform highp image2D io_out_image;
+#endif
+void texture_out(int i, vec4 v) {
+#if STORAGE_FP16
+  v = unpack_half4(pack_half4(v));
+#endif
+  vec4 texel = vec4(0.0, 0.0, 0.0, 1.0);
+  for (int c = 0; c < TEXTURE_OUT_C; ++c) texel[c] = v[c] * io_scale[c] + io_offset[c];
+  imageStore(io_out_image, tensor_texel(i, TEXTURE_OUT_W), texel);
+}
 #endif
 
 #define TILE (TILE_ROWS * TILE_SLICES)
@@ -106,10 +142,13 @@ void main() {
       int x = phase + STRIDE_W * (first_n + p);
       if (x >= OUT_W) break;
       int index = ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x;
-      STORE(out0, index,
-            zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + bias_value),
-                                 index, slice),
-                        slice, OUT_C));
+      vec4 value = zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + bias_value),
+                                        index, slice),
+                               slice, OUT_C);
+      STORE(out0, index, value);
+#if defined(TEXTURE_OUTPUT)
+      texture_out(index, value);
+#endif
     }
   }
 }

@@ -196,6 +196,9 @@ DeveloperOverrides ReadDeveloperOverrides() {
   // (llvmpipe: its times are meaningless, but tests see the profile NVIDIA
   // gives, e.g. which steps a binding skipped).
   o.timer_queries = Switch("TFLITE_GLES_X_TIMER_QUERIES");
+  // An output texture written by the producing kernel's epilogue, or by a
+  // dispatch of its own after it (A/B runs, bench/device_tex4.sh).
+  o.texture_epilogue = Switch("TFLITE_GLES_X_TEXTURE_EPILOGUE");
   // Where a start goes (egl/init_phases.h), for the cold-start benches.
   o.report_init_phases = Switch("TFLITE_GLES_X_INIT_PHASES");
   // A text dump of the TFLite graph at Prepare (graph_dump.h), for debugging.

@@ -75,6 +75,7 @@ struct DeveloperOverrides {
   std::optional<bool> report_phases;             // TFLITE_GLES_X_PHASES
   std::optional<bool> report_timeline;           // TFLITE_GLES_X_TIMELINE
   std::optional<bool> timer_queries;             // TFLITE_GLES_X_TIMER_QUERIES
+  std::optional<bool> texture_epilogue;          // TFLITE_GLES_X_TEXTURE_EPILOGUE
   std::optional<bool> report_init_phases;        // TFLITE_GLES_X_INIT_PHASES
   std::string dump_graph;                        // TFLITE_GLES_DUMP_GRAPH (a path)
   // The user switch for the device profile (delegate/device/device_profiles.h;

@@ -267,6 +267,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // each dispatch, which is exact there.
   device->gpu_timer_queries = device->gpu->has_timer_query && !device->gpu->IsLlvmpipe();
   Apply(o.timer_queries, &device->gpu_timer_queries);
+  Apply(o.texture_epilogue, &device->texture_output_epilogue);
   if (device->gpu_timer_queries && !device->gpu->has_timer_query) {
     std::fprintf(stderr,
                  "WARNING: tflite-gles: TFLITE_GLES_X_TIMER_QUERIES=1 needs "

@@ -256,6 +256,11 @@ struct DeviceProfile {
   // TuneForDevice (off on llvmpipe, whose queries answer 1 ns);
   // TFLITE_GLES_X_TIMER_QUERIES=0/1.
   bool gpu_timer_queries = false;
+  // An output texture bound in place is written by the epilogue of the
+  // kernel that produces the output (transpose_conv.comp TEXTURE_OUTPUT)
+  // instead of by a texture_io.comp dispatch after it (runtime_texture_io.cc).
+  // On by default; TFLITE_GLES_X_TEXTURE_EPILOGUE=0 for A/B runs.
+  bool texture_output_epilogue = true;
   // Readback conversions write one BHWC float per invocation (contiguous
   // stores across a warp) instead of one PHWC4 vec4. Set by TuneForDevice.
   bool per_float_readback = false;

@@ -31,6 +31,7 @@ void InvokeTimeline::Configure(bool cpu_phases, bool gpu_timeline,
   sum_gpu_.assign(labels_.size() + 1, 0.0);
   issued_.assign(labels_.size(), 0.0);
   sum_issued_.assign(labels_.size(), 0.0);
+  skipped_.assign(labels_.size(), false);
 }
 
 double InvokeTimeline::MicrosSinceStart(Clock::time_point t) const {
@@ -46,6 +47,7 @@ Status InvokeTimeline::Start() {
   }
   start_ = Clock::now();
   stamped_ = 0;
+  std::fill(skipped_.begin(), skipped_.end(), false);
   return Status::Ok();
 }
 
@@ -64,6 +66,13 @@ Status InvokeTimeline::Dispatched(int step) {
   issued_[static_cast<size_t>(step)] = MicrosSinceStart(Clock::now());
   TFG_RETURN_IF_ERROR(stamps_.Stamp(step + 1));
   ++stamped_;
+  return Status::Ok();
+}
+
+Status InvokeTimeline::Skipped(int step) {
+  if (!gpu_timeline_) return Status::Ok();
+  TFG_RETURN_IF_ERROR(Dispatched(step));
+  skipped_[static_cast<size_t>(step)] = true;
   return Status::Ok();
 }
 
@@ -110,7 +119,9 @@ void InvokeTimeline::Report() {
                "INFO: tflite-gles: mean of %d invokes: upload %.1f us, upload + "
                "submit %.1f us, wait + readback %.1f us (%zu dispatches)\n",
                kReportEvery, sum_uploaded_ / n, sum_submitted_ / n,
-               (sum_done_ - sum_submitted_) / n, labels_.size());
+               (sum_done_ - sum_submitted_) / n,
+               labels_.size() - static_cast<size_t>(
+                                    std::count(skipped_.begin(), skipped_.end(), true)));
   if (!gpu_timeline_) return;
   std::fprintf(stderr,
                "INFO: tflite-gles: time line, mean of %d invokes, us from the start "
@@ -120,6 +131,7 @@ void InvokeTimeline::Report() {
                kReportEvery, sum_uploaded_ / n, sum_submitted_ / n, sum_done_ / n,
                sum_gpu_[0] / n, sum_gpu_.back() / n);
   for (size_t i = 0; i < labels_.size(); ++i) {
+    if (skipped_[i]) continue;
     std::fprintf(stderr,
                  "INFO: tflite-gles:   %3zu %-40s %7.1f us, issued at %7.1f, done at %7.1f\n",
                  i, labels_[i].c_str(), (sum_gpu_[i + 1] - sum_gpu_[i]) / n,

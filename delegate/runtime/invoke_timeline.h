@@ -41,6 +41,11 @@ class InvokeTimeline {
   Status Start();
   Status Uploaded();
   Status Dispatched(int step);
+  // A step a GPU binding skips (its readback conversion): stamped all the
+  // same, so that the invoke has every stamp (without it, an invoke with a
+  // skipped step was never counted and texture in + out printed no report:
+  // bench/device_tex3.sh), and left out of the report's rows.
+  Status Skipped(int step);
   Status Submitted();
   // After the readback: collects this invoke's GPU stamps, and prints the
   // means every kReportEvery invokes. A profiled invoke (no stamps) is left
@@ -68,6 +73,7 @@ class InvokeTimeline {
   std::vector<double> sum_gpu_;     // per stamp: µs since Start
   std::vector<double> issued_;      // this invoke: CPU µs when step i was issued
   std::vector<double> sum_issued_;  // their sums
+  std::vector<bool> skipped_;       // steps skipped in the last invoke
 };
 
 }  // namespace tflite_gles

@@ -265,6 +265,11 @@ class PartitionRuntime {
   // conversion goes (an output no one copies to the host).
   StatusOr<bool> PlanTextureInPlace(GpuBound& bound, bool skip_conversion,
                                     ProgramCache& programs);
+  // An output texture written by the epilogue of the step that produces
+  // `tensor` (transpose_conv.comp TEXTURE_OUTPUT); false where that kernel
+  // has none or the step does not fit (then a dispatch of its own writes it).
+  StatusOr<bool> PlanTextureEpilogue(GpuBound& bound, ValueId tensor, int conversion,
+                                     bool skip_conversion, ProgramCache& programs);
   const Transfer* BoundTransfer(const GpuBound& bound) const;
   // The step to run at position i: a binding's replacement or steps_[i].
   const Step& StepAt(size_t i) const {

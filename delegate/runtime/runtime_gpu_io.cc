@@ -410,6 +410,14 @@ bool PartitionRuntime::UnbindGpu(int tflite_index) {
 Status PartitionRuntime::RunBoundInputs() {
   bool any = false;
   bool dispatched = false;
+  // An output texture written by a kernel's epilogue (runtime_texture_io.cc,
+  // PlanTextureEpilogue) is used before RunBoundOutputs: checked here,
+  // before any dispatch.
+  for (GpuBound& bound : gpu_bound_) {
+    if (!bound.input && bound.in_place != nullptr && bound.replaced_step >= 0) {
+      TFG_RETURN_IF_ERROR(bound.in_place->Check());
+    }
+  }
   for (GpuBound& bound : gpu_bound_) {
     if (!bound.input) continue;
     // A texture read in place: still the one that was bound?
@@ -417,8 +425,17 @@ Status PartitionRuntime::RunBoundInputs() {
     if (!any) {
       // Whatever the application did to its buffers and textures before
       // this invoke (shader writes, buffer updates) is visible to the
-      // dispatches below.
-      TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
+      // dispatches below. Where everything bound is a texture read or
+      // written in place: the bits of our accesses to them (texelFetch;
+      // image stores, which also wait for the application's earlier reads
+      // of an output texture), not the buffer ones (see RunBoundOutputs).
+      bool textures_only = true;
+      for (const GpuBound& other : gpu_bound_) {
+        if (other.in_place == nullptr) textures_only = false;
+      }
+      TFG_GL(glMemoryBarrier(textures_only ? GL_TEXTURE_FETCH_BARRIER_BIT |
+                                                 GL_SHADER_IMAGE_ACCESS_BARRIER_BIT
+                                           : GL_ALL_BARRIER_BITS));
       any = true;
     }
     if (bound.binding.producer && bound.in_place == nullptr) {
@@ -443,14 +460,22 @@ Status PartitionRuntime::RunBoundInputs() {
 
 Status PartitionRuntime::RunBoundOutputs() {
   bool any = false;
+  bool converting = false;
   for (GpuBound& bound : gpu_bound_) {
     if (bound.input) continue;
-    if (bound.in_place != nullptr) TFG_RETURN_IF_ERROR(bound.in_place->Check());
-    if (!any) {
+    const bool epilogue = bound.in_place != nullptr && bound.replaced_step >= 0;
+    if (bound.in_place != nullptr && !epilogue) TFG_RETURN_IF_ERROR(bound.in_place->Check());
+    any = true;
+    // Written by the producer's epilogue, with nothing left to dispatch
+    // (no float buffer for the interpreter's copy): no barrier of its own.
+    if (bound.in_place != nullptr && bound.steps.empty() && bound.texture_steps.empty()) {
+      continue;
+    }
+    if (!converting) {
       // The partition's last stores (SSBO) before the conversions read
       // them (as SSBOs or texture buffers).
       TFG_GL(glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT));
-      any = true;
+      converting = true;
     }
     // The float buffer's conversions and a texture written in place both
     // read the tensor: no barrier between them.
@@ -466,8 +491,27 @@ Status PartitionRuntime::RunBoundOutputs() {
   }
   // The application may read its buffers and textures any way next (map,
   // copy, vertex fetch, sampling, framebuffer reads, shader): every kind of
-  // access sees these writes.
-  if (any) TFG_GL(glMemoryBarrier(GL_ALL_BARRIER_BITS));
+  // access sees these writes. Where every bound output is a texture written
+  // in place and nothing of ours is read back for the interpreter, only the
+  // bits of accesses a texture can have (GLES 3.1, glMemoryBarrier:
+  // sampling, image load/store, framebuffer attachment reads and blits,
+  // glTexSubImage/glCopyTexSubImage, glReadPixels into a pixel buffer); the
+  // others concern buffer objects, and on the H100 a barrier with the
+  // client-mapped bit cost ~8 us per frame (docs/perf/log.md, "tex4").
+  if (any) {
+    bool textures_only = true;
+    for (const GpuBound& bound : gpu_bound_) {
+      if (!bound.input && (bound.in_place == nullptr || bound.binding.host_copy)) {
+        textures_only = false;
+      }
+    }
+    TFG_GL(glMemoryBarrier(textures_only ? GL_TEXTURE_FETCH_BARRIER_BIT |
+                                               GL_SHADER_IMAGE_ACCESS_BARRIER_BIT |
+                                               GL_FRAMEBUFFER_BARRIER_BIT |
+                                               GL_TEXTURE_UPDATE_BARRIER_BIT |
+                                               GL_PIXEL_BUFFER_BARRIER_BIT
+                                         : GL_ALL_BARRIER_BITS));
+  }
   return Status::Ok();
 }
 

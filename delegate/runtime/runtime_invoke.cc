@@ -166,7 +166,10 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     };
     if (flush_point(0)) TFG_GL(glFlush());
     for (size_t i = 0; i < steps_.size(); ++i) {
-      if (skipped(i)) continue;
+      if (skipped(i)) {
+        TFG_RETURN_IF_ERROR(timeline_.Skipped(static_cast<int>(i)));
+        continue;
+      }
       TFG_RETURN_IF_ERROR(BindAndDispatch(StepAt(i), steps_[i].barrier_before));
       // The time line's stamp before the flush, so that it travels in the
       // same batch as its dispatch.
@@ -175,17 +178,20 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     }
   }
   TFG_RETURN_IF_ERROR(RunBoundOutputs());
-  // Readback through a map (GL_BUFFER_UPDATE), or through persistent
-  // mappings, whose shader writes need the client-mapped barrier before the
-  // fence the CPU then waits for.
   const DeviceProfile::Readback readback = device_.readback;
-  TFG_GL(glMemoryBarrier(device_.mapped_readback()
-                             ? GL_BUFFER_UPDATE_BARRIER_BIT |
-                                   GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT_EXT
-                             : GL_BUFFER_UPDATE_BARRIER_BIT));
   const bool host_downloads =
       std::any_of(downloads_.begin(), downloads_.end(),
                   [](const Transfer& t) { return !t.gpu_bound; });
+  // Readback through a map (GL_BUFFER_UPDATE), or through persistent
+  // mappings, whose shader writes need the client-mapped barrier before the
+  // fence the CPU then waits for. Every output bound on the GPU: nothing is
+  // read back (RunBoundOutputs ended with the barrier the application needs).
+  if (host_downloads) {
+    TFG_GL(glMemoryBarrier(device_.mapped_readback()
+                               ? GL_BUFFER_UPDATE_BARRIER_BIT |
+                                     GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT_EXT
+                               : GL_BUFFER_UPDATE_BARRIER_BIT));
+  }
   const bool fenced_readback = readback != DeviceProfile::Readback::kMap && host_downloads;
   // One fence serves both: the readback waits for it, and (if the readback
   // did not) the next invoke does before writing mapped upload staging.

@@ -101,6 +101,11 @@ StatusOr<bool> PartitionRuntime::PlanTextureInPlace(GpuBound& bound, bool skip_c
     return true;
   }
   if (tensor < 0) return false;
+  if (!bound.input && device_.texture_output_epilogue) {
+    TFG_ASSIGN_OR_RETURN(bool folded, PlanTextureEpilogue(bound, tensor, conversion,
+                                                          skip_conversion, programs));
+    if (folded) return true;
+  }
   Dispatch dispatch;
   dispatch.shader = "texture_io";
   dispatch.defines[bound.input ? "TEXTURE_TO_TENSOR" : "TENSOR_TO_TEXTURE"] = "";
@@ -130,6 +135,66 @@ StatusOr<bool> PartitionRuntime::PlanTextureInPlace(GpuBound& bound, bool skip_c
   // The conversion this replaces; an output the interpreter may copy back
   // keeps it (it fills the binding's float buffer, PlanBound).
   if (conversion >= 0 && (bound.input || skip_conversion)) bound.skipped_step = conversion;
+  bound.in_place = texture;
+  return true;
+}
+
+// The output's producer writes the texture in its epilogue (conv2d.comp's
+// TEXTURE_INPUT, the other way): one dependent dispatch (and a barrier) less
+// per invoke than a TENSOR_TO_TEXTURE dispatch after it. Where: the one step
+// that writes the tensor is a kernel with the epilogue (transpose_conv.comp,
+// selfie segmentation's last layer), writes it as its first output and as
+// its own storage (not a view into a larger value, whose indices would be
+// offset), and no other binding replaced that step. It still stores the
+// tensor (a readback conversion the interpreter's copy needs reads it).
+StatusOr<bool> PartitionRuntime::PlanTextureEpilogue(GpuBound& bound, ValueId tensor,
+                                                     int conversion, bool skip_conversion,
+                                                     ProgramCache& programs) {
+  GpuTextureAccess* texture = bound.binding.sink->texture();
+  const ValueId root = StorageRoot(values_, tensor);
+  if (root != tensor) return false;
+  int producer = -1;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Dispatch& d = steps_[i].dispatch;
+    for (const auto* list : {&d.outputs, &d.read_write}) {
+      for (ValueId id : *list) {
+        if (StorageRoot(values_, id) != root) continue;
+        if (producer >= 0) return false;  // written twice (or read-modify-write)
+        producer = static_cast<int>(i);
+      }
+    }
+  }
+  if (producer < 0) return false;
+  const size_t index = static_cast<size_t>(producer);
+  if (index < replaced_by_.size() && replaced_by_[index] != nullptr) return false;
+  if (skipped(index)) return false;
+  const Step& original = steps_[index];
+  const Dispatch& d = original.dispatch;
+  if (d.shader != "transpose_conv" || d.outputs.empty() || d.outputs[0] != tensor ||
+      !d.read_write.empty() || d.defines.count("TEXTURE_OUTPUT")) {
+    return false;
+  }
+  Dispatch dispatch = d;
+  const Shape4 shape = bound.ref.shape;
+  // Image unit 1: out0 holds unit 0 where tensors are RGBA textures; the
+  // inputs are samplers or buffers, other binding points.
+  const GLuint unit = 1;
+  dispatch.defines["TEXTURE_OUTPUT"] = "";
+  dispatch.defines["TEXTURE_OUT_UNIT"] = std::to_string(unit);
+  dispatch.defines["TEXTURE_OUT_W"] = std::to_string(shape.w);
+  dispatch.defines["TEXTURE_OUT_C"] = std::to_string(shape.c);
+  const GLenum format = texture->internal_format();
+  dispatch.defines["TEXTURE_OUT_FORMAT"] =
+      format == GL_RGBA8 ? "1" : format == GL_RGBA16F ? "2" : "0";
+  dispatch.label += " (writes the bound texture)";
+  TFG_ASSIGN_OR_RETURN(Step made, MakeStep(std::move(dispatch), programs, &original));
+  auto step = std::make_shared<Step>(std::move(made));
+  step->barrier_before = original.barrier_before;
+  step->texture = texture;
+  step->texture_unit = unit;
+  bound.replaced_step = producer;
+  bound.replacement = std::move(step);
+  if (conversion >= 0 && skip_conversion) bound.skipped_step = conversion;
   bound.in_place = texture;
   return true;
 }
