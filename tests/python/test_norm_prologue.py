@@ -5,7 +5,7 @@ result only a convolution reads, through a MIRROR_PAD folded into it or with
 zero padding of its own. The real LiteRT CPU kernels against the delegate
 with the fold off and on, on random data: padded lanes (13 channels), the
 split sum (K_SPLIT), stride 2, the shared-memory window path (a 9x9 8 -> 3
-layer), zero padding, batch 2; the fold saves exactly the apply's dispatch,
+layer) and zero padding; the fold saves exactly the apply's dispatch,
 and none where the normalized map is read again.
 """
 
@@ -51,7 +51,7 @@ CASES = [
     ([1, 12, 10, 8], 8, 3, 1, 1, False, False),
     ([1, 14, 12, 13], 6, 3, 2, 1, True, False),
     ([1, 18, 17, 8], 3, 9, 1, 4, False, True),
-    ([2, 9, 11, 5], 4, 3, 1, 0, False, False),
+    ([1, 9, 11, 5], 4, 3, 1, 0, False, False),
 ]
 
 
