@@ -61,6 +61,12 @@
 // EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
+// GATHER_UPSAMPLE=F (GENERIC, tensor input; delegate/passes/upsample_fusion.h):
+// the input is the source of a nearest-neighbour resize by the integer
+// factor F (2 or 4) that only this convolution read: IN_H / IN_W are the
+// resized map's (the window and a folded mirror live there), IN_HW the
+// source's, and a tap at (y, x) reads source pixel (y / F, x / F). 1: none.
+//
 // PROLOGUE_IN (GENERIC, tensor input; delegate/passes/norm_prologue.h): the
 // input is the tensor before an instance norm's apply step, x * scale
 // (MUL by the per-channel vector at binding 4) then PROLOGUE(x,slice)
@@ -118,7 +124,7 @@
 // @axis - EPILOGUE_IN PROLOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x) PROLOGUE(x,slice)=(x)
 // @axis - BHWC_INPUT TEXTURE_INPUT BHWC_BYTES_INPUT
-// @const IN_C=3 INPUT_QUANT(x)=(x) GATHER_MIRROR=0
+// @const IN_C=3 INPUT_QUANT(x)=(x) GATHER_MIRROR=0 GATHER_UPSAMPLE=1
 // @const STAGED_SCALE=0.5 STAGED_ZERO_POINT=3 STAGED_FLIP=128u
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
@@ -208,6 +214,13 @@ int mirror_coord(int v, int n) {
 #define GATHER_Y(v) (v)
 #define GATHER_X(v) (v)
 #define GATHER_INSIDE(y, x) ((y) >= 0 && (y) < IN_H && (x) >= 0 && (x) < IN_W)
+#endif
+// The vec4 of a tap inside the (possibly resized) input within its slice.
+#if defined(GATHER_UPSAMPLE) && GATHER_UPSAMPLE > 1
+#define GATHER_INDEX(y, x) \
+  (((y) / GATHER_UPSAMPLE) * (IN_W / GATHER_UPSAMPLE) + (x) / GATHER_UPSAMPLE)
+#else
+#define GATHER_INDEX(y, x) ((y) * IN_W + (x))
 #endif
 
 #if defined(K_SPLIT)
@@ -319,7 +332,7 @@ void main() {
         int y = GATHER_Y(in_y0[p] + ky * DILATION_H);
         int xx = GATHER_X(in_x0[p] + kx * DILATION_W);
         bool inside = GATHER_INSIDE(y, xx);
-        x[p] = inside ? GATHERED(load_input(batch_base[p] + y * IN_W + xx + s * IN_HW), s)
+        x[p] = inside ? GATHERED(load_input(batch_base[p] + GATHER_INDEX(y, xx) + s * IN_HW), s)
                       : vec4(0.0);
       }
 #else
@@ -336,7 +349,7 @@ void main() {
       int y = GATHER_Y(in_y0[p] + ky * DILATION_H);
       int x = GATHER_X(in_x0[p] + kx * DILATION_W);
       inside[p] = GATHER_INSIDE(y, x);
-      base[p] = inside[p] ? batch_base[p] + y * IN_W + x : 0;
+      base[p] = inside[p] ? batch_base[p] + GATHER_INDEX(y, x) : 0;
 #if defined(TEXTURE_INPUT)
       texel[p] = ivec2(x, y);
 #endif

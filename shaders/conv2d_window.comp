@@ -33,6 +33,9 @@
 // BHWC_INPUT: the input is a partition input of IN_C <= 4 channels read
 // from its BHWC upload staging (delegate/passes/upload_fusion.h), as
 // conv2d.comp's.
+// GATHER_UPSAMPLE=F: the input is the source of a nearest-neighbour resize
+// by F that only this convolution read (delegate/passes/upsample_fusion.h;
+// conv2d.comp's): IN_H / IN_W the resized map's, IN_HW the source's.
 // PROLOGUE_IN: an instance norm's apply step done on the input as it is
 // staged (delegate/passes/norm_prologue.h; conv2d.comp's, bindings 4 and 5).
 // Chosen by delegate/passes/window_conv.h after the other fusions.
@@ -43,7 +46,7 @@
 // @const LOCAL_X=16 LOCAL_Y=8 LOCAL_Z=1 PX=2 KERNEL_H=9 KERNEL_W=9
 // @const IN_SLICES=2 IN_C=8 OUT_SLICES=1 OUT_LANES=3 TILE_SLICES=1 GATHER_MIRROR=0
 // @const MATH_P=highp ACC_P=highp EPILOGUE(x,index,slice)=(x) INPUT_QUANT(x)=(x)
-// @const PROLOGUE(x,slice)=(x)
+// @const PROLOGUE(x,slice)=(x) GATHER_UPSAMPLE=1
 // @uniform IN_H=16 IN_W=16 IN_HW=256 OUT_H=16 OUT_W=16 OUT_HW=256 OUT_C=3
 // @uniform PAD_TOP=4 PAD_LEFT=4
 
@@ -112,6 +115,13 @@ TENSOR_IN(prologue_shift, 5, PrologueShift);
 #define TO_VEC4(a) (a)
 #endif
 
+#if GATHER_UPSAMPLE > 1
+#define GATHER_INDEX(y, x) \
+  (((y) / GATHER_UPSAMPLE) * (IN_W / GATHER_UPSAMPLE) + (x) / GATHER_UPSAMPLE)
+#else
+#define GATHER_INDEX(y, x) ((y) * IN_W + (x))
+#endif
+
 #define BLOCK_W (LOCAL_X * PX)
 #define WINDOW_H (LOCAL_Y + KERNEL_H - 1)
 #define WINDOW_W (BLOCK_W + KERNEL_W - 1)
@@ -158,7 +168,7 @@ void main() {
       int x = source_coord(left + wx, in_w);
       bool inside = GATHER_MIRROR >= 0 ||
                     (top + wy >= 0 && top + wy < in_h && left + wx >= 0 && left + wx < in_w);
-      vec4 v = load_input(batch_base + s * in_hw, batch * in_hw, y * in_w + x);
+      vec4 v = load_input(batch_base + s * in_hw, batch * in_hw, GATHER_INDEX(y, x));
       window[i] = inside ? GATHERED(v, s) : vec4(0.0);
     }
   }

@@ -257,6 +257,11 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // session 11"). llvmpipe pays per gathered vec4: off until measured.
   device->fuse_norm_prologue = !device->gpu->IsLlvmpipe();
   Apply(o.norm_prologue, &device->fuse_norm_prologue);
+  // Nearest upsamplings by 2 or 4 read in the next convolution's gather: a
+  // dependent dispatch and an F^2-times larger copy fewer, for a division
+  // by a constant per tap coordinate. llvmpipe: off until measured.
+  device->fuse_upsample = !device->gpu->IsLlvmpipe();
+  Apply(o.fuse_upsample, &device->fuse_upsample);
   Apply(o.min_invocations, &device->min_invocations);
   // Dilated 3x3 depthwise layers (DeepLab's atrous blocks) with the 3x3
   // path's input reuse, over outputs a dilation apart, instead of one fetch

@@ -226,6 +226,10 @@ struct DeviceProfile {
   // (delegate/passes/norm_prologue.h). Set by TuneForDevice;
   // TFLITE_GLES_X_NORM_PROLOGUE=0/1.
   bool fuse_norm_prologue = false;
+  // A nearest upsampling by 2 or 4 that only a general convolution reads is
+  // done in that convolution's gather (delegate/passes/upsample_fusion.h).
+  // Set by TuneForDevice; TFLITE_GLES_X_FUSE_UPSAMPLE=0/1.
+  bool fuse_upsample = false;
   // K_SPLIT's tile: rows x output slices per invocation, parts of the sum
   // (the workgroup's z), invocations along x, and the step between an
   // invocation's rows (1: consecutive pixels; local_x: neighbouring

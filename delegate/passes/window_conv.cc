@@ -76,7 +76,7 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     std::map<std::string, std::string> defines;
     for (const char* kept :
          {"ACT_RELU", "ACT_RELU6", "ACT_RELU_N1_TO_1", "EPILOGUE_IN", "PROLOGUE_IN",
-          "PROLOGUE(x,slice)", "BHWC_INPUT", "KERNEL_H",
+          "PROLOGUE(x,slice)", "GATHER_UPSAMPLE", "BHWC_INPUT", "KERNEL_H",
           "KERNEL_W", "TILE_SLICES", "MATH_P", "ACC_P", "EPILOGUE(x,index,slice)", "INPUT_QUANT(x)", "IN_H",
           "IN_W", "IN_HW", "OUT_HW", "OUT_W", "OUT_C", "PAD_TOP", "PAD_LEFT"}) {
       auto it = d.defines.find(kept);
@@ -89,6 +89,7 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     defines["OUT_LANES"] = std::to_string(out_s == 1 ? out_c : 4);
     defines["GATHER_MIRROR"] = Has(d, "GATHER_MIRROR") ? d.defines.at("GATHER_MIRROR") : "-1";
     defines["PX"] = std::to_string(block[0]);
+    if (!defines.count("GATHER_UPSAMPLE")) defines["GATHER_UPSAMPLE"] = "1";
     d.shader = "conv2d_window";
     d.defines = std::move(defines);
     const long long block_w = 1LL * block[0] * block[1];

@@ -26,6 +26,7 @@
 #include "delegate/passes/norm_prologue.h"
 #include "delegate/passes/schedule.h"
 #include "delegate/passes/upload_fusion.h"
+#include "delegate/passes/upsample_fusion.h"
 #include "delegate/passes/window_conv.h"
 #include "delegate/runtime/transfer_layout.h"
 #include "egl/gl_call.h"
@@ -289,6 +290,13 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     std::vector<ValueId> keep;
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ += FuseMirrorPadIntoConv(runtime->values_, keep, &kernel_dispatches);
+  }
+  if (dev.fuse_upsample) {
+    // After the mirror pads, so that the convolution reads the resize's
+    // output itself (delegate/passes/upsample_fusion.h).
+    std::vector<ValueId> keep;
+    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+    runtime->fused_ += FuseUpsampleIntoConv(runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.fuse_epilogues) {
     // Elementwise consumers fold into their convolution's store
