@@ -10,8 +10,9 @@
 #    one process): TFLITE_GLES_X_WINDOW_CONV off and blocks PX/LOCAL_X/LOCAL_Y,
 #    style transfer fp32 and fp16: the 9x9 layers @3 and @272 per block.
 # 2. options_ab.py, style transfer, fp32 and fp16 (250 invokes): all off
-#    (window path, TFLITE_GLES_X_NORM_PROLOGUE, TFLITE_GLES_X_FUSE_UPSAMPLE), the
-#    window path alone, the two graph folds alone, all on.
+#    (window path, TFLITE_GLES_X_NORM_PROLOGUE, TFLITE_GLES_X_FUSE_UPSAMPLE,
+#    TFLITE_GLES_X_EPILOGUE_IN2), the window path alone, the three graph
+#    folds alone, all on.
 # 3. profile.py of style fp32, every dispatch (what to do next).
 # 4. run_bench.py base / new / base / new (ours fp32 + fp16), LiteRT GPU
 #    once: style, selfie, DeepLab, MobileNet v1 1.0.
@@ -25,6 +26,7 @@ F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
 W=env.TFLITE_GLES_X_WINDOW_CONV
 P=env.TFLITE_GLES_X_NORM_PROLOGUE
 U=env.TFLITE_GLES_X_FUSE_UPSAMPLE
+E=env.TFLITE_GLES_X_EPILOGUE_IN2
 STYLE=$M/style_transfer_f16_384.tflite
 BLOCKS=("off:$W=0" "2/16/8:$W=2/16/8" "1/16/8:$W=1/16/8" "4/8/8:$W=4/8/8"
         "2/32/4:$W=2/32/4" "1/32/8:$W=1/32/8")
@@ -39,9 +41,9 @@ sweep() {  # precision-options
 }
 { echo "## style fp32"; sweep ""; echo "## style fp16"; sweep "$F16"; } > "$OUT/sweep-style.md"
 timeout 100 python3 bench/options_ab.py --model "$STYLE" --iterations 250 \
-  --variant "fp32-off:$W=0,$P=0,$U=0" --variant "fp32-window:$P=0,$U=0" \
+  --variant "fp32-off:$W=0,$P=0,$U=0,$E=0" --variant "fp32-window:$P=0,$U=0,$E=0" \
   --variant "fp32-graph:$W=0" --variant fp32-new: \
-  --variant "fp16-off:$F16,$W=0,$P=0,$U=0" --variant "fp16-window:$F16,$P=0,$U=0" \
+  --variant "fp16-off:$F16,$W=0,$P=0,$U=0,$E=0" --variant "fp16-window:$F16,$P=0,$U=0,$E=0" \
   --variant "fp16-graph:$F16,$W=0" --variant "fp16-new:$F16" \
   2>&1 | grep -v "^INFO" > "$OUT/ab-style.txt"
 timeout 40 python3 bench/profile.py --iterations 30 --model "$STYLE" --top 0 \

@@ -262,6 +262,11 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // by a constant per tap coordinate. llvmpipe: off until measured.
   device->fuse_upsample = !device->gpu->IsLlvmpipe();
   Apply(o.fuse_upsample, &device->fuse_upsample);
+  // A second epilogue operand for elementwise producers: style's residual
+  // ADDs fold into the norm apply before them (5 dependent dispatches).
+  // llvmpipe: off until measured (test_fusion.py's chains keep one operand).
+  device->epilogue_second_operand = !device->gpu->IsLlvmpipe();
+  Apply(o.epilogue_in2, &device->epilogue_second_operand);
   Apply(o.min_invocations, &device->min_invocations);
   // Dilated 3x3 depthwise layers (DeepLab's atrous blocks) with the 3x3
   // path's input reuse, over outputs a dilation apart, instead of one fetch

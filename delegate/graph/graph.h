@@ -230,6 +230,11 @@ struct DeviceProfile {
   // done in that convolution's gather (delegate/passes/upsample_fusion.h).
   // Set by TuneForDevice; TFLITE_GLES_X_FUSE_UPSAMPLE=0/1.
   bool fuse_upsample = false;
+  // An elementwise producer's epilogue may read two tensor operands
+  // (shaders/elementwise.comp EPILOGUE_IN2; delegate/passes/fusion.h): style
+  // transfer's norm apply (its shift) then the residual ADD. Set by
+  // TuneForDevice; TFLITE_GLES_X_EPILOGUE_IN2=0/1.
+  bool epilogue_second_operand = false;
   // K_SPLIT's tile: rows x output slices per invocation, parts of the sum
   // (the workgroup's z), invocations along x, and the step between an
   // invocation's rows (1: consecutive pixels; local_x: neighbouring

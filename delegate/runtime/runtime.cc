@@ -305,7 +305,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ += FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
                                     dev.fuse_elementwise_chains,
-                                    dev.max_dispatch_buffers);
+                                    dev.max_dispatch_buffers, dev.epilogue_second_operand);
     runtime->fused_ += FuseDepthwiseIntoGemm(dev, &runtime->values_, keep, &kernel_dispatches);
     SplitDepthwiseGemmsAcrossWorkgroups(dev, &runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseMeanIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);

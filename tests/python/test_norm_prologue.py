@@ -6,7 +6,8 @@ zero padding of its own. The real LiteRT CPU kernels against the delegate
 with the fold off and on, on random data: padded lanes (13 channels), the
 split sum (K_SPLIT), stride 2, the shared-memory window path (a 9x9 8 -> 3
 layer) and zero padding; the fold saves exactly the apply's dispatch,
-and none where the normalized map is read again.
+and none where the normalized map is read again. Also the residual ADD after
+a norm as the apply's second epilogue operand (elementwise.comp EPILOGUE_IN2).
 """
 
 import numpy as np
@@ -79,3 +80,45 @@ def test_normalized_map_read_again_keeps_the_apply(monkeypatch):
         monkeypatch, SWITCH, model, random_inputs(shapes, seed=5))
     assert_close(fused, cpu)
     assert plain_stats["dispatches"] == fused_stats["dispatches"]
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("skip_first", [False, True])
+def test_residual_add_as_the_applys_second_epilogue_operand(monkeypatch, skip_first, fp16):
+    """Style transfer's residual block end: the norm apply (x * s, + shift in
+    its epilogue) then ADD of the block's input, which folds in as a second
+    tensor operand (elementwise.comp EPILOGUE_IN2) where the device allows
+    it (TFLITE_GLES_X_EPILOGUE_IN2): one dispatch fewer, same results; either
+    operand order of the ADD, padded lanes (13 channels)."""
+    monkeypatch.setenv("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS", "1")
+    shape = [1, 11, 9, 13]
+    c = Chain(shape, seed=13)
+    style = c.extra_input([1, 1, 1, 12])
+    y, _ = conditional_norm(c, c.conv(c.x, shape[-1], kernel=3), style)
+    out = c.binary("ADD", c.x, y) if skip_first else c.binary("ADD", y, c.x)
+    model = c.build([out])
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_EPILOGUE_IN2", model, random_inputs(c.input_shapes, seed=6),
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(fused_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fused, cpu, fp16)
+    assert plain_stats["dispatches"] - fused_stats["dispatches"] == 1, (plain_stats, fused_stats)
+
+
+def test_second_epilogue_operand_once(monkeypatch):
+    """(x + a) * b * d, all same-shape inputs (test_fusion.py's chain):
+    without the second operand only the MUL by b folds into the ADD, with it
+    the MUL by d too."""
+    monkeypatch.setenv("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS", "1")
+    shape = [2, 5, 6, 7]
+    c = Chain(shape, seed=17)
+    s = c.binary("ADD", c.x, c.extra_input(shape))
+    for _ in range(2):
+        s = c.binary("MUL", s, c.extra_input(shape))
+    model = c.build([s])
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_EPILOGUE_IN2", model, random_inputs(c.input_shapes, seed=7))
+    assert_close(plain, cpu)
+    assert_close(fused, cpu)
+    assert plain_stats["dispatches"] - fused_stats["dispatches"] == 1, (plain_stats, fused_stats)
