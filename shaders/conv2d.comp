@@ -61,6 +61,21 @@
 // EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into
 // the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
+// GATHER_UPSAMPLE=F (GENERIC, tensor input; delegate/passes/upsample_fusion.h):
+// the input is the source of a nearest-neighbour resize by the integer
+// factor F (2 or 4) that only this convolution read: IN_H / IN_W are the
+// resized map's (the window and a folded mirror live there), IN_HW the
+// source's, and a tap at (y, x) reads source pixel (y / F, x / F). 1: none.
+//
+// PROLOGUE_IN (GENERIC, tensor input; delegate/passes/norm_prologue.h): the
+// input is the tensor before an instance norm's apply step, x * scale
+// (MUL by the per-channel vector at binding 4) then PROLOGUE(x,slice)
+// (the apply's own epilogue: + shift, the per-channel vector at binding 5,
+// and its ReLU), which only this convolution read: every gathered vec4 is
+// normalized as it is read. Zero padding stays zero (the pad followed the
+// norm); a mirrored tap reads a normalized pixel, as the pad did. Not
+// with EPILOGUE_IN (one axis: bindings 4 and 5 are the prologue's).
+//
 // K_SPLIT (GENERIC, rows on x, LOCAL_Y 1; DeviceProfile::conv_k_split): the
 // LOCAL_Z invocations along z of a workgroup share one output tile and
 // take every LOCAL_Z-th (tap, input slice) step of its sum; the partial
@@ -106,10 +121,10 @@
 // @uniform ROWS=16 SLICE_GROUPS=1 IN_S=2 IN_HW=16 IN_H=4 IN_W=4 OUT_S=2
 // @uniform OUT_C=8 OUT_HW=16 OUT_W=4 ROW_PIXELS=16 DEPTH_STEPS=2
 // @uniform DEPTH_STRIDE=16 PAD_TOP=1 PAD_LEFT=1
-// @axis - EPILOGUE_IN
-// @const EPILOGUE(x,index,slice)=(x)
+// @axis - EPILOGUE_IN PROLOGUE_IN
+// @const EPILOGUE(x,index,slice)=(x) PROLOGUE(x,slice)=(x)
 // @axis - BHWC_INPUT TEXTURE_INPUT BHWC_BYTES_INPUT
-// @const IN_C=3 INPUT_QUANT(x)=(x) GATHER_MIRROR=0
+// @const IN_C=3 INPUT_QUANT(x)=(x) GATHER_MIRROR=0 GATHER_UPSAMPLE=1
 // @const STAGED_SCALE=0.5 STAGED_ZERO_POINT=3 STAGED_FLIP=128u
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
@@ -157,6 +172,16 @@ vec4 load_input(int pixel) {
 TENSOR_IN(in0, 1, In0);
 vec4 load_input(int index) { return LOAD(in0, index); }
 #endif
+#if defined(PROLOGUE_IN)
+TENSOR_IN(prologue_scale, 4, PrologueScale);
+TENSOR_IN(prologue_shift, 5, PrologueShift);
+#if !defined(PROLOGUE)
+#define PROLOGUE(x, slice) (x)
+#endif
+#define GATHERED(v, s) PROLOGUE(ew_mul((v), LOAD(prologue_scale, (s))), (s))
+#else
+#define GATHERED(v, s) (v)
+#endif
 TENSOR_IN(weights, 2, Weights);
 TENSOR_IN(bias, 3, Bias);
 #if defined(EPILOGUE_IN)
@@ -189,6 +214,13 @@ int mirror_coord(int v, int n) {
 #define GATHER_Y(v) (v)
 #define GATHER_X(v) (v)
 #define GATHER_INSIDE(y, x) ((y) >= 0 && (y) < IN_H && (x) >= 0 && (x) < IN_W)
+#endif
+// The vec4 of a tap inside the (possibly resized) input within its slice.
+#if defined(GATHER_UPSAMPLE) && GATHER_UPSAMPLE > 1
+#define GATHER_INDEX(y, x) \
+  (((y) / GATHER_UPSAMPLE) * (IN_W / GATHER_UPSAMPLE) + (x) / GATHER_UPSAMPLE)
+#else
+#define GATHER_INDEX(y, x) ((y) * IN_W + (x))
 #endif
 
 #if defined(K_SPLIT)
@@ -426,7 +458,8 @@ void main() {
         int y = GATHER_Y(in_y0[p] + ky * DILATION_H);
         int xx = GATHER_X(in_x0[p] + kx * DILATION_W);
         bool inside = GATHER_INSIDE(y, xx);
-        x[p] = inside ? load_input(batch_base[p] + y * IN_W + xx + s * IN_HW) : vec4(0.0);
+        x[p] = inside ? GATHERED(load_input(batch_base[p] + GATHER_INDEX(y, xx) + s * IN_HW), s)
+                      : vec4(0.0);
       }
 #else
   int w_index = group * KERNEL_H * KERNEL_W * IN_S * TILE_SLICES * 4;
@@ -442,7 +475,7 @@ void main() {
       int y = GATHER_Y(in_y0[p] + ky * DILATION_H);
       int x = GATHER_X(in_x0[p] + kx * DILATION_W);
       inside[p] = GATHER_INSIDE(y, x);
-      base[p] = inside[p] ? batch_base[p] + y * IN_W + x : 0;
+      base[p] = inside[p] ? batch_base[p] + GATHER_INDEX(y, x) : 0;
 #if defined(TEXTURE_INPUT)
       texel[p] = ivec2(x, y);
 #endif
@@ -453,7 +486,7 @@ void main() {
 #if defined(TEXTURE_INPUT)
         x[p] = inside[p] ? load_texel(texel[p].x, texel[p].y) : vec4(0.0);
 #else
-        x[p] = inside[p] ? load_input(base[p] + s * IN_HW) : vec4(0.0);
+        x[p] = inside[p] ? GATHERED(load_input(base[p] + s * IN_HW), s) : vec4(0.0);
 #endif
       }
 #endif  // K_SPLIT

@@ -29,7 +29,7 @@
 // @axis - OP_ADD OP_SUB OP_MUL OP_DIV OP_MAXIMUM OP_MINIMUM OP_POW OP_PRELU OP_LOGICAL_AND
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID OP_RELU_0_TO_1 OP_EXP OP_SQRT OP_RSQRT OP_ABS OP_NEG OP_SQUARE OP_LEAKY_RELU OP_ELU OP_HARD_SWISH OP_FAKE_QUANT OP_QUANT_CLAMP
 // @axis - A_SPLAT B_SPLAT B_LITERAL
-// @axis - EPILOGUE_IN
+// @axis - EPILOGUE_IN EPILOGUE_IN2
 // @const EPILOGUE(x,index,slice)=(x)
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64
 // @const OUT_B=1 OUT_H=4 OUT_W=4 OUT_S=1 OUT_C=4
@@ -38,6 +38,13 @@
 // @const CLAMP_LO=-1.0 CLAMP_HI=0.9921875
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
+// EPILOGUE_IN2 (binary ops with a tensor B; delegate/passes/fusion.h,
+// DeviceProfile::epilogue_second_operand): the epilogue reads a second
+// tensor operand, at binding 4, besides the first (binding 3): style
+// transfer's norm apply x * s + shift followed by its residual ADD.
+#if defined(EPILOGUE_IN2) && !defined(EPILOGUE_IN)
+#define EPILOGUE_IN
+#endif
 
 #if defined(OP_ADD) || defined(OP_SUB) || defined(OP_MUL) || \
     defined(OP_DIV) || defined(OP_MAXIMUM) || defined(OP_MINIMUM) || \
@@ -53,6 +60,9 @@ TENSOR_IN(in_a, 1, InA);
 TENSOR_IN(in_b, 2, InB);
 #if defined(EPILOGUE_IN)
 TENSOR_IN(epilogue_in, 3, EpilogueIn);
+#endif
+#if defined(EPILOGUE_IN2)
+TENSOR_IN(epilogue_in2, 4, EpilogueIn2);
 #endif
 #elif defined(EPILOGUE_IN)
 TENSOR_IN(epilogue_in, 2, EpilogueIn);

@@ -158,6 +158,10 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.batch_gemms = Switch("TFLITE_GLES_X_BATCH_GEMMS");
   o.norm_split = Switch("TFLITE_GLES_X_NORM_SPLIT");
   o.conv_tile = Text("TFLITE_GLES_X_CONV_TILE");
+  o.window_conv = Text("TFLITE_GLES_X_WINDOW_CONV");
+  o.norm_prologue = Switch("TFLITE_GLES_X_NORM_PROLOGUE");
+  o.fuse_upsample = Switch("TFLITE_GLES_X_FUSE_UPSAMPLE");
+  o.epilogue_in2 = Switch("TFLITE_GLES_X_EPILOGUE_IN2");
   o.fp16_math = NonNegative("TFLITE_GLES_X_FP16_MATH");
   // Shapes compiled in vs uniforms (A/B runs, tests of both paths).
   o.specialize_shapes = Switch("TFLITE_GLES_SPECIALIZE_SHAPES");

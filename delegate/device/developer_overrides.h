@@ -44,6 +44,10 @@ struct DeveloperOverrides {
   std::optional<bool> batch_gemms;               // TFLITE_GLES_X_BATCH_GEMMS
   std::optional<bool> norm_split;                // TFLITE_GLES_X_NORM_SPLIT
   std::string conv_tile;                         // TFLITE_GLES_X_CONV_TILE
+  std::string window_conv;                       // TFLITE_GLES_X_WINDOW_CONV
+  std::optional<bool> norm_prologue;             // TFLITE_GLES_X_NORM_PROLOGUE
+  std::optional<bool> fuse_upsample;             // TFLITE_GLES_X_FUSE_UPSAMPLE
+  std::optional<bool> epilogue_in2;              // TFLITE_GLES_X_EPILOGUE_IN2
   std::optional<long long> fp16_math;            // TFLITE_GLES_X_FP16_MATH
   std::optional<bool> specialize_shapes;         // TFLITE_GLES_SPECIALIZE_SHAPES
   std::optional<long long> specialize_gemm_rows; // TFLITE_GLES_SPECIALIZE_GEMM_ROWS

@@ -35,6 +35,26 @@ void ApplyConvTile(const std::string& text, DeviceProfile::ConvSplitTile* tile) 
                text.c_str());
 }
 
+// "0", "1" or "PX/LOCAL_X/LOCAL_Y" (on, with that block).
+void ApplyWindowConv(const std::string& text, DeviceProfile* device) {
+  int v[3];
+  char tail = 0;
+  if (text == "0" || text == "1") {
+    device->window_conv = text == "1";
+    return;
+  }
+  if (std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2], &tail) == 3 &&
+      v[0] >= 1 && v[0] <= 8 && v[1] >= 1 && v[1] <= 256 && v[2] >= 1 && v[2] <= 256) {
+    device->window_conv = true;
+    device->window_conv_block = {v[0], v[1], v[2]};
+    return;
+  }
+  std::fprintf(stderr,
+               "WARNING: tflite-gles: TFLITE_GLES_X_WINDOW_CONV='%s' is not 0, 1 or "
+               "PX/LOCAL_X/LOCAL_Y; ignored\n",
+               text.c_str());
+}
+
 }  // namespace
 
 bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
@@ -236,6 +256,28 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   device->fp16_math = device->gpu->renderer.find("NVIDIA") != std::string::npos ? 1 : 0;
   if (o.fp16_math) device->fp16_math = static_cast<int>(std::min(2LL, *o.fp16_math));
   if (!o.conv_tile.empty()) ApplyConvTile(o.conv_tile, &device->conv_split_tile);
+  // Large windows over few channels from a shared-memory window
+  // (shaders/conv2d_window.comp): on the H100 style transfer's 9x9 layers
+  // were its two largest dispatches in conv2d.comp's gather (docs/perf/
+  // log.md, "style2, session 11"). llvmpipe keeps the gather until measured.
+  device->window_conv = !device->gpu->IsLlvmpipe();
+  if (!o.window_conv.empty()) ApplyWindowConv(o.window_conv, device);
+  // Instance norms applied in the next convolution's gather: a dependent
+  // dispatch and a full write + read of the map fewer per norm, for a
+  // multiply-add and a max per gathered vec4 (docs/perf/log.md, "style2,
+  // session 11"). llvmpipe pays per gathered vec4: off until measured.
+  device->fuse_norm_prologue = !device->gpu->IsLlvmpipe();
+  Apply(o.norm_prologue, &device->fuse_norm_prologue);
+  // Nearest upsamplings by 2 or 4 read in the next convolution's gather: a
+  // dependent dispatch and an F^2-times larger copy fewer, for a division
+  // by a constant per tap coordinate. llvmpipe: off until measured.
+  device->fuse_upsample = !device->gpu->IsLlvmpipe();
+  Apply(o.fuse_upsample, &device->fuse_upsample);
+  // A second epilogue operand for elementwise producers: style's residual
+  // ADDs fold into the norm apply before them (5 dependent dispatches).
+  // llvmpipe: off until measured (test_fusion.py's chains keep one operand).
+  device->epilogue_second_operand = !device->gpu->IsLlvmpipe();
+  Apply(o.epilogue_in2, &device->epilogue_second_operand);
   Apply(o.min_invocations, &device->min_invocations);
   // Dilated 3x3 depthwise layers (DeepLab's atrous blocks) with the 3x3
   // path's input reuse, over outputs a dilation apart, instead of one fetch

@@ -226,6 +226,20 @@ struct DeviceProfile {
   // (shaders/norm_stats.comp SPLIT). Set by TuneForDevice;
   // TFLITE_GLES_X_NORM_SPLIT=0/1.
   bool norm_split = false;
+  // An instance norm's apply step (x * scale + shift, ReLU) that only a
+  // general convolution reads is done in that convolution's gather
+  // (delegate/passes/norm_prologue.h). Set by TuneForDevice;
+  // TFLITE_GLES_X_NORM_PROLOGUE=0/1.
+  bool fuse_norm_prologue = false;
+  // A nearest upsampling by 2 or 4 that only a general convolution reads is
+  // done in that convolution's gather (delegate/passes/upsample_fusion.h).
+  // Set by TuneForDevice; TFLITE_GLES_X_FUSE_UPSAMPLE=0/1.
+  bool fuse_upsample = false;
+  // An elementwise producer's epilogue may read two tensor operands
+  // (shaders/elementwise.comp EPILOGUE_IN2; delegate/passes/fusion.h): style
+  // transfer's norm apply (its shift) then the residual ADD. Set by
+  // TuneForDevice; TFLITE_GLES_X_EPILOGUE_IN2=0/1.
+  bool epilogue_second_operand = false;
   // K_SPLIT's tile: rows x output slices per invocation, parts of the sum
   // (the workgroup's z), invocations along x, and the step between an
   // invocation's rows (1: consecutive pixels; local_x: neighbouring
@@ -241,6 +255,14 @@ struct DeviceProfile {
     int row_step = 1;
   };
   ConvSplitTile conv_split_tile;
+  // General convolutions of a large window over few channels (style
+  // transfer's 9x9 layers) with the workgroup's input window staged in
+  // shared memory (shaders/conv2d_window.comp, delegate/passes/
+  // window_conv.h), and its block: pixels per invocation along x,
+  // invocations along x and y. Set by TuneForDevice;
+  // TFLITE_GLES_X_WINDOW_CONV=0/1 or PX/LOCAL_X/LOCAL_Y (on, that block).
+  bool window_conv = false;
+  std::array<int, 3> window_conv_block = {2, 16, 8};
   // With fp16 storage, conv2d.comp's and gemm.comp's (tiled) products in
   // mediump (1) and their accumulators too (2); 0: highp. Set by
   // TuneForDevice; TFLITE_GLES_X_FP16_MATH=0/1/2.

@@ -107,12 +107,21 @@ bool TakesEpilogueOperand(const Dispatch& producer) {
   return producer.shader != "mean" && producer.shader != "channel_normalize";
 }
 
+// Whether a producer that has its epilogue operand may take a second one:
+// an elementwise binary op with a tensor B (elementwise.comp EPILOGUE_IN2,
+// binding 4) that has none yet.
+bool TakesSecondEpilogueOperand(const Dispatch& producer) {
+  return producer.shader == "elementwise" && !producer.defines.count("B_LITERAL") &&
+         producer.defines.count("EPILOGUE_IN") && !producer.defines.count("EPILOGUE_IN2") &&
+         producer.inputs.size() == 3;
+}
+
 }  // namespace
 
 int FuseEpilogues(const std::vector<Value>& values,
                   const std::vector<ValueId>& keep,
                   std::vector<Dispatch>* dispatches, bool elementwise_producers,
-                  int max_dispatch_buffers) {
+                  int max_dispatch_buffers, bool second_operand) {
   std::vector<Dispatch>& list = *dispatches;
   std::vector<bool> removed(list.size(), false);
   const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
@@ -164,6 +173,7 @@ int FuseEpilogues(const std::vector<Value>& values,
     const std::string x = current == conv.defines.end() ? "x" : current->second;
     std::string expression = x;
     ValueId extra = -1;
+    bool second = false;  // the extra operand is the producer's second
     const bool binary = consumer.defines.count("B_LITERAL") ||
                         consumer.inputs.size() == 2;
     if (binary) {
@@ -173,15 +183,20 @@ int FuseEpilogues(const std::vector<Value>& values,
       } else {
         extra = consumer.inputs[1 - operand];
         const Shape4& shape = values[extra].shape;
+        if (conv.defines.count("EPILOGUE_IN") || conv.defines.count("EPILOGUE_IN2")) {
+          // One operand only, or a second where the device allows it.
+          if (!second_operand || !TakesSecondEpilogueOperand(conv)) continue;
+          second = true;
+        }
+        const std::string name = second ? "epilogue_in2" : "epilogue_in";
         if (shape == out_shape) {
-          other = "LOAD(epilogue_in, index)";
+          other = "LOAD(" + name + ", index)";
         } else if (shape.b == 1 && shape.h == 1 && shape.w == 1 &&
                    shape.c == out_shape.c) {
-          other = "LOAD(epilogue_in, slice)";  // per-channel vector
+          other = "LOAD(" + name + ", slice)";  // per-channel vector
         } else {
           continue;
         }
-        if (conv.defines.count("EPILOGUE_IN")) continue;  // one operand only
         if (!TakesEpilogueOperand(conv)) continue;
         // A GPU with 4 SSBOs per shader: out, input, weights and bias fill them.
         if (static_cast<int>(conv.outputs.size() + conv.inputs.size() +
@@ -203,7 +218,9 @@ int FuseEpilogues(const std::vector<Value>& values,
     removed[producer] = true;
     merged.defines[kEpilogueDefine] = *with_unary;
     if (extra >= 0) {
-      merged.defines["EPILOGUE_IN"] = "";
+      // EPILOGUE_IN2 implies EPILOGUE_IN in the shader (one axis of it).
+      if (second) merged.defines.erase("EPILOGUE_IN");
+      merged.defines[second ? "EPILOGUE_IN2" : "EPILOGUE_IN"] = "";
       merged.inputs.push_back(extra);
     }
     merged.outputs[0] = consumer.outputs[0];

@@ -61,11 +61,15 @@ constexpr char kSoftmaxOutEpilogueDefine[] = "SOFTMAX_OUT_EPILOGUE(x)";
 // (DeviceProfile::fuse_elementwise_chains). An epilogue with a tensor
 // operand is left unfused where it would make the producer bind more than
 // `max_dispatch_buffers` buffers (DeviceProfile::max_dispatch_buffers).
+// `second_operand`: an elementwise binary producer with a tensor B that
+// already has its epilogue operand may take a second one (elementwise.comp
+// EPILOGUE_IN2; DeviceProfile::epilogue_second_operand).
 int FuseEpilogues(const std::vector<Value>& values,
                   const std::vector<ValueId>& keep,
                   std::vector<Dispatch>* dispatches,
                   bool elementwise_producers = true,
-                  int max_dispatch_buffers = 1 << 20);
+                  int max_dispatch_buffers = 1 << 20,
+                  bool second_operand = false);
 
 // Drops the dispatches marked in `removed` (one flag each), keeping the
 // order of the rest: the last step of every fusion pass.

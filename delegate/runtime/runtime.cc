@@ -24,8 +24,11 @@
 #include "delegate/passes/fusion.h"
 #include "delegate/passes/gemm_batching.h"
 #include "delegate/passes/mirror_pad_fusion.h"
+#include "delegate/passes/norm_prologue.h"
 #include "delegate/passes/schedule.h"
 #include "delegate/passes/upload_fusion.h"
+#include "delegate/passes/upsample_fusion.h"
+#include "delegate/passes/window_conv.h"
 #include "delegate/runtime/transfer_layout.h"
 #include "egl/gl_call.h"
 #include "egl/init_phases.h"
@@ -300,6 +303,13 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ += FuseMirrorPadIntoConv(runtime->values_, keep, &kernel_dispatches);
   }
+  if (dev.fuse_upsample) {
+    // After the mirror pads, so that the convolution reads the resize's
+    // output itself (delegate/passes/upsample_fusion.h).
+    std::vector<ValueId> keep;
+    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+    runtime->fused_ += FuseUpsampleIntoConv(runtime->values_, keep, &kernel_dispatches);
+  }
   if (dev.fuse_epilogues) {
     // Elementwise consumers fold into their convolution's store
     // (delegate/passes/fusion.h); write-back sources must stay in memory.
@@ -307,7 +317,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ += FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
                                     dev.fuse_elementwise_chains,
-                                    dev.max_dispatch_buffers);
+                                    dev.max_dispatch_buffers, dev.epilogue_second_operand);
     runtime->fused_ += FuseDepthwiseIntoGemm(dev, &runtime->values_, keep, &kernel_dispatches);
     SplitDepthwiseGemmsAcrossWorkgroups(dev, &runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseMeanIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
@@ -323,6 +333,17 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   if (dev.fuse_upload_into_conv) {
     runtime->fused_ += FuseUploadConversions(runtime->values_, &pre, &kernel_dispatches, post);
   }
+  if (dev.fuse_epilogues && dev.fuse_norm_prologue) {
+    // After the epilogues, which make the norm's apply one dispatch, and
+    // the mirror pads, which leave the convolution reading it
+    // (delegate/passes/norm_prologue.h).
+    std::vector<ValueId> keep;
+    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+    runtime->fused_ += FuseNormApplyIntoConv(runtime->values_, keep, dev.max_dispatch_buffers,
+                                             &kernel_dispatches);
+  }
+  // Last: it takes the convolutions as the fusions above left them.
+  UseWindowConvolutions(dev, runtime->values_, &kernel_dispatches);
   // Buffers the CPU writes or reads: each its own buffer, outside the arena.
   runtime->host_.assign(runtime->values_.size(), HostSide());
   for (const Transfer& t : runtime->uploads_) {

@@ -1,0 +1,224 @@
+#version 310 es
+// A general convolution of a large window over few channels, with the input
+// window of a whole workgroup staged in shared memory once: style
+// transfer's 9x9 first and last layers (3 -> 8 and 8 -> 3 channels at
+// 384x384), the two largest dispatches of that model on an H100
+// (docs/perf/log.md, "style2, session 11").
+//
+// conv2d.comp GENERIC gathers every tap of every output pixel from the
+// tensor: for a 9x9 window that is 81 loads (and as many coordinate
+// computations, with a mirror remap each) per pixel and input slice, and a
+// 3-channel tensor fills only 3 of a vec4's lanes on either side. Here a
+// workgroup of LOCAL_X x LOCAL_Y invocations computes an output block of
+// (LOCAL_X * PX) x LOCAL_Y pixels (invocation x takes the pixels x + p *
+// LOCAL_X, p < PX, so that a warp's shared-memory reads are contiguous); it
+// first copies the block's input window, (LOCAL_Y + KERNEL_H - 1) x
+// (LOCAL_X * PX + KERNEL_W - 1) pixels of every input slice, into shared
+// memory, with the padding (zeros, or the mirror image of MIRROR_PAD when
+// GATHER_MIRROR is 0 or 1) resolved there, so the tap loop has neither
+// coordinate arithmetic nor bounds tests. The arithmetic skips the lanes
+// that are not there: IN_C's last slice multiplies only its real input
+// lanes, and with one output slice of OUT_LANES < 4 channels the
+// accumulators are vecOUT_LANES, so 3 -> 8 and 8 -> 3 do 3/4 of a vec4
+// formulation's multiply-adds (NVIDIA's and llvmpipe's ALUs are scalar per
+// lane: a vec3 is 3 of them).
+//
+// Stride and dilation 1 only; every output slice in one invocation.
+// Weights are conv2d.comp's packing, in groups of TILE_SLICES output slices:
+// [group][tap][input slice][TILE_SLICES][4 input lanes] vec4 of 4 output
+// channels.
+// Bindings as conv2d.comp: 0 = output, 1 = input, 2 = weights, 3 = bias,
+// 4 = the epilogue's operand (EPILOGUE_IN).
+//
+// BHWC_INPUT: the input is a partition input of IN_C <= 4 channels read
+// from its BHWC upload staging (delegate/passes/upload_fusion.h), as
+// conv2d.comp's.
+// GATHER_UPSAMPLE=F: the input is the source of a nearest-neighbour resize
+// by F that only this convolution read (delegate/passes/upsample_fusion.h;
+// conv2d.comp's): IN_H / IN_W the resized map's, IN_HW the source's.
+// PROLOGUE_IN: an instance norm's apply step done on the input as it is
+// staged (delegate/passes/norm_prologue.h; conv2d.comp's, bindings 4 and 5).
+// Chosen by delegate/passes/window_conv.h after the other fusions.
+//
+// @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1
+// @axis - EPILOGUE_IN PROLOGUE_IN
+// @axis - BHWC_INPUT
+// @const LOCAL_X=16 LOCAL_Y=8 LOCAL_Z=1 PX=2 KERNEL_H=9 KERNEL_W=9
+// @const IN_SLICES=2 IN_C=8 OUT_SLICES=1 OUT_LANES=3 TILE_SLICES=1 GATHER_MIRROR=0
+// @const MATH_P=highp ACC_P=highp EPILOGUE(x,index,slice)=(x) INPUT_QUANT(x)=(x)
+// @const PROLOGUE(x,slice)=(x) GATHER_UPSAMPLE=1
+// @uniform IN_H=16 IN_W=16 IN_HW=256 OUT_H=16 OUT_W=16 OUT_HW=256 OUT_C=3
+// @uniform PAD_TOP=4 PAD_LEFT=4
+
+layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
+
+TENSOR_OUT(out0, 0, Out0);
+#if defined(BHWC_INPUT)
+FLOATS_IN(in0, 1, In0);
+#if !defined(INPUT_QUANT)
+#define INPUT_QUANT(x) (x)
+#endif
+// slice_base: the slice's first vec4 (PHWC4); image_base: the image's first
+// pixel (BHWC); pixel: y * IN_W + x.
+vec4 load_input(int slice_base, int image_base, int pixel) {
+  vec4 v = vec4(0.0);
+  for (int k = 0; k < IN_C; ++k) v[k] = LOAD_FLOAT(in0, (image_base + pixel) * IN_C + k);
+  return INPUT_QUANT(v);
+}
+#else
+TENSOR_IN(in0, 1, In0);
+vec4 load_input(int slice_base, int image_base, int pixel) {
+  return LOAD(in0, slice_base + pixel);
+}
+#endif
+TENSOR_IN(weights, 2, Weights);
+TENSOR_IN(bias, 3, Bias);
+#if defined(EPILOGUE_IN)
+TENSOR_IN(epilogue_in, 4, EpilogueIn);
+#endif
+#if !defined(EPILOGUE)
+#define EPILOGUE(x, index, slice) (x)
+#endif
+#if defined(PROLOGUE_IN)
+TENSOR_IN(prologue_scale, 4, PrologueScale);
+TENSOR_IN(prologue_shift, 5, PrologueShift);
+#if !defined(PROLOGUE)
+#define PROLOGUE(x, slice) (x)
+#endif
+#define GATHERED(v, s) PROLOGUE(ew_mul((v), LOAD(prologue_scale, (s))), (s))
+#else
+#define GATHERED(v, s) (v)
+#endif
+#if !defined(MATH_P)
+#define MATH_P highp
+#endif
+#if !defined(ACC_P)
+#define ACC_P highp
+#endif
+
+// The accumulators' type: the output's real lanes when it has one slice.
+#if OUT_SLICES == 1 && OUT_LANES == 1
+#define ACC_T float
+#define LANES(v) (v).x
+#define TO_VEC4(a) vec4((a), 0.0, 0.0, 0.0)
+#elif OUT_SLICES == 1 && OUT_LANES == 2
+#define ACC_T vec2
+#define LANES(v) (v).xy
+#define TO_VEC4(a) vec4((a), 0.0, 0.0)
+#elif OUT_SLICES == 1 && OUT_LANES == 3
+#define ACC_T vec3
+#define LANES(v) (v).xyz
+#define TO_VEC4(a) vec4((a), 0.0)
+#else
+#define ACC_T vec4
+#define LANES(v) (v)
+#define TO_VEC4(a) (a)
+#endif
+
+#if GATHER_UPSAMPLE > 1
+#define GATHER_INDEX(y, x) \
+  (((y) / GATHER_UPSAMPLE) * (IN_W / GATHER_UPSAMPLE) + (x) / GATHER_UPSAMPLE)
+#else
+#define GATHER_INDEX(y, x) ((y) * IN_W + (x))
+#endif
+
+#define BLOCK_W (LOCAL_X * PX)
+#define WINDOW_H (LOCAL_Y + KERNEL_H - 1)
+#define WINDOW_W (BLOCK_W + KERNEL_W - 1)
+#define WINDOW_PIXELS (WINDOW_H * WINDOW_W)
+shared MATH_P vec4 window[IN_SLICES * WINDOW_PIXELS];
+
+// A coordinate of the padded input into the input. Mirrored: one
+// reflection suffices for every output pixel (MIRROR_PAD limits its
+// paddings to that); the clamp only keeps the window pixels of outputs past
+// the edge (computed, never stored) inside the tensor.
+int source_coord(int v, int n) {
+#if GATHER_MIRROR >= 0
+  if (v < 0) v = -v - GATHER_MIRROR;
+  if (v >= n) v = 2 * n - 2 + GATHER_MIRROR - v;
+#endif
+  return clamp(v, 0, n - 1);
+}
+
+void main() {
+  int in_h = IN_H;
+  int in_w = IN_W;
+  int in_hw = IN_HW;
+  int out_h = OUT_H;
+  int out_w = OUT_W;
+  int out_hw = OUT_HW;
+  int batch = int(gl_WorkGroupID.z);
+  int block_y = int(gl_WorkGroupID.y) * LOCAL_Y;
+  int block_x = int(gl_WorkGroupID.x) * BLOCK_W;
+  int local_x = int(gl_LocalInvocationID.x);
+  int local_y = int(gl_LocalInvocationID.y);
+
+  // The window: every invocation copies every (LOCAL_X * LOCAL_Y)-th pixel.
+  {
+    int top = block_y - PAD_TOP;
+    int left = block_x - PAD_LEFT;
+    int batch_base = batch * IN_SLICES * in_hw;
+    for (int i = local_y * LOCAL_X + local_x; i < IN_SLICES * WINDOW_PIXELS;
+         i += LOCAL_X * LOCAL_Y) {
+      int s = i / WINDOW_PIXELS;
+      int pixel = i - s * WINDOW_PIXELS;
+      int wy = pixel / WINDOW_W;
+      int wx = pixel - wy * WINDOW_W;
+      int y = source_coord(top + wy, in_h);
+      int x = source_coord(left + wx, in_w);
+      bool inside = GATHER_MIRROR >= 0 ||
+                    (top + wy >= 0 && top + wy < in_h && left + wx >= 0 && left + wx < in_w);
+      vec4 v = load_input(batch_base + s * in_hw, batch * in_hw, GATHER_INDEX(y, x));
+      window[i] = inside ? GATHERED(v, s) : vec4(0.0);
+    }
+  }
+  memoryBarrierShared();
+  barrier();
+
+  ACC_P ACC_T acc[PX * OUT_SLICES];
+  for (int i = 0; i < PX * OUT_SLICES; ++i) acc[i] = ACC_T(0.0);
+  for (int ky = 0; ky < KERNEL_H; ++ky) {
+    for (int kx = 0; kx < KERNEL_W; ++kx) {
+      int tap = ky * KERNEL_W + kx;
+      for (int s = 0; s < IN_SLICES; ++s) {
+        // The real lanes of this input slice (compile-time once unrolled).
+        int lanes = min(4, IN_C - 4 * s);
+        int row = (s * WINDOW_H + local_y + ky) * WINDOW_W + local_x + kx;
+        MATH_P vec4 x[PX];
+        for (int p = 0; p < PX; ++p) x[p] = window[row + p * LOCAL_X];
+        for (int o = 0; o < OUT_SLICES; ++o) {
+          int w = ((((o / TILE_SLICES) * KERNEL_H * KERNEL_W + tap) * IN_SLICES + s) *
+                       TILE_SLICES + o % TILE_SLICES) * 4;
+          MATH_P ACC_T w0 = LANES(LOAD(weights, w));
+          MATH_P ACC_T w1 = LANES(LOAD(weights, w + 1));
+          MATH_P ACC_T w2 = LANES(LOAD(weights, w + 2));
+          MATH_P ACC_T w3 = LANES(LOAD(weights, w + 3));
+          for (int p = 0; p < PX; ++p) {
+            MATH_P ACC_T sum = w0 * x[p].x;
+            if (lanes > 1) sum += w1 * x[p].y;
+            if (lanes > 2) sum += w2 * x[p].z;
+            if (lanes > 3) sum += w3 * x[p].w;
+            acc[p * OUT_SLICES + o] += sum;
+          }
+        }
+      }
+    }
+  }
+
+  // The uniforms the stores need are read before the first store (after
+  // it the compiler must assume the block could have changed).
+  int out_c = OUT_C;
+  int oy = block_y + local_y;
+  vec4 b[OUT_SLICES];
+  for (int o = 0; o < OUT_SLICES; ++o) b[o] = LOAD(bias, o);
+  for (int p = 0; p < PX; ++p) {
+    int ox = block_x + local_x + p * LOCAL_X;
+    if (oy >= out_h || ox >= out_w) break;
+    for (int o = 0; o < OUT_SLICES; ++o) {
+      int index = (batch * OUT_SLICES + o) * out_hw + oy * out_w + ox;
+      STORE(out0, index,
+            zero_padded(EPILOGUE(activate(TO_VEC4(acc[p * OUT_SLICES + o]) + b[o]), index, o),
+                        o, out_c));
+    }
+  }
+}

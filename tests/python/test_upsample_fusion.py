@@ -1,0 +1,95 @@
+"""A nearest-neighbour upsampling by 2 or 4 (or a resize to the same size) in
+the gather of the convolution that alone reads it (delegate/passes/
+upsample_fusion.h, conv2d.comp / conv2d_window.comp GATHER_UPSAMPLE), as style
+transfer's decoder does it:
+RESIZE_NEAREST_NEIGHBOR -> MIRROR_PAD -> CONV_2D. The real LiteRT CPU kernels
+against the delegate with the fold off and on, on random data: mirror and
+zero padding, padded lanes, the split sum, stride 2, batch 2, the
+shared-memory window path, and a conditional instance norm before the resize
+that then folds into the convolution as well. The fold saves exactly the
+resize's dispatch (and the norm's apply where that follows), and none for a
+factor of 3 or a resized map that is read again.
+"""
+
+import numpy as np
+import pytest
+
+from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
+from test_fusion import Chain
+from test_norm_stats import conditional_norm
+
+SWITCH = "TFLITE_GLES_X_FUSE_UPSAMPLE"
+
+
+def upsample_conv_model(shape, factor, out_c, kernel, pad, stride=1, norm=False,
+                        second_reader=False, seed=0):
+    """conv 1x1 -> [conditional norm] -> RESIZE_NEAREST x factor -> [MIRROR_PAD] -> conv."""
+    c = Chain(shape, seed=seed)
+    x = c.conv(c.x, shape[-1])
+    if norm:
+        x, _ = conditional_norm(c, x, c.extra_input([1, 1, 1, 12]), "RELU")
+    n, h, w, ch = c.shapes[x]
+    big = [n, h * factor, w * factor, ch]
+    resized = c.b.add_tensor(big)
+    c.shapes[resized] = big
+    c.b.add_op("RESIZE_NEAREST_NEIGHBOR",
+               [x, c.b.add_const(np.array(big[1:3], np.int32))], [resized],
+               {"align_corners": False, "half_pixel_centers": False})
+    conv_in, padding = resized, "SAME"
+    size = [-(-big[1] // stride), -(-big[2] // stride)]
+    if pad:
+        padded_shape = [n, big[1] + 2 * pad, big[2] + 2 * pad, ch]
+        conv_in = c.b.add_tensor(padded_shape)
+        paddings = np.array([[0, 0], [pad, pad], [pad, pad], [0, 0]], np.int32)
+        c.b.add_op("MIRROR_PAD", [resized, c.b.add_const(paddings)], [conv_in],
+                   {"mode": "REFLECT"})
+        padding = "VALID"
+        size = [(padded_shape[1] - kernel) // stride + 1, (padded_shape[2] - kernel) // stride + 1]
+    out = c.b.add_tensor([n, *size, out_c])
+    c.b.add_op("CONV_2D", [conv_in, c.const([out_c, kernel, kernel, ch]),
+                           c.const([out_c], -1, 1)], [out],
+               {"padding": padding, "stride_h": stride, "stride_w": stride,
+                "dilation_h_factor": 1, "dilation_w_factor": 1,
+                "fused_activation_function": "RELU"})
+    return c.build([out, resized] if second_reader else [out]), c.input_shapes
+
+
+# (input, factor, output channels, kernel, mirror pad, stride, K_SPLIT,
+#  window path, conditional norm before the resize)
+CASES = [
+    ([1, 6, 5, 8], 2, 8, 3, 1, 1, False, False, False),
+    ([2, 5, 7, 13], 2, 6, 3, 0, 2, True, False, False),
+    ([1, 5, 4, 8], 4, 3, 9, 4, 1, False, True, False),
+    ([1, 9, 8, 8], 1, 3, 9, 4, 1, False, True, True),
+    ([1, 7, 6, 8], 2, 8, 3, 1, 1, True, False, True),
+]
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("shape,factor,out_c,kernel,pad,stride,ksplit,window,norm", CASES)
+def test_upsample_in_the_convolution_gather(monkeypatch, shape, factor, out_c, kernel, pad,
+                                            stride, ksplit, window, norm, fp16):
+    monkeypatch.setenv("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_NORM_PROLOGUE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1" if ksplit else "0")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_CONV", "1" if window else "0")
+    model, shapes = upsample_conv_model(shape, factor, out_c, kernel, pad, stride, norm,
+                                        seed=shape[-1])
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, random_inputs(shapes, seed=4),
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(fused_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fused, cpu, fp16)
+    saved = plain_stats["dispatches"] - fused_stats["dispatches"]
+    assert saved == (2 if norm else 1), (plain_stats, fused_stats)
+
+
+@pytest.mark.parametrize("case", ["factor_3", "second_reader"])
+def test_upsample_that_must_stay(monkeypatch, case):
+    model, shapes = upsample_conv_model([1, 5, 6, 8], 3 if case == "factor_3" else 2, 4, 3, 1,
+                                        second_reader=case == "second_reader", seed=2)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, random_inputs(shapes, seed=5))
+    assert_close(fused, cpu)
+    assert plain_stats["dispatches"] == fused_stats["dispatches"]

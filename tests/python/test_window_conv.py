@@ -1,0 +1,114 @@
+"""Large windows over few channels from a shared-memory window
+(shaders/conv2d_window.comp, delegate/passes/window_conv.h): the real LiteRT
+CPU kernels against the delegate with the path off and on, on random data.
+
+Cases: style transfer's 9x9 first layer (3 -> 8, reading the image's upload
+staging, mirror padding folded in) and last layer (8 -> 3, one output slice
+of 3 lanes), zero padding (SAME) on both sides, SYMMETRIC mirroring, 5 and 6
+channels (a last slice of 1-2 real lanes), 1 and 2 output channels, batch 2,
+an elementwise ADD in the epilogue, maps that are no multiple of the block,
+and blocks forced small, so that many workgroups meet at every edge. The
+path must be taken (the profile names the shader) and the results must stay
+within the usual bounds.
+"""
+
+import numpy as np
+import pytest
+
+import gles_testing as gt
+from gles_testing import ModelBuilder, assert_close, assert_fully_delegated, random_inputs
+
+SWITCH = "TFLITE_GLES_X_WINDOW_CONV"
+
+
+def window_model(in_shape, out_c, kernel, pads=None, mode="REFLECT", conv_padding="VALID",
+                 add_input=False, seed=0):
+    """[MIRROR_PAD ->] CONV_2D (RELU) [-> ADD of a second input]."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    x = b.add_input(in_shape)
+    conv_in, shape = x, list(in_shape)
+    if pads is not None:
+        (top, bottom), (left, right) = pads
+        shape = [in_shape[0], in_shape[1] + top + bottom, in_shape[2] + left + right, in_shape[3]]
+        conv_in = b.add_tensor(shape)
+        paddings = np.array([[0, 0], [top, bottom], [left, right], [0, 0]], np.int32)
+        b.add_op("MIRROR_PAD", [x, b.add_const(paddings)], [conv_in], {"mode": mode})
+    kh, kw = kernel
+    if conv_padding == "SAME":
+        out_h, out_w = shape[1], shape[2]
+    else:
+        out_h, out_w = shape[1] - kh + 1, shape[2] - kw + 1
+    out_shape = [in_shape[0], out_h, out_w, out_c]
+    o = b.add_tensor(out_shape)
+    b.add_op("CONV_2D", [conv_in,
+                         b.add_const(rng.uniform(-0.5, 0.5, [out_c, kh, kw, in_shape[3]])
+                                     .astype(np.float32)),
+                         b.add_const(rng.uniform(-1, 1, [out_c]).astype(np.float32))],
+             [o], {"padding": conv_padding, "stride_h": 1, "stride_w": 1,
+                   "fused_activation_function": "RELU"})
+    shapes = [in_shape]
+    if add_input:
+        y = b.add_input(out_shape)
+        s = b.add_tensor(out_shape)
+        b.add_op("ADD", [o, y], [s])
+        o = s
+        shapes.append(out_shape)
+    b.set_outputs([o])
+    return b.build(), shapes
+
+
+def run(monkeypatch, model, inputs, fp16, switch):
+    """Outputs, the shader of every dispatch, and the delegate's stats."""
+    monkeypatch.setenv(SWITCH, switch)  # read when the delegate is created
+    delegate = gt.make_delegate({"precision_loss_allowed": fp16, "enable_profiling": "true"})
+    interp = gt.interpreter(model, delegate)
+    outputs = gt.invoke(interp, inputs)
+    shaders = [e["shader"] for e in gt.profile(delegate)]
+    stats = gt.stats(delegate)
+    del interp
+    return outputs, shaders, stats
+
+
+# (input, output channels, kernel, mirror pads, mode, conv padding, ADD,
+#  forced block PX/LOCAL_X/LOCAL_Y or "1", first layer on the upload staging)
+CASES = [
+    ([1, 21, 19, 3], 8, (9, 9), ((4, 4), (4, 4)), "REFLECT", "VALID", False, "1", True),
+    ([1, 20, 23, 8], 3, (9, 9), ((4, 4), (4, 4)), "REFLECT", "VALID", False, "1/8/4", False),
+    ([2, 13, 11, 5], 6, (5, 5), ((2, 2), (2, 2)), "SYMMETRIC", "VALID", True, "2/4/4", False),
+    ([1, 17, 14, 6], 2, (7, 5), None, None, "SAME", False, "3/4/8", False),
+    ([1, 12, 26, 4], 1, (5, 7), None, None, "VALID", True, "1", False),
+]
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("in_shape,out_c,kernel,pads,mode,conv_padding,add,block,first", CASES)
+def test_window_convolution_matches_the_cpu(monkeypatch, in_shape, out_c, kernel, pads, mode,
+                                            conv_padding, add, block, first, fp16):
+    if first:
+        monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
+        monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
+    model, shapes = window_model(in_shape, out_c, kernel, pads, mode, conv_padding, add,
+                                 seed=in_shape[3])
+    inputs = random_inputs(shapes, seed=3)
+    cpu = gt.invoke(gt.interpreter(model), inputs)
+    plain, plain_shaders, _ = run(monkeypatch, model, inputs, fp16, "0")
+    window, window_shaders, stats = run(monkeypatch, model, inputs, fp16, block)
+    assert_fully_delegated(stats)
+    assert "conv2d_window" not in plain_shaders
+    assert window_shaders.count("conv2d_window") == 1, window_shaders
+    assert len(window_shaders) == len(plain_shaders)
+    if first:  # the image is read from its staging: no upload conversion
+        assert window_shaders[0] == "conv2d_window", window_shaders
+    assert_close(plain, cpu, fp16)
+    assert_close(window, cpu, fp16)
+
+
+def test_small_windows_and_many_slices_keep_the_gather(monkeypatch):
+    """A 3x3 window and a 12-channel input stay in conv2d.comp."""
+    for in_shape, out_c, kernel in (([1, 12, 12, 3], 8, (3, 3)), ([1, 12, 12, 12], 3, (9, 9))):
+        model, shapes = window_model(in_shape, out_c, kernel, seed=2)
+        inputs = random_inputs(shapes, seed=1)
+        outputs, shaders, _ = run(monkeypatch, model, inputs, False, "1")
+        assert "conv2d_window" not in shaders
+        assert_close(outputs, gt.invoke(gt.interpreter(model), inputs))
