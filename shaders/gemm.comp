@@ -56,6 +56,27 @@
 // so are the depthwise weights and bias there. The partial sums of the K
 // parts reuse the A tile's memory after a second barrier.
 //
+// PROLOGUE_IN (tiled only; delegate/passes/prologue_fusion.h): A is the
+// output of an elementwise step (a squeeze-and-excitation block's x * scale,
+// or x * scale + y) that the GEMM computes as it reads it: each A vec4 is
+// PROLOGUE_CHAIN(PROLOGUE(x, index, slice), index, slice) of the loaded x
+// (the step's op, then its fused epilogue chain), where index is its PHWC4
+// index and slice its depth step. The step's other operand is prologue_in (binding
+// PROLOGUE_BINDING: a per-channel vector read at `slice` or a tensor of A's
+// shape read at `index`), PROLOGUE_IN2 a second one (PROLOGUE_BINDING2: a
+// chained step's operand). The pass keeps only steps that leave A's
+// zero-padded lanes finite, so the zero weights there still cancel them.
+//
+// FC_PROLOGUE (SPLIT_K, one row; delegate/passes/prologue_fusion.h): A is the
+// output of another one-row split-K GEMM (the first layer of a squeeze-and-
+// excitation block, FC1_DEPTH_STEPS input vec4s, FC1_WEIGHT_SLICES packed
+// weight slices per step, weights at FC1_W_BINDING, bias at FC1_B_BINDING,
+// its activation FC1_ACT(x) and epilogue FC1_EPILOGUE(x)), computed by every workgroup
+// into shared memory before its own loop: invocation (h, q) sums depth
+// steps q, q + parts1, ... of hidden slice h into `scratch`, one barrier,
+// then one invocation per hidden slice adds them up into `mean_a` (A_VEC4 =
+// DEPTH_STEPS vec4s).
+//
 // SOFTMAX_EPILOGUE (SPLIT_K only, ROWS == TILE_ROWS <= 4; delegate/
 // dw_fusion.h, FuseSoftmaxIntoGemm): a softmax over each row's OUT_C
 // outputs follows, in the last workgroup to finish. Every workgroup stores
@@ -81,7 +102,7 @@
 // slice, zero-padded), 4 = EPILOGUE_IN (delegate/passes/fusion.h), as conv2d.comp;
 // then, with DW_PROLOGUE_*, the depthwise weights and bias.
 //
-// @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1
+// @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1 PROLOGUE_IN PROLOGUE_IN2 FC_PROLOGUE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=64 LOCAL_Y=2 LOCAL_Z=1 TILE_ROWS=2 TILE_SLICES=2
 // @const THREADS_R=16 THREADS_S=4 K_PARTS=2 SHARED_VEC4=1024
@@ -98,6 +119,10 @@
 // @const EPILOGUE(x,index,slice)=(x)
 // @const DW_EPILOGUE(x)=(x)
 // @const MEAN_EPILOGUE(x)=(x) SOFTMAX_OUT_EPILOGUE(x)=(x)
+// @const PROLOGUE(x,index,slice)=(x) PROLOGUE_CHAIN(x,index,slice)=(x)
+// @const PROLOGUE_BINDING=7 PROLOGUE_BINDING2=8
+// @const FC1_DEPTH_STEPS=2 FC1_WEIGHT_SLICES=2 FC1_OUT_C=8 FC1_W_BINDING=7 FC1_B_BINDING=8
+// @const FC1_ACT(x)=(x) FC1_EPILOGUE(x)=(x)
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -119,6 +144,35 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #endif
 #if !defined(SOFTMAX_OUT_EPILOGUE)
 #define SOFTMAX_OUT_EPILOGUE(x) (x)
+#endif
+// The prologue variants of the first @axis imply what they build on.
+#if defined(PROLOGUE_IN2) && !defined(PROLOGUE_IN)
+#define PROLOGUE_IN 1
+#endif
+#if defined(FC_PROLOGUE) && !defined(SPLIT_K)
+#define SPLIT_K 1
+#endif
+#if defined(PROLOGUE_IN)
+TENSOR_IN(prologue_in, PROLOGUE_BINDING, PrologueIn);
+#if defined(PROLOGUE_IN2)
+TENSOR_IN(prologue_in2, PROLOGUE_BINDING2, PrologueIn2);
+#endif
+#endif
+#if !defined(PROLOGUE)
+#define PROLOGUE(x, index, slice) (x)
+#endif
+#if !defined(PROLOGUE_CHAIN)
+#define PROLOGUE_CHAIN(x, index, slice) (x)
+#endif
+#if defined(FC_PROLOGUE)
+TENSOR_IN(fc1_weights, FC1_W_BINDING, Fc1Weights);
+TENSOR_IN(fc1_bias, FC1_B_BINDING, Fc1Bias);
+#if !defined(FC1_ACT)
+#define FC1_ACT(x) (x)
+#endif
+#if !defined(FC1_EPILOGUE)
+#define FC1_EPILOGUE(x) (x)
+#endif
 #endif
 #if defined(DW_PROLOGUE_NONE) || defined(DW_PROLOGUE_RELU) || \
     defined(DW_PROLOGUE_RELU6) || defined(DW_PROLOGUE_RELU_N1_TO_1)
@@ -165,7 +219,7 @@ vec4 dw_activate(vec4 v) { return DW_EPILOGUE(dw_act(v)); }
 // them, unless a test forces it.
 
 shared vec4 scratch[SHARED_VEC4];
-#if defined(MEAN_PROLOGUE)
+#if defined(FC_PROLOGUE) || defined(MEAN_PROLOGUE)
 shared vec4 mean_a[A_VEC4];
 #endif
 #if defined(SOFTMAX_EPILOGUE)
@@ -245,7 +299,35 @@ void main() {
     base[p] = input_base(min(first_row + p, ROWS - 1));
     acc[p] = vec4(0.0);
   }
-#if defined(MEAN_PROLOGUE)
+#if defined(FC_PROLOGUE)
+  // The first layer's output (hidden slices = this GEMM's depth steps).
+  const int kThreads = LOCAL_X * K_PARTS;
+  int fc_thread = part * LOCAL_X + tx;
+  int hidden = DEPTH_STEPS;
+  int parts1 = max(1, kThreads / hidden);
+  int fc_part = fc_thread / hidden;
+  if (fc_part < parts1) {
+    for (int h = fc_thread - fc_part * hidden; h < hidden; h += kThreads) {
+      vec4 acc1 = vec4(0.0);
+      for (int d = fc_part; d < FC1_DEPTH_STEPS; d += parts1) {
+        vec4 x = LOAD(in0, d);
+        int w = (d * FC1_WEIGHT_SLICES + h) * 4;
+        acc1 += LOAD(fc1_weights, w) * x.x + LOAD(fc1_weights, w + 1) * x.y +
+                LOAD(fc1_weights, w + 2) * x.z + LOAD(fc1_weights, w + 3) * x.w;
+      }
+      scratch[fc_part * hidden + h] = acc1;
+    }
+  }
+  memoryBarrierShared();
+  barrier();
+  for (int h = fc_thread; h < hidden; h += kThreads) {
+    vec4 sum = LOAD(fc1_bias, h);
+    for (int k = 0; k < parts1; ++k) sum += scratch[k * hidden + h];
+    mean_a[h] = zero_padded(FC1_EPILOGUE(FC1_ACT(sum)), h, FC1_OUT_C);
+  }
+  memoryBarrierShared();
+  barrier();
+#elif defined(MEAN_PROLOGUE)
   {
     int depth_steps = DEPTH_STEPS;
     int pixels = MEAN_PIXELS;
@@ -269,7 +351,9 @@ void main() {
     vec4 w2 = LOAD(weights, w + 2);
     vec4 w3 = LOAD(weights, w + 3);
     for (int p = 0; p < TILE_ROWS; ++p) {
-#if defined(MEAN_PROLOGUE)
+#if defined(FC_PROLOGUE)
+      vec4 x = mean_a[d];
+#elif defined(MEAN_PROLOGUE)
       vec4 x = mean_a[p * DEPTH_STEPS + d];
 #else
       vec4 x = LOAD(in0, base[p] + d * DEPTH_STRIDE);
@@ -435,6 +519,11 @@ void main() {
     MATH_P vec4 a[TILE_ROWS];
 #if defined(DW_PROLOGUE)
     for (int i = 0; i < TILE_ROWS; ++i) a[i] = scratch[d * WG_ROWS + tr + i * THREADS_R];
+#elif defined(PROLOGUE_IN)
+    for (int i = 0; i < TILE_ROWS; ++i) {
+      int index = base[i] + d * DEPTH_STRIDE;
+      a[i] = PROLOGUE_CHAIN(PROLOGUE(LOAD(in0, index), index, d), index, d);
+    }
 #else
     for (int i = 0; i < TILE_ROWS; ++i) a[i] = LOAD(in0, base[i] + d * DEPTH_STRIDE);
 #endif

@@ -23,6 +23,7 @@
 #include "delegate/passes/fusion.h"
 #include "delegate/passes/gemm_batching.h"
 #include "delegate/passes/mirror_pad_fusion.h"
+#include "delegate/passes/prologue_fusion.h"
 #include "delegate/passes/schedule.h"
 #include "delegate/passes/upload_fusion.h"
 #include "delegate/runtime/transfer_layout.h"
@@ -300,6 +301,8 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     SplitDepthwiseGemmsAcrossWorkgroups(dev, &runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseMeanIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseSoftmaxIntoGemm(dev, &runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseElementwiseIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseGemmChains(dev, runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.batch_gemms) {
     // After the fusions, which may still give a GEMM an epilogue
