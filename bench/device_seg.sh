@@ -7,8 +7,9 @@
 #   bash bench/device_seg.sh
 # 1. options_ab.py on selfie (new library, one process, invokes interleaved):
 #    the squeeze-and-excitation prologue fusions off, each alone, both
-#    (TFLITE_GLES_X_FUSE_EW_PROLOGUE, TFLITE_GLES_X_FUSE_FC_CHAIN), fp32 and
-#    fp16.
+#    (TFLITE_GLES_X_FUSE_EW_PROLOGUE, TFLITE_GLES_X_FUSE_FC_CHAIN; "nomean":
+#    the chains without their means, TFLITE_GLES_FUSE_MEAN=0; "noresize":
+#    TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0), fp32 and fp16.
 # 2. selfie's GPU time line, new library fp16 (TFLITE_GLES_X_TIMELINE=1):
 #    the dispatches left and their times; DeepLab's in fp32 (file only).
 # 3. run_bench.py base / new / base / new (ours fp32 + fp16), LiteRT GPU
@@ -22,11 +23,14 @@ NEW_LIB=$PWD/build/libtflite_gles.so
 F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
 EW0="env.TFLITE_GLES_X_FUSE_EW_PROLOGUE=0"
 FC0="env.TFLITE_GLES_X_FUSE_FC_CHAIN=0"
+RS0="env.TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0"
 mkdir -p "$OUT"
 SELFIE="$M/selfie_segmentation.tflite"
 timeout 70 python3 bench/options_ab.py --model "$SELFIE" --iterations 300 \
-  --variant "fp32-off:$EW0,$FC0" --variant "fp32-ew:$FC0" --variant "fp32-fc:$EW0" \
-  --variant fp32-new: --variant "fp16-off:$F16,$EW0,$FC0" --variant "fp16-new:$F16" \
+  --variant "fp32-off:$EW0,$FC0,$RS0" --variant "fp32-ew:$FC0" --variant "fp32-fc:$EW0" \
+  --variant "fp32-nomean:env.TFLITE_GLES_FUSE_MEAN=0" \
+  --variant "fp32-noresize:env.TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0" --variant fp32-new: \
+  --variant "fp16-off:$F16,$EW0,$FC0,$RS0" --variant "fp16-new:$F16" \
   2>&1 | grep -v "^INFO" > "$OUT/ab-selfie.txt"
 TFLITE_GLES_X_TIMELINE=1 timeout 30 python3 bench/wall_split.py --model "$SELFIE" \
   --iterations 200 --variant "fp16:$F16" > "$OUT/timeline-selfie.txt" 2>&1

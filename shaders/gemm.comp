@@ -67,6 +67,13 @@
 // chained step's operand). The pass keeps only steps that leave A's
 // zero-padded lanes finite, so the zero weights there still cancel them.
 //
+// RESIZE_PROLOGUE (tiled only; delegate/passes/prologue_fusion.h): A is a
+// bilinear resize (TFLite's rules, as shaders/resize.comp) of binding 1, a
+// PHWC4 map of RS_IN_H x RS_IN_W pixels with A's batches and slices: each
+// row's four source pixels and weights are found once, and every A vec4 is
+// the weighted sum of four loads (source = (out + RS_OFFSET) * RS_SCALE -
+// RS_OFFSET, RS_OFFSET 0.5 with half-pixel centers, else 0; clamped).
+//
 // FC_PROLOGUE (SPLIT_K, one row; delegate/passes/prologue_fusion.h): A is the
 // output of another one-row split-K GEMM (the first layer of a squeeze-and-
 // excitation block, FC1_DEPTH_STEPS input vec4s, FC1_WEIGHT_SLICES packed
@@ -75,7 +82,11 @@
 // into shared memory before its own loop: invocation (h, q) sums depth
 // steps q, q + parts1, ... of hidden slice h into `scratch`, one barrier,
 // then one invocation per hidden slice adds them up into `mean_a` (A_VEC4 =
-// DEPTH_STEPS vec4s).
+// DEPTH_STEPS vec4s). With FC1_MEAN (which implies FC_PROLOGUE) the first layer's input is itself the
+// mean of a FC1_MEAN_PIXELS-pixel map (binding 1, one batch): before all
+// that, the workgroup averages it into `fc_x`, each slice's pixels shared
+// among neighbouring invocations (their loads are neighbouring vec4s), the
+// parts added up after a barrier.
 //
 // SOFTMAX_EPILOGUE (SPLIT_K only, ROWS == TILE_ROWS <= 4; delegate/
 // dw_fusion.h, FuseSoftmaxIntoGemm): a softmax over each row's OUT_C
@@ -102,7 +113,7 @@
 // slice, zero-padded), 4 = EPILOGUE_IN (delegate/passes/fusion.h), as conv2d.comp;
 // then, with DW_PROLOGUE_*, the depthwise weights and bias.
 //
-// @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1 PROLOGUE_IN PROLOGUE_IN2 FC_PROLOGUE
+// @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1 PROLOGUE_IN PROLOGUE_IN2 FC_PROLOGUE FC1_MEAN RESIZE_PROLOGUE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=64 LOCAL_Y=2 LOCAL_Z=1 TILE_ROWS=2 TILE_SLICES=2
 // @const THREADS_R=16 THREADS_S=4 K_PARTS=2 SHARED_VEC4=1024
@@ -122,7 +133,8 @@
 // @const PROLOGUE(x,index,slice)=(x) PROLOGUE_CHAIN(x,index,slice)=(x)
 // @const PROLOGUE_BINDING=7 PROLOGUE_BINDING2=8
 // @const FC1_DEPTH_STEPS=2 FC1_WEIGHT_SLICES=2 FC1_OUT_C=8 FC1_W_BINDING=7 FC1_B_BINDING=8
-// @const FC1_ACT(x)=(x) FC1_EPILOGUE(x)=(x)
+// @const FC1_ACT(x)=(x) FC1_EPILOGUE(x)=(x) FC1_MEAN_PIXELS=16
+// @const RS_IN_H=2 RS_IN_W=2 RS_OUT_W=4 RS_SCALE_H=0.5 RS_SCALE_W=0.5 RS_OFFSET=0.0
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -148,6 +160,9 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 // The prologue variants of the first @axis imply what they build on.
 #if defined(PROLOGUE_IN2) && !defined(PROLOGUE_IN)
 #define PROLOGUE_IN 1
+#endif
+#if defined(FC1_MEAN) && !defined(FC_PROLOGUE)
+#define FC_PROLOGUE 1
 #endif
 #if defined(FC_PROLOGUE) && !defined(SPLIT_K)
 #define SPLIT_K 1
@@ -221,6 +236,12 @@ vec4 dw_activate(vec4 v) { return DW_EPILOGUE(dw_act(v)); }
 shared vec4 scratch[SHARED_VEC4];
 #if defined(FC_PROLOGUE) || defined(MEAN_PROLOGUE)
 shared vec4 mean_a[A_VEC4];
+#endif
+#if defined(FC_PROLOGUE) && defined(FC1_MEAN)
+shared vec4 fc_x[FC1_DEPTH_STEPS];
+#define FC1_INPUT(d) fc_x[d]
+#else
+#define FC1_INPUT(d) LOAD(in0, d)
 #endif
 #if defined(SOFTMAX_EPILOGUE)
 // coherent: the last workgroup's loads must see the other workgroups'
@@ -303,6 +324,29 @@ void main() {
   // The first layer's output (hidden slices = this GEMM's depth steps).
   const int kThreads = LOCAL_X * K_PARTS;
   int fc_thread = part * LOCAL_X + tx;
+#if defined(FC1_MEAN)
+  {
+    int chunks = max(1, kThreads / FC1_DEPTH_STEPS);
+    int chunk = fc_thread % chunks;
+    for (int s = fc_thread / chunks; s < FC1_DEPTH_STEPS; s += kThreads / chunks) {
+      vec4 sum = vec4(0.0);
+      for (int k = chunk; k < FC1_MEAN_PIXELS; k += chunks) {
+        sum += LOAD(in0, s * FC1_MEAN_PIXELS + k);
+      }
+      scratch[s * chunks + chunk] = sum;
+    }
+  }
+  memoryBarrierShared();
+  barrier();
+  for (int s = fc_thread; s < FC1_DEPTH_STEPS; s += kThreads) {
+    int chunks = max(1, kThreads / FC1_DEPTH_STEPS);
+    vec4 sum = vec4(0.0);
+    for (int c = 0; c < chunks; ++c) sum += scratch[s * chunks + c];
+    fc_x[s] = sum * (1.0 / float(FC1_MEAN_PIXELS));
+  }
+  memoryBarrierShared();
+  barrier();
+#endif
   int hidden = DEPTH_STEPS;
   int parts1 = max(1, kThreads / hidden);
   int fc_part = fc_thread / hidden;
@@ -310,7 +354,7 @@ void main() {
     for (int h = fc_thread - fc_part * hidden; h < hidden; h += kThreads) {
       vec4 acc1 = vec4(0.0);
       for (int d = fc_part; d < FC1_DEPTH_STEPS; d += parts1) {
-        vec4 x = LOAD(in0, d);
+        vec4 x = FC1_INPUT(d);
         int w = (d * FC1_WEIGHT_SLICES + h) * 4;
         acc1 += LOAD(fc1_weights, w) * x.x + LOAD(fc1_weights, w + 1) * x.y +
                 LOAD(fc1_weights, w + 2) * x.z + LOAD(fc1_weights, w + 3) * x.w;
@@ -507,6 +551,28 @@ void main() {
   }
   memoryBarrierShared();
   barrier();
+#elif defined(RESIZE_PROLOGUE)
+  // Per row: the plane offset of its batch and its four source pixels.
+  const int kInHW = RS_IN_H * RS_IN_W;
+  int base[TILE_ROWS];
+  ivec4 taps[TILE_ROWS];
+  vec4 tap_weights[TILE_ROWS];
+  for (int i = 0; i < TILE_ROWS; ++i) {
+    int row = min(first_row + tr + i * THREADS_R, ROWS - 1);
+    int pixel = row % ROW_PIXELS;
+    base[i] = (row / ROW_PIXELS) * DEPTH_STEPS * kInHW;
+    float sy = (float(pixel / RS_OUT_W) + RS_OFFSET) * RS_SCALE_H - RS_OFFSET;
+    float sx = (float(pixel % RS_OUT_W) + RS_OFFSET) * RS_SCALE_W - RS_OFFSET;
+    int y0 = max(int(floor(sy)), 0);
+    int y1 = min(int(ceil(sy)), RS_IN_H - 1);
+    int x0 = max(int(floor(sx)), 0);
+    int x1 = min(int(ceil(sx)), RS_IN_W - 1);
+    float fy = sy - float(y0);
+    float fx = sx - float(x0);
+    taps[i] = ivec4(y0 * RS_IN_W + x0, y0 * RS_IN_W + x1, y1 * RS_IN_W + x0,
+                    y1 * RS_IN_W + x1);
+    tap_weights[i] = vec4((1.0 - fy) * (1.0 - fx), (1.0 - fy) * fx, fy * (1.0 - fx), fy * fx);
+  }
 #else
   int base[TILE_ROWS];
   for (int i = 0; i < TILE_ROWS; ++i) {
@@ -519,6 +585,14 @@ void main() {
     MATH_P vec4 a[TILE_ROWS];
 #if defined(DW_PROLOGUE)
     for (int i = 0; i < TILE_ROWS; ++i) a[i] = scratch[d * WG_ROWS + tr + i * THREADS_R];
+#elif defined(RESIZE_PROLOGUE)
+    for (int i = 0; i < TILE_ROWS; ++i) {
+      int plane = base[i] + d * kInHW;
+      a[i] = LOAD(in0, plane + taps[i].x) * tap_weights[i].x +
+             LOAD(in0, plane + taps[i].y) * tap_weights[i].y +
+             LOAD(in0, plane + taps[i].z) * tap_weights[i].z +
+             LOAD(in0, plane + taps[i].w) * tap_weights[i].w;
+    }
 #elif defined(PROLOGUE_IN)
     for (int i = 0; i < TILE_ROWS; ++i) {
       int index = base[i] + d * DEPTH_STRIDE;

@@ -297,6 +297,10 @@ struct DeviceProfile {
   // TFLITE_GLES_X_FUSE_FC_CHAIN=0/1.
   bool fuse_elementwise_into_gemm = false;
   bool fuse_gemm_chains = false;
+  // A bilinear RESIZE that only a tiled GEMM reads runs in its loads
+  // (prologue_fusion.h). Set by TuneForDevice;
+  // TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0/1.
+  bool fuse_resize_into_gemm = false;
   // For sweeps: gemm.comp's tile as "TM,TN,TR,TS,KP" or "splitk,SLICES,KP"
   // (kernels/gemm.h); empty: chosen per layer shape.
   std::string gemm_tile_override;

@@ -22,6 +22,20 @@ inline bool ReadsAsPointwise(const Dispatch& gemm, const Shape4& shape) {
          IntDefine(gemm, "IN_BATCH_STRIDE") == shape.slices() * pixels;
 }
 
+// A mean over the whole H x W map (mean.comp, KEEP_C, no activation): a
+// global average pool, or MEAN over H and W.
+inline bool IsWholeMapMean(const Dispatch& d) {
+  if (d.shader != "mean" || !d.defines.count("KEEP_C") || !d.defines.count("REDUCE_H") ||
+      !d.defines.count("REDUCE_W") || d.outputs.size() != 1 || d.inputs.size() != 1) {
+    return false;
+  }
+  for (const auto& [name, value] : d.defines) {
+    if (name.rfind("ACT_", 0) == 0) return false;
+  }
+  return IntDefine(d, "COUNT") == IntDefine(d, "IN_H") * IntDefine(d, "IN_W") &&
+         IntDefine(d, "COUNT") > 0;
+}
+
 // Who reads and writes a Value's storage (its root: views included) among
 // the dispatches not folded away yet; the prologue fusions walk the list
 // this way.

@@ -167,18 +167,6 @@ namespace {
 // The largest map a fused mean walks (FuseMeanIntoGemm).
 constexpr long long kMaxFusedMeanPixels = 64;
 
-bool IsWholeMapMean(const Dispatch& d) {
-  if (d.shader != "mean" || !d.defines.count("KEEP_C") || !d.defines.count("REDUCE_H") ||
-      !d.defines.count("REDUCE_W") || d.outputs.size() != 1 || d.inputs.size() != 1) {
-    return false;
-  }
-  for (const auto& [name, value] : d.defines) {
-    if (name.rfind("ACT_", 0) == 0) return false;
-  }
-  return IntDefine(d, "COUNT") == IntDefine(d, "IN_H") * IntDefine(d, "IN_W") &&
-         IntDefine(d, "COUNT") > 0;
-}
-
 }  // namespace
 
 int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& values,

@@ -14,7 +14,8 @@ bool HasAnyPrologue(const Dispatch& gemm) {
   for (const auto& [name, value] : gemm.defines) {
     if (name.rfind("DW_PROLOGUE_", 0) == 0) return true;
   }
-  for (const char* name : {"MEAN_PROLOGUE", "PROLOGUE_IN", "PROLOGUE_IN2", "FC_PROLOGUE"}) {
+  for (const char* name : {"MEAN_PROLOGUE", "PROLOGUE_IN", "PROLOGUE_IN2", "FC_PROLOGUE",
+                           "FC1_MEAN", "RESIZE_PROLOGUE"}) {
     if (gemm.defines.count(name)) return true;
   }
   return false;
@@ -34,6 +35,11 @@ std::string OperandIndex(const std::vector<Value>& values, ValueId id, const Sha
   if (IsPerChannel(values[id].shape, a)) return "slice";
   return "";
 }
+
+// The largest map (slices x pixels, in vec4s) whose mean FuseGemmChains
+// takes into the fused GEMM: every workgroup walks it again. Selfie's
+// 16x16x96..128 and 32x32x24 maps fit, its 64x64 and 128x128 ones do not.
+constexpr long long kMaxChainMeanVec4 = 8192;
 
 int Buffers(const Dispatch& d) {
   return static_cast<int>(d.outputs.size() + d.inputs.size() + d.read_write.size());
@@ -144,6 +150,59 @@ int FuseElementwiseIntoGemm(const DeviceProfile& device, const std::vector<Value
   return fused;
 }
 
+int FuseResizeIntoGemm(const DeviceProfile& device, const std::vector<Value>& values,
+                       const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches) {
+  if (!device.shared_memory_gemm || !device.fuse_resize_into_gemm) return 0;
+  std::vector<Dispatch>& list = *dispatches;
+  const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
+  DispatchScan scan(values, list);
+  int fused = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    Dispatch& gemm = list[i];
+    if (gemm.shader != "gemm" || gemm.defines.count("SPLIT_K") || HasAnyPrologue(gemm) ||
+        gemm.specialize || gemm.inputs.empty() || gemm.outputs.size() != 1 ||
+        !gemm.read_write.empty()) {
+      continue;
+    }
+    const ValueId a = gemm.inputs[0];
+    if (values[a].storage_of >= 0 || pinned[a] || scan.Readers(a) != 1 ||
+        !ReadsAsPointwise(gemm, values[a].shape)) {
+      continue;
+    }
+    const int producer = scan.LatestWriter(i, a);
+    if (producer < 0) continue;
+    const Dispatch& resize = list[producer];
+    const auto& r = resize.defines;
+    if (resize.shader != "resize" || !r.count("BILINEAR") || r.count("ALIGN_CORNERS") ||
+        r.count(kEpilogueDefine) || resize.specialize || resize.inputs.size() != 1 ||
+        resize.outputs.size() != 1 || resize.outputs[0] != a) {
+      continue;
+    }
+    const ValueId source = resize.inputs[0];
+    const Shape4& in = values[source].shape;
+    if (values[source].storage_of >= 0 || in.b != values[a].shape.b ||
+        in.c != values[a].shape.c ||
+        scan.WrittenBetween(producer, i, StorageRoot(values, source))) {
+      continue;
+    }
+    auto& g = gemm.defines;
+    g["RESIZE_PROLOGUE"] = "";
+    g["RS_IN_H"] = std::to_string(in.h);
+    g["RS_IN_W"] = std::to_string(in.w);
+    g["RS_OUT_W"] = std::to_string(values[a].shape.w);
+    g["RS_SCALE_H"] = r.at("SCALE_H");
+    g["RS_SCALE_W"] = r.at("SCALE_W");
+    g["RS_OFFSET"] = r.count("HALF_PIXEL") ? "0.5" : "0.0";
+    gemm.inputs[0] = source;
+    gemm.label = resize.label + " + " + gemm.label;
+    gemm.flops += resize.flops;
+    scan.removed[producer] = true;
+    ++fused;
+  }
+  EraseRemoved(scan.removed, &list);
+  return fused;
+}
+
 namespace {
 
 // A one-row split-K GEMM reading its input at depth stride 1 (a fully
@@ -193,10 +252,32 @@ int FuseGemmChains(const DeviceProfile& device, const std::vector<Value>& values
       if (epilogue.empty()) continue;
       epilogue = e->second;
     }
+    // The mean before the first layer (a squeeze-and-excitation block's
+    // pooling), over a map small enough for every workgroup to walk again.
+    const ValueId pooled = first.inputs[0];
+    const long long in_steps = IntDefine(first, "DEPTH_STEPS");
+    int mean = -1;
+    if (device.fuse_mean_into_gemm && values[pooled].storage_of < 0 && !pinned[pooled] &&
+        scan.Readers(pooled) == 1) {
+      mean = scan.LatestWriter(producer, pooled);
+      if (mean >= 0) {
+        const Dispatch& m = list[mean];
+        const ValueId map = m.inputs.empty() ? -1 : m.inputs[0];
+        if (!IsWholeMapMean(m) || m.defines.count(kEpilogueDefine) ||
+            m.outputs[0] != pooled || values[map].storage_of >= 0 ||
+            values[map].shape.b != 1 || IntDefine(m, "IN_S") != in_steps ||
+            in_steps * IntDefine(m, "COUNT") > kMaxChainMeanVec4 ||
+            scan.WrittenBetween(mean, i, StorageRoot(values, map))) {
+          mean = -1;
+        }
+      }
+    }
     const long long steps = IntDefine(second, "DEPTH_STEPS");
     const long long threads = 1LL * second.local[0] * second.local[1];
-    const long long scratch = std::max({IntDefine(second, "SHARED_VEC4"), steps, threads});
-    if (steps <= 0 || scratch + steps > kernels::SharedGemmVec4Limit(device) ||
+    const long long scratch =
+        std::max({IntDefine(second, "SHARED_VEC4"), steps, threads, in_steps});
+    const long long means = mean >= 0 ? in_steps : 0;
+    if (steps <= 0 || scratch + steps + means > kernels::SharedGemmVec4Limit(device) ||
         Buffers(second) + 2 > device.max_dispatch_buffers ||
         scan.WrittenBetween(producer, i, StorageRoot(values, first.inputs[0]))) {
       continue;
@@ -219,6 +300,17 @@ int FuseGemmChains(const DeviceProfile& device, const std::vector<Value>& values
     second.inputs.push_back(first.inputs[2]);
     second.label = first.label + " + " + second.label;
     second.flops += first.flops;
+    if (mean >= 0) {
+      // One choice of the first @axis: FC1_MEAN implies FC_PROLOGUE.
+      g.erase("FC_PROLOGUE");
+      g["FC1_MEAN"] = "";
+      g["FC1_MEAN_PIXELS"] = std::to_string(IntDefine(list[mean], "COUNT"));
+      second.inputs[0] = list[mean].inputs[0];
+      second.label = list[mean].label + " + " + second.label;
+      second.flops += list[mean].flops;
+      scan.removed[mean] = true;
+      ++fused;
+    }
     scan.removed[producer] = true;
     ++fused;
   }

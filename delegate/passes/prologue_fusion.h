@@ -31,6 +31,16 @@ int FuseElementwiseIntoGemm(const DeviceProfile& device, const std::vector<Value
                             const std::vector<ValueId>& keep,
                             std::vector<Dispatch>* dispatches);
 
+// A bilinear RESIZE (shaders/resize.comp, no epilogue) whose output only a
+// tiled GEMM reads, as a 1x1 convolution reads it (selfie's decoder
+// upsamples then projects three times), runs in that GEMM's loads
+// (gemm.comp RESIZE_PROLOGUE: four loads per A vec4 instead of one, and
+// the resized tensor is never written). Only where
+// DeviceProfile::fuse_resize_into_gemm is set. Returns how many resize
+// dispatches were folded away.
+int FuseResizeIntoGemm(const DeviceProfile& device, const std::vector<Value>& values,
+                       const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches);
+
 // Two one-row split-K GEMMs in a row (the block's two fully connected
 // layers on the pooled 1x1 map): the first's output only the second reads,
 // so the second computes it first in every workgroup (gemm.comp
@@ -38,7 +48,11 @@ int FuseElementwiseIntoGemm(const DeviceProfile& device, const std::vector<Value
 // depth stride 1, no prologue or tensor epilogue of its own (its activation
 // and an epilogue of x alone run in the prologue); the second: one row,
 // reading the first's output as its depth, no other prologue, no softmax.
-// Only where DeviceProfile::fuse_gemm_chains is set. Returns how many GEMM
+// A whole-map mean (KEEP_C, no activation or epilogue, one batch) that
+// only the first reads folds in too where DeviceProfile::fuse_mean_into_gemm
+// is set and the map has at most 8192 vec4s (FC1_MEAN: every workgroup
+// averages it first, all its invocations sharing the pixels).
+// Only where DeviceProfile::fuse_gemm_chains is set. Returns how many
 // dispatches were folded away.
 int FuseGemmChains(const DeviceProfile& device, const std::vector<Value>& values,
                    const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches);

@@ -302,6 +302,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->fused_ += FuseMeanIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseSoftmaxIntoGemm(dev, &runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseElementwiseIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseResizeIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseGemmChains(dev, runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.batch_gemms) {
