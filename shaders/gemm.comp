@@ -56,37 +56,18 @@
 // so are the depthwise weights and bias there. The partial sums of the K
 // parts reuse the A tile's memory after a second barrier.
 //
-// PROLOGUE_IN (tiled only; delegate/passes/prologue_fusion.h): A is the
-// output of an elementwise step (a squeeze-and-excitation block's x * scale,
-// or x * scale + y) that the GEMM computes as it reads it: each A vec4 is
-// PROLOGUE_CHAIN(PROLOGUE(x, index, slice), index, slice) of the loaded x
-// (the step's op, then its fused epilogue chain), where index is its PHWC4
-// index and slice its depth step. The step's other operand is prologue_in (binding
-// PROLOGUE_BINDING: a per-channel vector read at `slice` or a tensor of A's
-// shape read at `index`), PROLOGUE_IN2 a second one (PROLOGUE_BINDING2: a
-// chained step's operand). The pass keeps only steps that leave A's
-// zero-padded lanes finite, so the zero weights there still cancel them.
-//
-// RESIZE_PROLOGUE (tiled only; delegate/passes/prologue_fusion.h): A is a
-// bilinear resize (TFLite's rules, as shaders/resize.comp) of binding 1, a
-// PHWC4 map of RS_IN_H x RS_IN_W pixels with A's batches and slices: each
-// row's four source pixels and weights are found once, and every A vec4 is
-// the weighted sum of four loads (source = (out + RS_OFFSET) * RS_SCALE -
-// RS_OFFSET, RS_OFFSET 0.5 with half-pixel centers, else 0; clamped).
-//
-// FC_PROLOGUE (SPLIT_K, one row; delegate/passes/prologue_fusion.h): A is the
-// output of another one-row split-K GEMM (the first layer of a squeeze-and-
-// excitation block, FC1_DEPTH_STEPS input vec4s, FC1_WEIGHT_SLICES packed
-// weight slices per step, weights at FC1_W_BINDING, bias at FC1_B_BINDING,
-// its activation FC1_ACT(x) and epilogue FC1_EPILOGUE(x)), computed by every workgroup
-// into shared memory before its own loop: invocation (h, q) sums depth
-// steps q, q + parts1, ... of hidden slice h into `scratch`, one barrier,
-// then one invocation per hidden slice adds them up into `mean_a` (A_VEC4 =
-// DEPTH_STEPS vec4s). With FC1_MEAN (which implies FC_PROLOGUE) the first layer's input is itself the
-// mean of a FC1_MEAN_PIXELS-pixel map (binding 1, one batch): before all
-// that, the workgroup averages it into `fc_x`, each slice's pixels shared
-// among neighbouring invocations (their loads are neighbouring vec4s), the
-// parts added up after a barrier.
+// Prologues of delegate/passes/prologue_fusion.h. PROLOGUE_IN (tiled): A
+// vec4 = PROLOGUE_CHAIN(PROLOGUE(x, index, slice), index, slice) of the
+// loaded x (index: A's PHWC4 index, slice: depth step), reading prologue_in
+// (and prologue_in2) at slice or index; steps keep padded lanes finite.
+// RESIZE_PROLOGUE (tiled): A is a bilinear resize of binding 1 (RS_IN_H x
+// RS_IN_W, resize.comp's rules): four weighted loads, the taps found once.
+// FC_PROLOGUE (split-K, one row): A is another one-row GEMM's output
+// (FC1_* shapes and bindings), computed first by every workgroup: partial
+// sums per (hidden slice, part) in `scratch`, then summed into `mean_a`.
+// FC1_MEAN: that GEMM's input is the mean of binding 1's FC1_MEAN_PIXELS-
+// pixel map, averaged into `fc_x` first (neighbouring invocations on
+// neighbouring pixels).
 //
 // SOFTMAX_EPILOGUE (SPLIT_K only, ROWS == TILE_ROWS <= 4; delegate/
 // dw_fusion.h, FuseSoftmaxIntoGemm): a softmax over each row's OUT_C
@@ -157,7 +138,8 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #if !defined(SOFTMAX_OUT_EPILOGUE)
 #define SOFTMAX_OUT_EPILOGUE(x) (x)
 #endif
-// The prologue variants of the first @axis imply what they build on.
+// Prologue choices of the first @axis imply what they build on (PROLOGUE,
+// PROLOGUE_CHAIN, FC1_ACT and FC1_EPILOGUE always come with them).
 #if defined(PROLOGUE_IN2) && !defined(PROLOGUE_IN)
 #define PROLOGUE_IN 1
 #endif
@@ -173,21 +155,9 @@ TENSOR_IN(prologue_in, PROLOGUE_BINDING, PrologueIn);
 TENSOR_IN(prologue_in2, PROLOGUE_BINDING2, PrologueIn2);
 #endif
 #endif
-#if !defined(PROLOGUE)
-#define PROLOGUE(x, index, slice) (x)
-#endif
-#if !defined(PROLOGUE_CHAIN)
-#define PROLOGUE_CHAIN(x, index, slice) (x)
-#endif
 #if defined(FC_PROLOGUE)
 TENSOR_IN(fc1_weights, FC1_W_BINDING, Fc1Weights);
 TENSOR_IN(fc1_bias, FC1_B_BINDING, Fc1Bias);
-#if !defined(FC1_ACT)
-#define FC1_ACT(x) (x)
-#endif
-#if !defined(FC1_EPILOGUE)
-#define FC1_EPILOGUE(x) (x)
-#endif
 #endif
 #if defined(DW_PROLOGUE_NONE) || defined(DW_PROLOGUE_RELU) || \
     defined(DW_PROLOGUE_RELU6) || defined(DW_PROLOGUE_RELU_N1_TO_1)
@@ -321,25 +291,19 @@ void main() {
     acc[p] = vec4(0.0);
   }
 #if defined(FC_PROLOGUE)
-  // The first layer's output (hidden slices = this GEMM's depth steps).
   const int kThreads = LOCAL_X * K_PARTS;
   int fc_thread = part * LOCAL_X + tx;
 #if defined(FC1_MEAN)
-  {
-    int chunks = max(1, kThreads / FC1_DEPTH_STEPS);
-    int chunk = fc_thread % chunks;
-    for (int s = fc_thread / chunks; s < FC1_DEPTH_STEPS; s += kThreads / chunks) {
-      vec4 sum = vec4(0.0);
-      for (int k = chunk; k < FC1_MEAN_PIXELS; k += chunks) {
-        sum += LOAD(in0, s * FC1_MEAN_PIXELS + k);
-      }
-      scratch[s * chunks + chunk] = sum;
-    }
+  int chunks = max(1, kThreads / FC1_DEPTH_STEPS);
+  for (int s = fc_thread / chunks; s < FC1_DEPTH_STEPS; s += kThreads / chunks) {
+    vec4 sum = vec4(0.0);
+    int map = s * FC1_MEAN_PIXELS;
+    for (int k = fc_thread % chunks; k < FC1_MEAN_PIXELS; k += chunks) sum += LOAD(in0, map + k);
+    scratch[s * chunks + fc_thread % chunks] = sum;
   }
   memoryBarrierShared();
   barrier();
   for (int s = fc_thread; s < FC1_DEPTH_STEPS; s += kThreads) {
-    int chunks = max(1, kThreads / FC1_DEPTH_STEPS);
     vec4 sum = vec4(0.0);
     for (int c = 0; c < chunks; ++c) sum += scratch[s * chunks + c];
     fc_x[s] = sum * (1.0 / float(FC1_MEAN_PIXELS));
@@ -354,10 +318,9 @@ void main() {
     for (int h = fc_thread - fc_part * hidden; h < hidden; h += kThreads) {
       vec4 acc1 = vec4(0.0);
       for (int d = fc_part; d < FC1_DEPTH_STEPS; d += parts1) {
-        vec4 x = FC1_INPUT(d);
-        int w = (d * FC1_WEIGHT_SLICES + h) * 4;
-        acc1 += LOAD(fc1_weights, w) * x.x + LOAD(fc1_weights, w + 1) * x.y +
-                LOAD(fc1_weights, w + 2) * x.z + LOAD(fc1_weights, w + 3) * x.w;
+        int w = (d * FC1_WEIGHT_SLICES + h) * 4;  // columns: input lanes
+        acc1 += mat4(LOAD(fc1_weights, w), LOAD(fc1_weights, w + 1), LOAD(fc1_weights, w + 2),
+                     LOAD(fc1_weights, w + 3)) * FC1_INPUT(d);
       }
       scratch[fc_part * hidden + h] = acc1;
     }
@@ -561,17 +524,14 @@ void main() {
     int row = min(first_row + tr + i * THREADS_R, ROWS - 1);
     int pixel = row % ROW_PIXELS;
     base[i] = (row / ROW_PIXELS) * DEPTH_STEPS * kInHW;
-    float sy = (float(pixel / RS_OUT_W) + RS_OFFSET) * RS_SCALE_H - RS_OFFSET;
-    float sx = (float(pixel % RS_OUT_W) + RS_OFFSET) * RS_SCALE_W - RS_OFFSET;
-    int y0 = max(int(floor(sy)), 0);
-    int y1 = min(int(ceil(sy)), RS_IN_H - 1);
-    int x0 = max(int(floor(sx)), 0);
-    int x1 = min(int(ceil(sx)), RS_IN_W - 1);
-    float fy = sy - float(y0);
-    float fx = sx - float(x0);
-    taps[i] = ivec4(y0 * RS_IN_W + x0, y0 * RS_IN_W + x1, y1 * RS_IN_W + x0,
-                    y1 * RS_IN_W + x1);
-    tap_weights[i] = vec4((1.0 - fy) * (1.0 - fx), (1.0 - fy) * fx, fy * (1.0 - fx), fy * fx);
+    vec2 src = (vec2(pixel % RS_OUT_W, pixel / RS_OUT_W) + RS_OFFSET) *
+                   vec2(RS_SCALE_W, RS_SCALE_H) - RS_OFFSET;
+    ivec2 lo = max(ivec2(floor(src)), 0);
+    ivec2 hi = min(ivec2(ceil(src)), ivec2(RS_IN_W, RS_IN_H) - 1);
+    vec2 f = src - vec2(lo);
+    taps[i] = ivec4(lo.y * RS_IN_W + lo.x, lo.y * RS_IN_W + hi.x, hi.y * RS_IN_W + lo.x,
+                    hi.y * RS_IN_W + hi.x);
+    tap_weights[i] = vec4(1.0 - f.y, 1.0 - f.y, f.y, f.y) * vec4(1.0 - f.x, f.x, 1.0 - f.x, f.x);
   }
 #else
   int base[TILE_ROWS];
@@ -588,10 +548,8 @@ void main() {
 #elif defined(RESIZE_PROLOGUE)
     for (int i = 0; i < TILE_ROWS; ++i) {
       int plane = base[i] + d * kInHW;
-      a[i] = LOAD(in0, plane + taps[i].x) * tap_weights[i].x +
-             LOAD(in0, plane + taps[i].y) * tap_weights[i].y +
-             LOAD(in0, plane + taps[i].z) * tap_weights[i].z +
-             LOAD(in0, plane + taps[i].w) * tap_weights[i].w;
+      a[i] = mat4(LOAD(in0, plane + taps[i].x), LOAD(in0, plane + taps[i].y),
+                  LOAD(in0, plane + taps[i].z), LOAD(in0, plane + taps[i].w)) * tap_weights[i];
     }
 #elif defined(PROLOGUE_IN)
     for (int i = 0; i < TILE_ROWS; ++i) {

@@ -20,8 +20,9 @@ namespace tflite_gles {
 //  - the elementwise op: one input of the output's shape (the GEMM's new A),
 //    the other a tensor of that shape, a per-channel vector (1x1x1xC) or a
 //    literal (one tensor operand at least, in the op or its chain); a binary
-//    step that keeps zero-padded lanes finite (not DIV, POW, PRELU, ...), any unary step FuseEpilogues takes, and a fused
-//    epilogue chain with at most one operand of its own (PROLOGUE_IN2);
+//    step that keeps zero-padded lanes finite (not DIV, POW, PRELU, ...),
+//    any unary step FuseEpilogues takes, and a fused epilogue chain with at
+//    most one operand of its own (PROLOGUE_IN2);
 //  - its output: read by no other dispatch, no partition output, no
 //    write-back, no view; its inputs not rewritten before the GEMM;
 //  - the GEMM: tiled (not SPLIT_K), without another prologue.
