@@ -327,6 +327,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.fuse_ew_prologue, &device->fuse_elementwise_into_gemm);
   device->fuse_gemm_chains = device->shared_memory_gemm;
   Apply(o.fuse_fc_chain, &device->fuse_gemm_chains);
+  device->fuse_mean_into_gemm_chains = false;
+  Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
   device->fuse_resize_into_gemm = device->shared_memory_gemm;
   Apply(o.fuse_resize_prologue, &device->fuse_resize_into_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the

@@ -297,6 +297,11 @@ struct DeviceProfile {
   // TFLITE_GLES_X_FUSE_FC_CHAIN=0/1.
   bool fuse_elementwise_into_gemm = false;
   bool fuse_gemm_chains = false;
+  // Those chains also take the whole-map mean before them (FC1_MEAN). Off:
+  // on the H100 a fused 16x16x96 block took 37 us against ~18 for its mean
+  // and chain apart (docs/perf/log.md, "seg, session 11");
+  // TFLITE_GLES_X_FUSE_CHAIN_MEAN=0/1.
+  bool fuse_mean_into_gemm_chains = false;
   // A bilinear RESIZE that only a tiled GEMM reads runs in its loads
   // (prologue_fusion.h). Set by TuneForDevice;
   // TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0/1.

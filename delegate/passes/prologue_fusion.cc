@@ -257,7 +257,7 @@ int FuseGemmChains(const DeviceProfile& device, const std::vector<Value>& values
     const ValueId pooled = first.inputs[0];
     const long long in_steps = IntDefine(first, "DEPTH_STEPS");
     int mean = -1;
-    if (device.fuse_mean_into_gemm && values[pooled].storage_of < 0 && !pinned[pooled] &&
+    if (device.fuse_mean_into_gemm_chains && values[pooled].storage_of < 0 && !pinned[pooled] &&
         scan.Readers(pooled) == 1) {
       mean = scan.LatestWriter(producer, pooled);
       if (mean >= 0) {

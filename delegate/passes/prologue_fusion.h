@@ -50,8 +50,8 @@ int FuseResizeIntoGemm(const DeviceProfile& device, const std::vector<Value>& va
 // and an epilogue of x alone run in the prologue); the second: one row,
 // reading the first's output as its depth, no other prologue, no softmax.
 // A whole-map mean (KEEP_C, no activation or epilogue, one batch) that
-// only the first reads folds in too where DeviceProfile::fuse_mean_into_gemm
-// is set and the map has at most 8192 vec4s (FC1_MEAN: every workgroup
+// only the first reads folds in too where DeviceProfile::
+// fuse_mean_into_gemm_chains is set and the map has at most 8192 vec4s (FC1_MEAN: every workgroup
 // averages it first, all its invocations sharing the pixels).
 // Only where DeviceProfile::fuse_gemm_chains is set. Returns how many
 // dispatches were folded away.

@@ -32,6 +32,7 @@ def excitation(c, x, squeeze):
 def run(monkeypatch, switch, model, inputs, fp16=False):
     monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
     monkeypatch.setenv("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_FUSE_CHAIN_MEAN", "1")  # off by default
     return run_switch_off_and_on(monkeypatch, switch, model, inputs,
                                  {"precision_loss_allowed": fp16})
 
