@@ -56,6 +56,19 @@
 // so are the depthwise weights and bias there. The partial sums of the K
 // parts reuse the A tile's memory after a second barrier.
 //
+// Prologues of delegate/passes/prologue_fusion.h. PROLOGUE_IN (tiled): A
+// vec4 = PROLOGUE_CHAIN(PROLOGUE(x, index, slice), index, slice) of the
+// loaded x (index: A's PHWC4 index, slice: depth step), reading prologue_in
+// (and prologue_in2) at slice or index; steps keep padded lanes finite.
+// RESIZE_PROLOGUE (tiled): A is a bilinear resize of binding 1 (RS_IN_H x
+// RS_IN_W, resize.comp's rules): four weighted loads, the taps found once.
+// FC_PROLOGUE (split-K, one row): A is another one-row GEMM's output
+// (FC1_* shapes and bindings), computed first by every workgroup: partial
+// sums per (hidden slice, part) in `scratch`, then summed into `mean_a`.
+// FC1_MEAN: that GEMM's input is the mean of binding 1's FC1_MEAN_PIXELS-
+// pixel map, averaged into `fc_x` first (neighbouring invocations on
+// neighbouring pixels).
+//
 // SOFTMAX_EPILOGUE (SPLIT_K only, ROWS == TILE_ROWS <= 4; delegate/
 // dw_fusion.h, FuseSoftmaxIntoGemm): a softmax over each row's OUT_C
 // outputs follows, in the last workgroup to finish. Every workgroup stores
@@ -81,7 +94,7 @@
 // slice, zero-padded), 4 = EPILOGUE_IN (delegate/passes/fusion.h), as conv2d.comp;
 // then, with DW_PROLOGUE_*, the depthwise weights and bias.
 //
-// @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1
+// @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1 PROLOGUE_IN PROLOGUE_IN2 FC_PROLOGUE FC1_MEAN RESIZE_PROLOGUE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=64 LOCAL_Y=2 LOCAL_Z=1 TILE_ROWS=2 TILE_SLICES=2
 // @const THREADS_R=16 THREADS_S=4 K_PARTS=2 SHARED_VEC4=1024
@@ -98,6 +111,11 @@
 // @const EPILOGUE(x,index,slice)=(x)
 // @const DW_EPILOGUE(x)=(x)
 // @const MEAN_EPILOGUE(x)=(x) SOFTMAX_OUT_EPILOGUE(x)=(x)
+// @const PROLOGUE(x,index,slice)=(x) PROLOGUE_CHAIN(x,index,slice)=(x)
+// @const PROLOGUE_BINDING=7 PROLOGUE_BINDING2=8
+// @const FC1_DEPTH_STEPS=2 FC1_WEIGHT_SLICES=2 FC1_OUT_C=8 FC1_W_BINDING=7 FC1_B_BINDING=8
+// @const FC1_ACT(x)=(x) FC1_EPILOGUE(x)=(x) FC1_MEAN_PIXELS=16
+// @const RS_IN_H=2 RS_IN_W=2 RS_OUT_W=4 RS_SCALE_H=0.5 RS_SCALE_W=0.5 RS_OFFSET=0.0
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -119,6 +137,27 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #endif
 #if !defined(SOFTMAX_OUT_EPILOGUE)
 #define SOFTMAX_OUT_EPILOGUE(x) (x)
+#endif
+// Prologue choices of the first @axis imply what they build on (PROLOGUE,
+// PROLOGUE_CHAIN, FC1_ACT and FC1_EPILOGUE always come with them).
+#if defined(PROLOGUE_IN2) && !defined(PROLOGUE_IN)
+#define PROLOGUE_IN 1
+#endif
+#if defined(FC1_MEAN) && !defined(FC_PROLOGUE)
+#define FC_PROLOGUE 1
+#endif
+#if defined(FC_PROLOGUE) && !defined(SPLIT_K)
+#define SPLIT_K 1
+#endif
+#if defined(PROLOGUE_IN)
+TENSOR_IN(prologue_in, PROLOGUE_BINDING, PrologueIn);
+#if defined(PROLOGUE_IN2)
+TENSOR_IN(prologue_in2, PROLOGUE_BINDING2, PrologueIn2);
+#endif
+#endif
+#if defined(FC_PROLOGUE)
+TENSOR_IN(fc1_weights, FC1_W_BINDING, Fc1Weights);
+TENSOR_IN(fc1_bias, FC1_B_BINDING, Fc1Bias);
 #endif
 #if defined(DW_PROLOGUE_NONE) || defined(DW_PROLOGUE_RELU) || \
     defined(DW_PROLOGUE_RELU6) || defined(DW_PROLOGUE_RELU_N1_TO_1)
@@ -165,8 +204,14 @@ vec4 dw_activate(vec4 v) { return DW_EPILOGUE(dw_act(v)); }
 // them, unless a test forces it.
 
 shared vec4 scratch[SHARED_VEC4];
-#if defined(MEAN_PROLOGUE)
+#if defined(FC_PROLOGUE) || defined(MEAN_PROLOGUE)
 shared vec4 mean_a[A_VEC4];
+#endif
+#if defined(FC_PROLOGUE) && defined(FC1_MEAN)
+shared vec4 fc_x[FC1_DEPTH_STEPS];
+#define FC1_INPUT(d) fc_x[d]
+#else
+#define FC1_INPUT(d) LOAD(in0, d)
 #endif
 #if defined(SOFTMAX_EPILOGUE)
 // coherent: the last workgroup's loads must see the other workgroups'
@@ -245,7 +290,51 @@ void main() {
     base[p] = input_base(min(first_row + p, ROWS - 1));
     acc[p] = vec4(0.0);
   }
-#if defined(MEAN_PROLOGUE)
+#if defined(FC_PROLOGUE)
+  const int kThreads = LOCAL_X * K_PARTS;
+  int fc_thread = part * LOCAL_X + tx;
+#if defined(FC1_MEAN)
+  int chunks = max(1, kThreads / FC1_DEPTH_STEPS);
+  for (int s = fc_thread / chunks; s < FC1_DEPTH_STEPS; s += kThreads / chunks) {
+    vec4 sum = vec4(0.0);
+    int map = s * FC1_MEAN_PIXELS;
+    for (int k = fc_thread % chunks; k < FC1_MEAN_PIXELS; k += chunks) sum += LOAD(in0, map + k);
+    scratch[s * chunks + fc_thread % chunks] = sum;
+  }
+  memoryBarrierShared();
+  barrier();
+  for (int s = fc_thread; s < FC1_DEPTH_STEPS; s += kThreads) {
+    vec4 sum = vec4(0.0);
+    for (int c = 0; c < chunks; ++c) sum += scratch[s * chunks + c];
+    fc_x[s] = sum * (1.0 / float(FC1_MEAN_PIXELS));
+  }
+  memoryBarrierShared();
+  barrier();
+#endif
+  int hidden = DEPTH_STEPS;
+  int parts1 = max(1, kThreads / hidden);
+  int fc_part = fc_thread / hidden;
+  if (fc_part < parts1) {
+    for (int h = fc_thread - fc_part * hidden; h < hidden; h += kThreads) {
+      vec4 acc1 = vec4(0.0);
+      for (int d = fc_part; d < FC1_DEPTH_STEPS; d += parts1) {
+        int w = (d * FC1_WEIGHT_SLICES + h) * 4;  // columns: input lanes
+        acc1 += mat4(LOAD(fc1_weights, w), LOAD(fc1_weights, w + 1), LOAD(fc1_weights, w + 2),
+                     LOAD(fc1_weights, w + 3)) * FC1_INPUT(d);
+      }
+      scratch[fc_part * hidden + h] = acc1;
+    }
+  }
+  memoryBarrierShared();
+  barrier();
+  for (int h = fc_thread; h < hidden; h += kThreads) {
+    vec4 sum = LOAD(fc1_bias, h);
+    for (int k = 0; k < parts1; ++k) sum += scratch[k * hidden + h];
+    mean_a[h] = zero_padded(FC1_EPILOGUE(FC1_ACT(sum)), h, FC1_OUT_C);
+  }
+  memoryBarrierShared();
+  barrier();
+#elif defined(MEAN_PROLOGUE)
   {
     int depth_steps = DEPTH_STEPS;
     int pixels = MEAN_PIXELS;
@@ -269,7 +358,9 @@ void main() {
     vec4 w2 = LOAD(weights, w + 2);
     vec4 w3 = LOAD(weights, w + 3);
     for (int p = 0; p < TILE_ROWS; ++p) {
-#if defined(MEAN_PROLOGUE)
+#if defined(FC_PROLOGUE)
+      vec4 x = mean_a[d];
+#elif defined(MEAN_PROLOGUE)
       vec4 x = mean_a[p * DEPTH_STEPS + d];
 #else
       vec4 x = LOAD(in0, base[p] + d * DEPTH_STRIDE);
@@ -423,6 +514,25 @@ void main() {
   }
   memoryBarrierShared();
   barrier();
+#elif defined(RESIZE_PROLOGUE)
+  // Per row: the plane offset of its batch and its four source pixels.
+  const int kInHW = RS_IN_H * RS_IN_W;
+  int base[TILE_ROWS];
+  ivec4 taps[TILE_ROWS];
+  vec4 tap_weights[TILE_ROWS];
+  for (int i = 0; i < TILE_ROWS; ++i) {
+    int row = min(first_row + tr + i * THREADS_R, ROWS - 1);
+    int pixel = row % ROW_PIXELS;
+    base[i] = (row / ROW_PIXELS) * DEPTH_STEPS * kInHW;
+    vec2 src = (vec2(pixel % RS_OUT_W, pixel / RS_OUT_W) + RS_OFFSET) *
+                   vec2(RS_SCALE_W, RS_SCALE_H) - RS_OFFSET;
+    ivec2 lo = max(ivec2(floor(src)), 0);
+    ivec2 hi = min(ivec2(ceil(src)), ivec2(RS_IN_W, RS_IN_H) - 1);
+    vec2 f = src - vec2(lo);
+    taps[i] = ivec4(lo.y * RS_IN_W + lo.x, lo.y * RS_IN_W + hi.x, hi.y * RS_IN_W + lo.x,
+                    hi.y * RS_IN_W + hi.x);
+    tap_weights[i] = vec4(1.0 - f.y, 1.0 - f.y, f.y, f.y) * vec4(1.0 - f.x, f.x, 1.0 - f.x, f.x);
+  }
 #else
   int base[TILE_ROWS];
   for (int i = 0; i < TILE_ROWS; ++i) {
@@ -435,6 +545,17 @@ void main() {
     MATH_P vec4 a[TILE_ROWS];
 #if defined(DW_PROLOGUE)
     for (int i = 0; i < TILE_ROWS; ++i) a[i] = scratch[d * WG_ROWS + tr + i * THREADS_R];
+#elif defined(RESIZE_PROLOGUE)
+    for (int i = 0; i < TILE_ROWS; ++i) {
+      int plane = base[i] + d * kInHW;
+      a[i] = mat4(LOAD(in0, plane + taps[i].x), LOAD(in0, plane + taps[i].y),
+                  LOAD(in0, plane + taps[i].z), LOAD(in0, plane + taps[i].w)) * tap_weights[i];
+    }
+#elif defined(PROLOGUE_IN)
+    for (int i = 0; i < TILE_ROWS; ++i) {
+      int index = base[i] + d * DEPTH_STRIDE;
+      a[i] = PROLOGUE_CHAIN(PROLOGUE(LOAD(in0, index), index, d), index, d);
+    }
 #else
     for (int i = 0; i < TILE_ROWS; ++i) a[i] = LOAD(in0, base[i] + d * DEPTH_STRIDE);
 #endif

@@ -155,6 +155,10 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.pointwise_tile = Text("TFLITE_GLES_X_POINTWISE_TILE");
   o.conv_unroll = Switch("TFLITE_GLES_X_CONV_UNROLL");
   o.fuse_mirror_pad = Switch("TFLITE_GLES_X_FUSE_MIRROR_PAD");
+  o.fuse_ew_prologue = Switch("TFLITE_GLES_X_FUSE_EW_PROLOGUE");
+  o.fuse_fc_chain = Switch("TFLITE_GLES_X_FUSE_FC_CHAIN");
+  o.fuse_chain_mean = Switch("TFLITE_GLES_X_FUSE_CHAIN_MEAN");
+  o.fuse_resize_prologue = Switch("TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE");
   o.batch_gemms = Switch("TFLITE_GLES_X_BATCH_GEMMS");
   o.norm_split = Switch("TFLITE_GLES_X_NORM_SPLIT");
   o.conv_tile = Text("TFLITE_GLES_X_CONV_TILE");

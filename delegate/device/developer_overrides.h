@@ -40,6 +40,10 @@ struct DeveloperOverrides {
   std::optional<bool> dilated_dw_reuse;          // TFLITE_GLES_X_DILATED_DW_REUSE
   std::string pointwise_tile;                    // TFLITE_GLES_X_POINTWISE_TILE
   std::optional<bool> conv_unroll;               // TFLITE_GLES_X_CONV_UNROLL
+  std::optional<bool> fuse_ew_prologue;          // TFLITE_GLES_X_FUSE_EW_PROLOGUE
+  std::optional<bool> fuse_fc_chain;             // TFLITE_GLES_X_FUSE_FC_CHAIN
+  std::optional<bool> fuse_chain_mean;           // TFLITE_GLES_X_FUSE_CHAIN_MEAN
+  std::optional<bool> fuse_resize_prologue;      // TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE
   std::optional<bool> fuse_mirror_pad;           // TFLITE_GLES_X_FUSE_MIRROR_PAD
   std::optional<bool> batch_gemms;               // TFLITE_GLES_X_BATCH_GEMMS
   std::optional<bool> norm_split;                // TFLITE_GLES_X_NORM_SPLIT

@@ -383,6 +383,17 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // (docs/perf/log.md, "Softmax into the logits GEMM (smx)").
   device->fuse_softmax_into_gemm = device->shared_memory_gemm;
   Apply(o.fuse_softmax, &device->fuse_softmax_into_gemm);
+  // Squeeze-and-excitation blocks: the scale step into the projection GEMM,
+  // the two fully connected layers into one dispatch (docs/perf/log.md,
+  // "seg, session 11").
+  device->fuse_elementwise_into_gemm = device->shared_memory_gemm;
+  Apply(o.fuse_ew_prologue, &device->fuse_elementwise_into_gemm);
+  device->fuse_gemm_chains = device->shared_memory_gemm;
+  Apply(o.fuse_fc_chain, &device->fuse_gemm_chains);
+  device->fuse_mean_into_gemm_chains = false;
+  Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
+  device->fuse_resize_into_gemm = device->shared_memory_gemm;
+  Apply(o.fuse_resize_prologue, &device->fuse_resize_into_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the
   // GEMM kernels decline with the parse error, so the sweep notices.
   if (!o.gemm_tile.empty()) device->gemm_tile_override = o.gemm_tile;

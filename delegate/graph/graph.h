@@ -334,6 +334,23 @@ struct DeviceProfile {
   // runs in that GEMM's last workgroup to finish (delegate/passes/dw_fusion.h,
   // FuseSoftmaxIntoGemm). Set by TuneForDevice; TFLITE_GLES_FUSE_SOFTMAX=0/1.
   bool fuse_softmax_into_gemm = false;
+  // An elementwise step whose output only a tiled GEMM reads (a squeeze-
+  // and-excitation block's x * scale) runs in that GEMM's loads, and a
+  // one-row split-K GEMM whose output only another one reads runs in that
+  // one's workgroups (delegate/passes/prologue_fusion.h). Set by
+  // TuneForDevice; TFLITE_GLES_X_FUSE_EW_PROLOGUE=0/1,
+  // TFLITE_GLES_X_FUSE_FC_CHAIN=0/1.
+  bool fuse_elementwise_into_gemm = false;
+  bool fuse_gemm_chains = false;
+  // Those chains also take the whole-map mean before them (FC1_MEAN). Off:
+  // on the H100 a fused 16x16x96 block took 37 us against ~18 for its mean
+  // and chain apart (docs/perf/log.md, "seg, session 11");
+  // TFLITE_GLES_X_FUSE_CHAIN_MEAN=0/1.
+  bool fuse_mean_into_gemm_chains = false;
+  // A bilinear RESIZE that only a tiled GEMM reads runs in its loads
+  // (prologue_fusion.h). Set by TuneForDevice;
+  // TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0/1.
+  bool fuse_resize_into_gemm = false;
   // For sweeps: gemm.comp's tile as "TM,TN,TR,TS,KP" or "splitk,SLICES,KP"
   // (kernels/gemm.h); empty: chosen per layer shape.
   std::string gemm_tile_override;

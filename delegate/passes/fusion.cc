@@ -265,3 +265,20 @@ void EraseRemoved(const std::vector<bool>& removed, std::vector<Dispatch>* dispa
 }
 
 }  // namespace tflite_gles
+
+namespace tflite_gles {
+
+std::optional<std::string> ElementwiseExpression(const Dispatch& dispatch,
+                                                 const std::string& a,
+                                                 const std::string& b) {
+  if (HasUnfusableBinary(dispatch)) return std::nullopt;
+  std::string expression = a;
+  if (!b.empty()) {
+    auto binary = BinaryExpression(dispatch, a, b);
+    if (!binary) return std::nullopt;
+    expression = *binary;
+  }
+  return UnaryExpression(dispatch, expression);
+}
+
+}  // namespace tflite_gles

@@ -34,6 +34,8 @@
 // activated result; index: the PHWC4 vec4 index; slice: the channel slice).
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "delegate/graph/graph.h"
@@ -81,6 +83,15 @@ void EraseRemoved(const std::vector<bool>& removed, std::vector<Dispatch>* dispa
 // match a tensor by its own id, not by the reads of its views).
 std::vector<bool> PinnedValues(const std::vector<Value>& values,
                                const std::vector<ValueId>& keep, bool viewed_roots);
+
+// An elementwise.comp dispatch's own op as a GLSL expression: its binary
+// step of `a` and `b` (empty `b`: no binary step), then its unary step
+// (fused activation or unary op), as shaders/elementwise.comp computes it;
+// nullopt for a step that does not fuse (POW, PRELU, SQRT, ...). The
+// prologue fusions use it (delegate/passes/prologue_fusion.h).
+std::optional<std::string> ElementwiseExpression(const Dispatch& dispatch,
+                                                 const std::string& a,
+                                                 const std::string& b);
 
 // An integer define of a dispatch (the kernels write them as decimal text),
 // -1 if absent or not an integer: how the passes read a dispatch's shape.

@@ -25,6 +25,7 @@
 #include "delegate/passes/gemm_batching.h"
 #include "delegate/passes/mirror_pad_fusion.h"
 #include "delegate/passes/norm_prologue.h"
+#include "delegate/passes/prologue_fusion.h"
 #include "delegate/passes/schedule.h"
 #include "delegate/passes/upload_fusion.h"
 #include "delegate/passes/upsample_fusion.h"
@@ -322,6 +323,9 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     SplitDepthwiseGemmsAcrossWorkgroups(dev, &runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseMeanIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseSoftmaxIntoGemm(dev, &runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseElementwiseIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseResizeIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
+    runtime->fused_ += FuseGemmChains(dev, runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.batch_gemms) {
     // After the fusions, which may still give a GEMM an epilogue
