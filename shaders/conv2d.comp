@@ -32,49 +32,21 @@
 //
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = packed bias.
 //
-// BHWC_INPUT (delegate/passes/upload_fusion.h): the input is a partition input of
-// IN_C <= 4 channels (an image), read straight from its BHWC upload staging
-// buffer, so no conversion dispatch runs first; with one input slice a
-// PHWC4 vec4 index is the BHWC pixel index.
-//
-// INPUT_QUANT(x) (with BHWC_INPUT): the upload conversion's rounding of a
-// float input that only QUANTIZE reads, carried along (layout_convert.comp).
-//
-// TEXTURE_INPUT (GENERIC + ONE_INPUT_SLICE, batch 1; delegate/runtime/
-// runtime_texture_io.cc): in place of BHWC_INPUT where the application bound
-// a 2D texture to that image input: texture unit 1 holds it, read with
-// texelFetch at (x, y) (no division by IN_W), channel c = texel[
-// io_channels[c]] * io_scale[c] + io_offset[c] for c < IN_C (texture_io.comp's
-// rule, the same uniforms at locations 0-2), so neither a texture -> float
-// dispatch nor an upload conversion runs before the convolution.
-// BHWC_BYTES_INPUT: BHWC_INPUT of a uint8/int8 input whose staging holds its
-// raw bytes, 4 per uint, dequantized as they are read (STAGED_* constants,
-// as layout_convert.comp's STAGED_BYTES).
-//
-// GATHER_MIRROR=0|1 (GENERIC; delegate/passes/mirror_pad_fusion.h): the
-// input is the unpadded tensor of a MIRROR_PAD that only this convolution
-// read (REFLECT 0, SYMMETRIC 1); PAD_TOP / PAD_LEFT are the mirror pad's,
-// and a tap outside the input reads its mirror image inside, so no padded
-// copy is written first. (A @const, not an @axis: validating it in every
-// variant adds none; without it the two remapping lines vanish.)
-//
-// EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into
-// the store, with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
-//
-// GATHER_UPSAMPLE=F (GENERIC, tensor input; delegate/passes/upsample_fusion.h):
-// the input is the source of a nearest-neighbour resize by the integer
-// factor F (2 or 4) that only this convolution read: IN_H / IN_W are the
-// resized map's (the window and a folded mirror live there), IN_HW the
-// source's, and a tap at (y, x) reads source pixel (y / F, x / F). 1: none.
-//
-// PROLOGUE_IN (GENERIC, tensor input; delegate/passes/norm_prologue.h): the
-// input is the tensor before an instance norm's apply step, x * scale
-// (MUL by the per-channel vector at binding 4) then PROLOGUE(x,slice)
-// (the apply's own epilogue: + shift, the per-channel vector at binding 5,
-// and its ReLU), which only this convolution read: every gathered vec4 is
-// normalized as it is read. Zero padding stays zero (the pad followed the
-// norm); a mirrored tap reads a normalized pixel, as the pad did. Not
-// with EPILOGUE_IN (one axis: bindings 4 and 5 are the prologue's).
+// How the input is read, besides a PHWC4 tensor: docs/conv2d_gather.md says
+// what each of these defines means and which pass sets it.
+//  - BHWC_INPUT, INPUT_QUANT(x), BHWC_BYTES_INPUT: a partition input of
+//    IN_C <= 4 channels read straight from its upload staging buffer.
+//  - TEXTURE_INPUT: an application's bound 2D texture, read with texelFetch
+//    (texture_io.comp's scale/offset/channel rule, uniforms 0-2).
+//  - GATHER_MIRROR=0|1: a folded MIRROR_PAD; a tap outside reads its mirror.
+//  - GATHER_UPSAMPLE=F: a folded nearest resize by F; IN_H / IN_W are the
+//    resized map's, IN_HW the source's; tap (y, x) reads (y / F, x / F).
+//  - PROLOGUE_IN: a folded instance-norm apply, x * scale (binding 4) then
+//    PROLOGUE(x,slice) (+ shift at binding 5, ReLU) on every gathered vec4;
+//    zero padding stays zero. Not with EPILOGUE_IN (same bindings).
+// EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step
+// fused into the store, its tensor operand, if any, at binding 4
+// (EPILOGUE_IN).
 //
 // K_SPLIT (GENERIC, rows on x, LOCAL_Y 1; DeviceProfile::conv_k_split): the
 // LOCAL_Z invocations along z of a workgroup share one output tile and
@@ -281,8 +253,11 @@ void st_stage(int s) {
     y = clamp(y, 0, IN_H - 1);
     x = clamp(x, 0, in_w - 1);
 #endif
+    // The gather's own remaps: a folded resize's source pixel, a folded
+    // norm's apply (GATHER_UPSAMPLE, PROLOGUE_IN above).
     st_in[r * ST_SWP + ST_SKEW(c)] =
-        GATHER_INSIDE(y, x) ? load_input(slice_base + y * in_w + x) : vec4(0.0);
+        GATHER_INSIDE(y, x) ? GATHERED(load_input(slice_base + GATHER_INDEX(y, x)), s)
+                            : vec4(0.0);
   }
   // Weights are packed [group][tap][slice][TILE_SLICES][4]: this slice's.
   int w_base = int(gl_WorkGroupID.z) * KERNEL_H * KERNEL_W * in_slices * TILE_SLICES * 4;

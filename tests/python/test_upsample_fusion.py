@@ -93,3 +93,25 @@ def test_upsample_that_must_stay(monkeypatch, case):
         monkeypatch, SWITCH, model, random_inputs(shapes, seed=5))
     assert_close(fused, cpu)
     assert plain_stats["dispatches"] == fused_stats["dispatches"]
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("pad", [1, 0])
+def test_upsample_and_norm_folded_into_shared_memory_tiles(monkeypatch, pad, fp16):
+    """conv2d.comp's SMEM_TILE path (NVIDIA's default on maps of >= 16384
+    pixels, forced here) stages its tile through the same remaps as the
+    gather: the resize's source pixel and the norm's apply, at mirror and zero
+    padding (style transfer's decoder layer @256 takes both)."""
+    monkeypatch.setenv("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_NORM_PROLOGUE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "0")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_CONV", "0")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_TILE", "1")
+    model, shapes = upsample_conv_model([1, 64, 65, 8], 2, 8, 3, pad, norm=True, seed=8)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, random_inputs(shapes, seed=6),
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(fused_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fused, cpu, fp16)
+    assert plain_stats["dispatches"] - fused_stats["dispatches"] == 2, (plain_stats, fused_stats)

@@ -1,0 +1,75 @@
+"""conv2d.comp's SMEM_TILE path (shared-memory tiles: NVIDIA's default for
+stride-1 convolutions on large maps, DeviceProfile::conv_smem_tile) through
+the real LiteRT interpreter, forced on llvmpipe with its developer switch,
+against the CPU kernels and the gather path. Split out of test_conv.py
+(600-line limit of test_source_rules.py); the models are test_conv's.
+"""
+
+import numpy as np
+import pytest
+
+from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
+from test_conv import PRECISIONS, conv_model, window
+
+
+# Shared-memory tiles (conv2d.comp SMEM_TILE: NVIDIA's default for stride-1
+# layers on maps of >= 16384 pixels with <= 8 input slices; forced on
+# llvmpipe here): maps no multiple of the 32 x 8 output tile, padded input
+# and output lanes, 1, 2 and 4 input slices (the steps written out in the
+# shader; 5 keep the gather), 2 slice groups, VALID, 3x3 / 5x5 / 9x9, an upload-fused first
+# layer, fused activations; mirror pads done in the tile's gather (style
+# transfer's layers); and the GLES 3.1 minimum profile, where a 9x9 window
+# takes the 32 x 4 tile to stay within 16 KB. With 2 or more input slices
+# the tile sums in another order than the gather, so its fp32 output differs
+# from the gather's in the last bits: proof the path ran.
+SMEM_SWITCH = "TFLITE_GLES_X_CONV_SMEM_TILE"
+SMEM_CASES = [
+    ([1, 129, 131, 5], [6, 3, 3, 5], window(activation="RELU"), None),
+    ([1, 128, 128, 3], [8, 9, 9, 3], window(), "first_layer"),
+    ([1, 134, 136, 13], [3, 5, 5, 13], window("VALID", activation="RELU6"), None),
+    ([1, 130, 128, 16], [16, 3, 3, 16], window(), None),
+    ([1, 128, 128, 20], [8, 3, 3, 20], window(), None),  # 5 slices: the gather
+    ([1, 131, 128, 8], [5, 9, 9, 8], window(), "gles31-minimum"),
+]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape,options,setting", SMEM_CASES)
+def test_conv2d_with_shared_memory_tiles(monkeypatch, in_shape, filter_shape, options,
+                                         setting, fp16):
+    if setting == "first_layer":
+        monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
+        monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
+    elif setting:
+        monkeypatch.setenv("TFLITE_GLES_DEVICE_PROFILE", setting)
+    model = conv_model("CONV_2D", in_shape, filter_shape, options, seed=filter_shape[0])
+    cpu, (plain, _), (tiled, tiled_stats) = run_switch_off_and_on(
+        monkeypatch, SMEM_SWITCH, model, random_inputs([in_shape], seed=11),
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(tiled_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(tiled, cpu, fp16)
+    if 4 < in_shape[3] <= 16 and not fp16:
+        assert not np.array_equal(plain[0], tiled[0]), "the shared-memory path did not run"
+    elif in_shape[3] > 16:
+        np.testing.assert_array_equal(plain[0], tiled[0])  # over 4 slices: not taken
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,out_c", [([1, 128, 128, 8], 3), ([1, 128, 129, 3], 8)])
+def test_conv2d_with_shared_memory_tiles_after_a_mirror_pad(monkeypatch, in_shape, out_c,
+                                                           fp16):
+    from test_mirror_pad_fusion import pad_conv_model
+    if in_shape[3] <= 4:  # style transfer's first layer reads the image's staging
+        monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
+        monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
+    model = pad_conv_model(in_shape, ((4, 4), (4, 4)), "REFLECT", [out_c, 9, 9], seed=out_c)
+    cpu, (plain, plain_stats), (tiled, tiled_stats) = run_switch_off_and_on(
+        monkeypatch, SMEM_SWITCH, model, random_inputs([in_shape], seed=12),
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(tiled_stats)
+    assert tiled_stats["dispatches"] == plain_stats["dispatches"]  # the pad stays fused
+    assert_close(plain, cpu, fp16)
+    assert_close(tiled, cpu, fp16)
+    if in_shape[3] > 4 and not fp16:
+        assert not np.array_equal(plain[0], tiled[0]), "the shared-memory path did not run"
