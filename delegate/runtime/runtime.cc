@@ -291,31 +291,27 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     }
   }
   const DeviceProfile& dev = runtime->device_;
+  // Values the CPU reads back stay in memory: no pass fuses their producer
+  // away.
+  std::vector<ValueId> keep;
+  for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
   if (dev.broadcast_concat_bias) {
     // What a convolution read around (kernels/conv.cc) goes first.
-    std::vector<ValueId> keep;
-    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ += RemoveDeadDispatches(runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.fuse_mirror_pad) {
     // Before the epilogues: the pad's reader becomes the convolution
     // (delegate/passes/mirror_pad_fusion.h).
-    std::vector<ValueId> keep;
-    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ += FuseMirrorPadIntoConv(runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.fuse_upsample) {
     // After the mirror pads, so that the convolution reads the resize's
     // output itself (delegate/passes/upsample_fusion.h).
-    std::vector<ValueId> keep;
-    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ += FuseUpsampleIntoConv(runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.fuse_epilogues) {
     // Elementwise consumers fold into their convolution's store
     // (delegate/passes/fusion.h); write-back sources must stay in memory.
-    std::vector<ValueId> keep;
-    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ += FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
                                     dev.fuse_elementwise_chains,
                                     dev.max_dispatch_buffers, dev.epilogue_second_operand);
@@ -330,8 +326,6 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   if (dev.batch_gemms) {
     // After the fusions, which may still give a GEMM an epilogue
     // (delegate/passes/gemm_batching.h).
-    std::vector<ValueId> keep;
-    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ += BatchSharedInputGemms(&runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.fuse_upload_into_conv) {
@@ -341,8 +335,6 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     // After the epilogues, which make the norm's apply one dispatch, and
     // the mirror pads, which leave the convolution reading it
     // (delegate/passes/norm_prologue.h).
-    std::vector<ValueId> keep;
-    for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
     runtime->fused_ += FuseNormApplyIntoConv(runtime->values_, keep, dev.max_dispatch_buffers,
                                              &kernel_dispatches);
   }
