@@ -255,6 +255,22 @@ long long IntDefine(const Dispatch& dispatch, const char* name) {
   return (end == it->second.c_str() || *end != '\0') ? -1 : value;
 }
 
+int SoleReader(const std::vector<Value>& values, const std::vector<Dispatch>& list,
+               const std::vector<bool>& removed, ValueId root) {
+  int reader = -1, readers = 0;
+  for (size_t j = 0; j < list.size(); ++j) {
+    if (removed[j]) continue;
+    for (ValueId read : list[j].inputs) {
+      if (StorageRoot(values, read) == root) {
+        ++readers;
+        reader = static_cast<int>(j);
+      }
+    }
+    for (ValueId read : list[j].read_write) readers += StorageRoot(values, read) == root;
+  }
+  return readers == 1 ? reader : -1;
+}
+
 void EraseRemoved(const std::vector<bool>& removed, std::vector<Dispatch>* dispatches) {
   std::vector<Dispatch> kept;
   kept.reserve(dispatches->size());

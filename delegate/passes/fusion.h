@@ -97,4 +97,16 @@ std::optional<std::string> ElementwiseExpression(const Dispatch& dispatch,
 // -1 if absent or not an integer: how the passes read a dispatch's shape.
 long long IntDefine(const Dispatch& dispatch, const char* name);
 
+// Whether a dispatch sets the define (a feature flag such as GENERIC).
+inline bool HasDefine(const Dispatch& dispatch, const char* name) {
+  return dispatch.defines.count(name) != 0;
+}
+
+// The one dispatch, among those not yet removed, that reads `root`'s
+// storage (views included); -1 where none or several read it, or the one
+// binding is read-write. The folds of a producer into its reader's gather
+// (mirror pad, nearest upsampling, norm apply) take only such a producer.
+int SoleReader(const std::vector<Value>& values, const std::vector<Dispatch>& list,
+               const std::vector<bool>& removed, ValueId root);
+
 }  // namespace tflite_gles

@@ -15,19 +15,17 @@ bool ParseIvec4(const std::string& text, int out[4]) {
                      &out[3]) == 4;
 }
 
-bool Has(const Dispatch& d, const char* name) { return d.defines.count(name) != 0; }
-
 // A MIRROR_PAD relayout over H and W only; its paddings before in *top,
 // *left and the mirror mode (0 reflect, 1 symmetric) in *mode.
 bool IsSpatialMirrorPad(const std::vector<Value>& values, const Dispatch& d, int* top,
                         int* left, int* mode) {
-  if (d.shader != "relayout" || !Has(d, "MODE_AFFINE") || d.outputs.size() != 1 ||
+  if (d.shader != "relayout" || !HasDefine(d, "MODE_AFFINE") || d.outputs.size() != 1 ||
       d.inputs.size() != 1 || !d.read_write.empty()) {
     return false;
   }
-  if (Has(d, "PAD_REFLECT")) {
+  if (HasDefine(d, "PAD_REFLECT")) {
     *mode = 0;
-  } else if (Has(d, "PAD_SYMMETRIC")) {
+  } else if (HasDefine(d, "PAD_SYMMETRIC")) {
     *mode = 1;
   } else {
     return false;
@@ -64,22 +62,12 @@ int FuseMirrorPadIntoConv(const std::vector<Value>& values,
     const ValueId source = list[i].inputs[0];
     if (pinned[padded] || values[padded].storage_of >= 0) continue;
     // Its one reader, after it.
-    int reader = -1, readers = 0;
-    for (size_t j = 0; j < list.size(); ++j) {
-      if (removed[j]) continue;
-      for (ValueId read : list[j].inputs) {
-        if (StorageRoot(values, read) == padded) {
-          ++readers;
-          reader = static_cast<int>(j);
-        }
-      }
-      for (ValueId read : list[j].read_write) readers += StorageRoot(values, read) == padded;
-    }
-    if (readers != 1 || reader <= static_cast<int>(i)) continue;
+    const int reader = SoleReader(values, list, removed, padded);
+    if (reader <= static_cast<int>(i)) continue;
     Dispatch& conv = list[reader];
-    if (conv.shader != "conv2d" || !Has(conv, "GENERIC") || conv.inputs[0] != padded ||
-        Has(conv, "GATHER_MIRROR") || Has(conv, "BHWC_INPUT") ||
-        Has(conv, "BHWC_BYTES_INPUT") || Has(conv, "TEXTURE_INPUT") ||
+    if (conv.shader != "conv2d" || !HasDefine(conv, "GENERIC") || conv.inputs[0] != padded ||
+        HasDefine(conv, "GATHER_MIRROR") || HasDefine(conv, "BHWC_INPUT") ||
+        HasDefine(conv, "BHWC_BYTES_INPUT") || HasDefine(conv, "TEXTURE_INPUT") ||
         IntDefine(conv, "PAD_TOP") != 0 || IntDefine(conv, "PAD_LEFT") != 0) {
       continue;
     }

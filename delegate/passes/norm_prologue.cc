@@ -7,16 +7,14 @@
 namespace tflite_gles {
 namespace {
 
-bool Has(const Dispatch& d, const char* name) { return d.defines.count(name) != 0; }
-
 // MUL(x, s) with the apply's epilogue over per-channel operands only; its
 // epilogue text with the operand renamed to the convolution's binding in
 // *prologue ("x" when it has none).
 bool IsPerChannelApply(const std::vector<Value>& values, const Dispatch& d,
                        std::string* prologue) {
-  if (d.shader != "elementwise" || !Has(d, "OP_MUL") || d.outputs.size() != 1 ||
-      !d.read_write.empty() || Has(d, "A_SPLAT") || Has(d, "B_SPLAT") ||
-      Has(d, "B_LITERAL")) {
+  if (d.shader != "elementwise" || !HasDefine(d, "OP_MUL") || d.outputs.size() != 1 ||
+      !d.read_write.empty() || HasDefine(d, "A_SPLAT") || HasDefine(d, "B_SPLAT") ||
+      HasDefine(d, "B_LITERAL")) {
     return false;
   }
   // Only the binary step: a unary step or activation of the MUL itself
@@ -26,7 +24,7 @@ bool IsPerChannelApply(const std::vector<Value>& values, const Dispatch& d,
       return false;
     }
   }
-  const bool operand = Has(d, "EPILOGUE_IN");
+  const bool operand = HasDefine(d, "EPILOGUE_IN");
   if (d.inputs.size() != (operand ? 3u : 2u)) return false;
   const Shape4& out = values[d.outputs[0]].shape;
   const Shape4& x = values[d.inputs[0]].shape;
@@ -65,23 +63,15 @@ int FuseNormApplyIntoConv(const std::vector<Value>& values, const std::vector<Va
     const Dispatch& apply = list[i];
     const ValueId applied = apply.outputs[0];
     if (pinned[applied] || values[applied].storage_of >= 0) continue;
-    int reader = -1, readers = 0;
-    for (size_t j = 0; j < list.size(); ++j) {
-      if (removed[j]) continue;
-      for (ValueId read : list[j].inputs) {
-        if (StorageRoot(values, read) == applied) {
-          ++readers;
-          reader = static_cast<int>(j);
-        }
-      }
-      for (ValueId read : list[j].read_write) readers += StorageRoot(values, read) == applied;
-    }
-    if (readers != 1 || reader <= static_cast<int>(i)) continue;
+    // Its one reader, after it.
+    const int reader = SoleReader(values, list, removed, applied);
+    if (reader <= static_cast<int>(i)) continue;
     Dispatch& conv = list[reader];
-    if (conv.shader != "conv2d" || !Has(conv, "GENERIC") || conv.inputs.size() != 3 ||
-        conv.inputs[0] != applied || Has(conv, "EPILOGUE_IN") || Has(conv, "PROLOGUE_IN") ||
-        Has(conv, "BHWC_INPUT") || Has(conv, "BHWC_BYTES_INPUT") ||
-        Has(conv, "TEXTURE_INPUT") || !conv.read_write.empty() ||
+    if (conv.shader != "conv2d" || !HasDefine(conv, "GENERIC") || conv.inputs.size() != 3 ||
+        conv.inputs[0] != applied || HasDefine(conv, "EPILOGUE_IN") ||
+        HasDefine(conv, "PROLOGUE_IN") ||
+        HasDefine(conv, "BHWC_INPUT") || HasDefine(conv, "BHWC_BYTES_INPUT") ||
+        HasDefine(conv, "TEXTURE_INPUT") || !conv.read_write.empty() ||
         static_cast<int>(conv.outputs.size()) + 5 > max_dispatch_buffers) {
       continue;
     }

@@ -7,12 +7,10 @@
 namespace tflite_gles {
 namespace {
 
-bool Has(const Dispatch& d, const char* name) { return d.defines.count(name) != 0; }
-
 // The factor of a nearest upsampling by 1 (a copy), 2 or 4 on H and W
 // alike; 0 if the dispatch is none.
 long long UpsampleFactor(const std::vector<Value>& values, const Dispatch& d) {
-  if (d.shader != "resize" || !Has(d, "NEAREST") || Has(d, "ALIGN_CORNERS") ||
+  if (d.shader != "resize" || !HasDefine(d, "NEAREST") || HasDefine(d, "ALIGN_CORNERS") ||
       d.outputs.size() != 1 || d.inputs.size() != 1 || !d.read_write.empty()) {
     return 0;
   }
@@ -42,23 +40,15 @@ int FuseUpsampleIntoConv(const std::vector<Value>& values, const std::vector<Val
     const ValueId resized = list[i].outputs[0];
     const ValueId source = list[i].inputs[0];
     if (pinned[resized] || values[resized].storage_of >= 0) continue;
-    int reader = -1, readers = 0;
-    for (size_t j = 0; j < list.size(); ++j) {
-      if (removed[j]) continue;
-      for (ValueId read : list[j].inputs) {
-        if (StorageRoot(values, read) == resized) {
-          ++readers;
-          reader = static_cast<int>(j);
-        }
-      }
-      for (ValueId read : list[j].read_write) readers += StorageRoot(values, read) == resized;
-    }
-    if (readers != 1 || reader <= static_cast<int>(i)) continue;
+    // Its one reader, after it.
+    const int reader = SoleReader(values, list, removed, resized);
+    if (reader <= static_cast<int>(i)) continue;
     Dispatch& conv = list[reader];
-    if (conv.shader != "conv2d" || !Has(conv, "GENERIC") || conv.inputs.empty() ||
-        conv.inputs[0] != resized || Has(conv, "GATHER_UPSAMPLE") || Has(conv, "PROLOGUE_IN") ||
-        Has(conv, "BHWC_INPUT") || Has(conv, "BHWC_BYTES_INPUT") ||
-        Has(conv, "TEXTURE_INPUT")) {
+    if (conv.shader != "conv2d" || !HasDefine(conv, "GENERIC") || conv.inputs.empty() ||
+        conv.inputs[0] != resized || HasDefine(conv, "GATHER_UPSAMPLE") ||
+        HasDefine(conv, "PROLOGUE_IN") ||
+        HasDefine(conv, "BHWC_INPUT") || HasDefine(conv, "BHWC_BYTES_INPUT") ||
+        HasDefine(conv, "TEXTURE_INPUT")) {
       continue;
     }
     const Shape4& out = values[resized].shape;

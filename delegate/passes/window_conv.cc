@@ -16,8 +16,6 @@ constexpr long long kMinTaps = 25;
 // in shared memory, every output slice in registers.
 constexpr long long kMaxSlices = 2;
 
-bool Has(const Dispatch& d, const char* name) { return d.defines.count(name) != 0; }
-
 // Shared memory of a block's window (vec4 of 16 bytes each, whatever the
 // precision: mediump may be stored wider).
 long long WindowBytes(const std::array<int, 3>& block, long long in_slices, long long kh,
@@ -33,8 +31,8 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
   const egl::GpuInfo& gpu = *device.gpu;
   int moved = 0;
   for (Dispatch& d : *dispatches) {
-    if (d.shader != "conv2d" || !Has(d, "GENERIC") || Has(d, "SLICES_ON_X") ||
-        Has(d, "TEXTURE_INPUT") || Has(d, "BHWC_BYTES_INPUT") || d.inputs.size() < 3 ||
+    if (d.shader != "conv2d" || !HasDefine(d, "GENERIC") || HasDefine(d, "SLICES_ON_X") ||
+        HasDefine(d, "TEXTURE_INPUT") || HasDefine(d, "BHWC_BYTES_INPUT") || d.inputs.size() < 3 ||
         d.outputs.size() != 1 || !d.read_write.empty()) {
       continue;
     }
@@ -46,13 +44,14 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
         IntDefine(d, "DILATION_H") != 1 || IntDefine(d, "DILATION_W") != 1 ||
         kh * kw < kMinTaps || in_s < 1 || in_s > kMaxSlices || out_s < 1 ||
         out_s > kMaxSlices || IntDefine(d, "TILE_SLICES") < 1 ||
-        IntDefine(d, "SLICE_GROUPS") * IntDefine(d, "TILE_SLICES") < out_s || out_w < 1 || out_hw < out_w ||
+        IntDefine(d, "SLICE_GROUPS") * IntDefine(d, "TILE_SLICES") < out_s || out_w < 1 ||
+        out_hw < out_w ||
         out_hw % out_w != 0 || rows < out_hw || rows % out_hw != 0) {
       continue;
     }
     // The input's channels: the staging's, or the tensor's.
     const long long in_c =
-        Has(d, "BHWC_INPUT") ? IntDefine(d, "IN_C") : values[d.inputs[0]].shape.c;
+        HasDefine(d, "BHWC_INPUT") ? IntDefine(d, "IN_C") : values[d.inputs[0]].shape.c;
     if (in_c < 1 || (in_c + 3) / 4 != in_s) continue;
     const long long out_c = IntDefine(d, "OUT_C");
     if (out_c < 1 || (out_c + 3) / 4 != out_s) continue;
@@ -87,7 +86,7 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     defines["IN_C"] = std::to_string(in_c);
     defines["OUT_SLICES"] = std::to_string(out_s);
     defines["OUT_LANES"] = std::to_string(out_s == 1 ? out_c : 4);
-    defines["GATHER_MIRROR"] = Has(d, "GATHER_MIRROR") ? d.defines.at("GATHER_MIRROR") : "-1";
+    defines["GATHER_MIRROR"] = HasDefine(d, "GATHER_MIRROR") ? d.defines.at("GATHER_MIRROR") : "-1";
     defines["PX"] = std::to_string(block[0]);
     if (!defines.count("GATHER_UPSAMPLE")) defines["GATHER_UPSAMPLE"] = "1";
     d.shader = "conv2d_window";
