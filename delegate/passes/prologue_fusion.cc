@@ -41,6 +41,14 @@ std::string OperandIndex(const std::vector<Value>& values, ValueId id, const Sha
 // 16x16x96..128 and 32x32x24 maps fit, its 64x64 and 128x128 ones do not.
 constexpr long long kMaxChainMeanVec4 = 8192;
 
+// A tiled, unspecialized GEMM with one output and no prologue yet: what the
+// elementwise and resize prologues fold into.
+bool TakesAPrologue(const Dispatch& gemm) {
+  return gemm.shader == "gemm" && !gemm.defines.count("SPLIT_K") && !HasAnyPrologue(gemm) &&
+         !gemm.specialize && !gemm.inputs.empty() && gemm.outputs.size() == 1 &&
+         gemm.read_write.empty();
+}
+
 int Buffers(const Dispatch& d) {
   return static_cast<int>(d.outputs.size() + d.inputs.size() + d.read_write.size());
 }
@@ -57,11 +65,7 @@ int FuseElementwiseIntoGemm(const DeviceProfile& device, const std::vector<Value
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     Dispatch& gemm = list[i];
-    if (gemm.shader != "gemm" || gemm.defines.count("SPLIT_K") || HasAnyPrologue(gemm) ||
-        gemm.specialize || gemm.inputs.empty() || gemm.outputs.size() != 1 ||
-        !gemm.read_write.empty()) {
-      continue;
-    }
+    if (!TakesAPrologue(gemm)) continue;
     const ValueId a = gemm.inputs[0];
     if (values[a].storage_of >= 0 || pinned[a] || scan.Readers(a) != 1) continue;
     const Shape4& shape = values[a].shape;
@@ -159,11 +163,7 @@ int FuseResizeIntoGemm(const DeviceProfile& device, const std::vector<Value>& va
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     Dispatch& gemm = list[i];
-    if (gemm.shader != "gemm" || gemm.defines.count("SPLIT_K") || HasAnyPrologue(gemm) ||
-        gemm.specialize || gemm.inputs.empty() || gemm.outputs.size() != 1 ||
-        !gemm.read_write.empty()) {
-      continue;
-    }
+    if (!TakesAPrologue(gemm)) continue;
     const ValueId a = gemm.inputs[0];
     if (values[a].storage_of >= 0 || pinned[a] || scan.Readers(a) != 1 ||
         !ReadsAsPointwise(gemm, values[a].shape)) {
