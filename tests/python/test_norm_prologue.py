@@ -20,30 +20,39 @@ from test_norm_stats import conditional_norm
 SWITCH = "TFLITE_GLES_X_NORM_PROLOGUE"
 
 
+def mirror_pad_then_conv(c, x, out_c, kernel, pad, stride, activation):
+    """[MIRROR_PAD by `pad`, REFLECT] -> CONV_2D (VALID after the pad, SAME
+    without) on the Chain's tensor x; returns the convolution's output.
+    Style transfer's layers read their input this way (test_upsample_fusion
+    uses it too)."""
+    n, h, w, ch = c.shapes[x]
+    if pad:
+        padded_shape = [n, h + 2 * pad, w + 2 * pad, ch]
+        padded = c.b.add_tensor(padded_shape)
+        c.shapes[padded] = padded_shape
+        paddings = np.array([[0, 0], [pad, pad], [pad, pad], [0, 0]], np.int32)
+        c.b.add_op("MIRROR_PAD", [x, c.b.add_const(paddings)], [padded], {"mode": "REFLECT"})
+        out_h = (padded_shape[1] - kernel) // stride + 1
+        out_w = (padded_shape[2] - kernel) // stride + 1
+        conv_in, padding = padded, "VALID"
+    else:
+        out_h, out_w, conv_in, padding = -(-h // stride), -(-w // stride), x, "SAME"
+    out = c.b.add_tensor([n, out_h, out_w, out_c])
+    c.b.add_op("CONV_2D", [conv_in, c.const([out_c, kernel, kernel, ch]),
+                           c.const([out_c], -1, 1)], [out],
+               {"padding": padding, "stride_h": stride, "stride_w": stride,
+                "dilation_h_factor": 1, "dilation_w_factor": 1,
+                "fused_activation_function": activation})
+    return out
+
+
 def norm_conv_model(shape, out_c, kernel, stride=1, pad=1, second_reader=False, seed=0):
     """conv 3x3 -> conditional norm (ReLU) -> [MIRROR_PAD] -> conv."""
     c = Chain(shape, seed=seed)
     style = c.extra_input([1, 1, 1, 12])
     x = c.conv(c.x, shape[-1], kernel=3)
     y, _ = conditional_norm(c, x, style, "RELU")
-    n, h, w, ch = c.shapes[y]
-    if pad:
-        padded_shape = [n, h + 2 * pad, w + 2 * pad, ch]
-        padded = c.b.add_tensor(padded_shape)
-        c.shapes[padded] = padded_shape
-        paddings = np.array([[0, 0], [pad, pad], [pad, pad], [0, 0]], np.int32)
-        c.b.add_op("MIRROR_PAD", [y, c.b.add_const(paddings)], [padded], {"mode": "REFLECT"})
-        out_h = (padded_shape[1] - kernel) // stride + 1
-        out_w = (padded_shape[2] - kernel) // stride + 1
-        conv_in, padding = padded, "VALID"
-    else:
-        out_h, out_w, conv_in, padding = -(-h // stride), -(-w // stride), y, "SAME"
-    out = c.b.add_tensor([n, out_h, out_w, out_c])
-    c.b.add_op("CONV_2D", [conv_in, c.const([out_c, kernel, kernel, ch]),
-                           c.const([out_c], -1, 1)], [out],
-               {"padding": padding, "stride_h": stride, "stride_w": stride,
-                "dilation_h_factor": 1, "dilation_w_factor": 1,
-                "fused_activation_function": "NONE"})
+    out = mirror_pad_then_conv(c, y, out_c, kernel, pad, stride, "NONE")
     return c.build([out, y] if second_reader else [out]), c.input_shapes
 
 

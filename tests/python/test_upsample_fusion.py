@@ -16,6 +16,7 @@ import pytest
 
 from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
 from test_fusion import Chain
+from test_norm_prologue import mirror_pad_then_conv
 from test_norm_stats import conditional_norm
 
 SWITCH = "TFLITE_GLES_X_FUSE_UPSAMPLE"
@@ -35,22 +36,7 @@ def upsample_conv_model(shape, factor, out_c, kernel, pad, stride=1, norm=False,
     c.b.add_op("RESIZE_NEAREST_NEIGHBOR",
                [x, c.b.add_const(np.array(big[1:3], np.int32))], [resized],
                {"align_corners": False, "half_pixel_centers": False})
-    conv_in, padding = resized, "SAME"
-    size = [-(-big[1] // stride), -(-big[2] // stride)]
-    if pad:
-        padded_shape = [n, big[1] + 2 * pad, big[2] + 2 * pad, ch]
-        conv_in = c.b.add_tensor(padded_shape)
-        paddings = np.array([[0, 0], [pad, pad], [pad, pad], [0, 0]], np.int32)
-        c.b.add_op("MIRROR_PAD", [resized, c.b.add_const(paddings)], [conv_in],
-                   {"mode": "REFLECT"})
-        padding = "VALID"
-        size = [(padded_shape[1] - kernel) // stride + 1, (padded_shape[2] - kernel) // stride + 1]
-    out = c.b.add_tensor([n, *size, out_c])
-    c.b.add_op("CONV_2D", [conv_in, c.const([out_c, kernel, kernel, ch]),
-                           c.const([out_c], -1, 1)], [out],
-               {"padding": padding, "stride_h": stride, "stride_w": stride,
-                "dilation_h_factor": 1, "dilation_w_factor": 1,
-                "fused_activation_function": "RELU"})
+    out = mirror_pad_then_conv(c, resized, out_c, kernel, pad, stride, "RELU")
     return c.build([out, resized] if second_reader else [out]), c.input_shapes
 
 
