@@ -1,0 +1,39 @@
+#!/bin/bash
+# Session 12's closing run on the NVIDIA device machine (issue 18), one call
+# of about 8 minutes, from the repository root with the merged library in
+# build/ and the session's base library in .devbuild/base/:
+#   DIR=.devbuild source bench/device_env.sh && bash bench/device_s12.sh
+# 0. the model tests on NVIDIA (every carried model and the stand-ins against
+#    LiteRT CPU): the session's folds (PRELU epilogue, identity resize view,
+#    window-conv blocks) on the real GPU's own paths;
+# 1. run_bench.py --all (every carried model, the MobileNet v1 1.0 and hair
+#    segmentation stand-ins; ours fp32/fp16, XNNPACK, LiteRT GPU);
+# 2. the base library, ours only (fp32/fp16), in the same call, twice,
+#    interleaved with a second run of the merged library.
+# Writes few files under $OUT (the tool returns a limited count); prints the
+# short tables last.
+set -u
+OUT=${OUT:-/tmp/out}
+M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
+BASE_LIB=$(readlink -f "${BASE_LIB:-.devbuild/base/libtflite_gles.so}")
+mkdir -p "$OUT" ../shared/models
+cp "$M"/*.tflite ../shared/models/ 2>/dev/null   # where the tests look for the models
+timeout 150 python3 -m pytest -q -rf --tb=line -p no:cacheprovider \
+  tests/python/test_models.py > /tmp/tests.txt 2>&1
+timeout 300 python3 bench/run_bench.py --all --models-dir "$M" --iterations 200 --max-seconds 4 \
+  --out-dir "$OUT" --name bench-nvidia-h100-s12 > /tmp/rb-new.txt 2>&1
+rm -f "$OUT"/*.png
+for round in 1 2; do
+  TFLITE_GLES_LIB=$BASE_LIB timeout 100 python3 bench/run_bench.py --all --models-dir "$M" \
+    --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 3 \
+    --out-dir /tmp/base-bench --name base$round > /tmp/rb-base$round.txt 2>&1
+  timeout 100 python3 bench/run_bench.py --all --models-dir "$M" \
+    --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 3 \
+    --out-dir /tmp/new-bench --name new$round > /tmp/rb-new$round.txt 2>&1
+done
+{
+  for f in base1 new1 base2 new2; do echo "== $f"; grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/rb-$f.txt | head -14; done
+} > "$OUT/ab.txt"
+echo "== model tests on NVIDIA: $(tail -n 1 /tmp/tests.txt)"; grep -E "^(FAILED|ERROR)" /tmp/tests.txt | head
+cat "$OUT/ab.txt"
+echo "== merged, every backend"; grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/rb-new.txt | head -14
