@@ -69,6 +69,11 @@ CATALOG = {spec.name: spec for spec in [
     ModelSpec("mobilenet_ssd_v2_300", "ssd", "motorcycle_left", (-1, 1), standin=True,
               cpu_nodes=1),
     ModelSpec("posenet_mobilenet_v1_075_257", "pose", "astronaut", (-1, 1), standin=True),
+    # MediaPipe's custom ops: its CPU reference is the builtin twin computing
+    # the same function (build_standins.CPU_REFERENCES); four-channel input,
+    # so seeded uniform values, not a photograph.
+    ModelSpec("hair_segmentation_512", "segmentation_argmax", "astronaut", (-1, 1),
+              standin=True),
     ModelSpec("mobilenet_v1_0.25_224", "classification", "chelsea", (-1, 1)),
     ModelSpec("mobilenet_v1_0.25_224_quant", "classification", "chelsea", (-1, 1),
               quantized=True),
@@ -107,7 +112,11 @@ def cpu_reference_model(spec: ModelSpec) -> bytes:
     Convolution2DTransposeBias, which LiteRT's CPU op set lacks; it is a
     TRANSPOSE_CONV with a bias input, so the reference replaces it with the
     builtin (version 3 takes the bias) and leaves the model otherwise as is.
+    A stand-in with MediaPipe's argmax pooling has a twin in builtins.
     """
+    twin = build_standins.CPU_REFERENCES.get(spec.name) if spec.standin else None
+    if twin is not None:
+        return build_standins.build(STANDIN_DIR, [twin])[twin].read_bytes()
     data = spec.path.read_bytes()
     model = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(data, 0))
     replaced = _replace_transpose_conv_bias(model)
