@@ -64,6 +64,8 @@ for m in json.load(open(sys.argv[1]))["models"]:
         what = (f"{r['median_ms']:8.3f} ms  err {r.get('rel_error_vs_cpu', float('nan')):.2e}"
                 if r["ok"] else "did not run: " + " ".join(r.get("error", "").split())[:70])
         print(f"{m['model'][:30]:30s} {r['key']:11s} {what} {nodes}")
+        for reason in ([] if r["ok"] else r.get("reasons", [])[-3:]):
+            print("    " + " ".join(str(reason).split())[:150])
 PY
 echo "== run_bench, ours only, base / new interleaved"
 cat "$OUT/rb-ab.txt"
