@@ -25,10 +25,10 @@ mkdir -p "$OUT"
 HAIR=(--standin hair_segmentation_512 --standin hair_segmentation_512_builtin)
 # Builds the stand-ins into build/models (seeded, a few seconds) before any timing.
 python3 tools/build_standins.py build/models hair_segmentation_512 \
-  hair_segmentation_512_builtin hair_segmentation_512_exact > "$OUT/standins.txt" 2>&1
+  hair_segmentation_512_builtin hair_segmentation_512_exact > /tmp/standins.txt 2>&1
 TFLITE_GLES_LIB=$NEW_LIB timeout 100 python3 bench/run_bench.py "${HAIR[@]}" \
   --backends gles_fp32,gles_fp16,cpu_1t,cpu_all,litert_gpu --iterations 200 \
-  --max-seconds 3 --out-dir "$OUT/rb-full" --name hair > "$OUT/rb-full.txt" 2>&1
+  --max-seconds 3 --out-dir /tmp/rb-full --name hair > "$OUT/rb-full.txt" 2>&1
 for run in base new base2 new2; do
   case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
   echo "== $run" >> "$OUT/rb-ab.txt"
@@ -55,7 +55,7 @@ for p in fp32 fp16; do
 done
 echo "== run_bench, new library, every backend (ms; rel. error vs LiteRT CPU or its exact twin)"
 grep -E "FAILED|reference" "$OUT/rb-full.txt" | cut -c1-160
-python3 - "$OUT/rb-full/hair.json" <<'PY'
+python3 - /tmp/rb-full/hair.json <<'PY'
 import json, sys
 for m in json.load(open(sys.argv[1]))["models"]:
     for r in m["results"]:
