@@ -192,12 +192,35 @@ def relative_error(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(a - b) / (norm if norm > 0 else 1.0))
 
 
-def compare_outputs(results: list[dict]) -> None:
+def cpu_reference(model: Path, results: list[dict], args, work: Path) -> str | None:
+    """LiteRT CPU's outputs for this model: its own cpu_1t run, or, for a
+    stand-in with custom ops LiteRT's CPU lacks, those of its builtin twin
+    that computes the same function (tools/build_standins.CPU_REFERENCES)."""
+    own = next((r for r in results if r["key"] == "cpu_1t" and r["ok"]), None)
+    if own is not None:
+        return own["outputs_file"]
+    sys.path.insert(0, str(REPO / "tools"))
+    import build_standins
+    twin = build_standins.CPU_REFERENCES.get(model.stem)
+    if twin is None:
+        return None
+    path = build_standins.build(model.parent, [twin])[twin]
+    spec = {"key": "cpu_reference", "backend": "cpu", "threads": args.threads,
+            "label": f"reference: {twin} on LiteRT CPU"}
+    quick = argparse.Namespace(**{**vars(args), "iterations": 1, "warmup": 0, "processes": 1})
+    result = run_worker(path, spec, quick, work)
+    print(f"   {spec['label']:32s} {'ok' if result['ok'] else 'FAILED'}",
+          file=sys.stderr, flush=True)
+    return result.get("outputs_file") if result["ok"] else None
+
+
+def compare_outputs(results: list[dict], reference_file: str | None) -> None:
     """Max relative L2 error of every backend's outputs against LiteRT CPU 1 thread."""
-    reference = next((r for r in results if r["key"] == "cpu_1t" and r["ok"]), None)
-    if reference is None:
+    if reference_file is None:
+        for result in results:
+            result.pop("outputs_file", None)
         return
-    with np.load(reference["outputs_file"]) as ref:
+    with np.load(reference_file) as ref:
         ref_outputs = [ref[k] for k in ref.files]
     for result in results:
         if result["ok"]:
@@ -235,7 +258,7 @@ def main() -> int:
                         help="where --all finds the shared models")
     parser.add_argument("--standin", action="append", default=None,
                         help="stand-in of tools/build_standins.py (repeatable; with --all "
-                             "default mobilenet_v1_1.0_224)")
+                             "default mobilenet_v1_1.0_224 and the hair segmentation pair)")
     parser.add_argument("--backends", default="gles_fp32,gles_fp16,cpu_1t,cpu_all,litert_gpu")
     parser.add_argument("--iterations", type=int, default=30, help="warm invokes timed")
     parser.add_argument("--warmup", type=int, default=3, help="untimed invokes before them")
@@ -267,7 +290,8 @@ def main() -> int:
     if args.all:
         models += sorted(Path(args.models_dir).glob("*.tflite"))
         if args.standin is None:
-            args.standin = ["mobilenet_v1_1.0_224"]
+            args.standin = ["mobilenet_v1_1.0_224", "hair_segmentation_512",
+                            "hair_segmentation_512_builtin"]
     if args.standin:
         models += standins(args.standin, REPO / "build" / "models")
     if not models:
@@ -290,7 +314,7 @@ def main() -> int:
                           else f"FAILED: {result['error'][:80]}")
                 print(f"   {spec['label']:32s} {status}", file=sys.stderr, flush=True)
                 results.append(result)
-            compare_outputs(results)
+            compare_outputs(results, cpu_reference(model, results, args, Path(tmp)))
             try:
                 shown = os.path.relpath(model, REPO)
             except ValueError:

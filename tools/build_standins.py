@@ -25,6 +25,7 @@ from flatbuffers import flexbuffers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tflite_builder import ModelBuilder  # noqa: E402
+import standin_hair  # noqa: E402
 
 
 def same_out(size: int, stride: int) -> int:
@@ -263,11 +264,27 @@ def mobilenet_ssd_v2(seed: int = 3) -> bytes:
     return net.b.build()
 
 
+def hair_segmentation(variant: str, seed: int = 4) -> bytes:
+    """MediaPipe's hair segmentation, 512x512x4 -> 512x512x2 (standin_hair.py)."""
+    net = NetBuilder(f"hair segmentation 512 stand-in ({variant})", seed)
+    return standin_hair.hair_segmentation(net, variant)
+
+
 STANDINS = {
     "mobilenet_v1_1.0_224": mobilenet_v1_224,
     "mobilenet_ssd_v2_300": mobilenet_ssd_v2,
     "posenet_mobilenet_v1_075_257": posenet_mobilenet_v1_075,
+    # The real ops (MediaPipe custom ops: GPU delegates only) and the builtin
+    # twin that every backend runs, for the benchmark's CPU and LiteRT GPU peers.
+    "hair_segmentation_512": lambda: hair_segmentation("custom"),
+    "hair_segmentation_512_builtin": lambda: hair_segmentation("builtin"),
+    # Not benchmarked: the CPU reference of the custom-op model (the same
+    # function in builtins, slower: see standin_hair.py).
+    "hair_segmentation_512_exact": lambda: hair_segmentation("exact"),
 }
+
+# Stand-ins LiteRT's CPU cannot run -> the stand-in whose CPU output is theirs.
+CPU_REFERENCES = {"hair_segmentation_512": "hair_segmentation_512_exact"}
 
 
 def build(folder, names=None) -> dict[str, Path]:

@@ -30,7 +30,7 @@ import model_catalog as mc  # noqa: E402
 from sample_images import load_rgb  # noqa: E402
 
 SEGMENTATION_MODELS = [name for name, spec in mc.CATALOG.items()
-                       if spec.kind.startswith("segmentation")]
+                       if spec.kind.startswith("segmentation") and not spec.standin]
 VOC_CLASSES = ["background", "aeroplane", "bicycle", "bird", "boat", "bottle", "bus",
                "car", "cat", "chair", "cow", "dining table", "dog", "horse", "motorbike",
                "person", "potted plant", "sheep", "sofa", "train", "tv/monitor"]

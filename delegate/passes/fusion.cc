@@ -18,7 +18,10 @@ std::optional<std::string> BinaryExpression(const Dispatch& consumer,
                                             const std::string& b) {
   static const struct { const char* define; const char* function; } kBinary[] = {
       {"OP_ADD", "ew_add"}, {"OP_SUB", "ew_sub"}, {"OP_MUL", "ew_mul"},
-      {"OP_DIV", "ew_div"}, {"OP_MAXIMUM", "ew_maximum"}, {"OP_MINIMUM", "ew_minimum"}};
+      {"OP_DIV", "ew_div"}, {"OP_MAXIMUM", "ew_maximum"}, {"OP_MINIMUM", "ew_minimum"},
+      // Reached only from FuseEpilogues (see EpilogueTakesPrelu): the
+      // prologue fusions still refuse PRELU through HasUnfusableBinary.
+      {"OP_PRELU", "ew_prelu"}};
   for (const auto& op : kBinary) {
     if (consumer.defines.count(op.define)) {
       return std::string(op.function) + "(" + a + ", " + b + ")";
@@ -32,6 +35,17 @@ bool HasUnfusableBinary(const Dispatch& consumer) {
     if (consumer.defines.count(op)) return true;
   }
   return false;
+}
+
+// PRELU folds into its producer's store as a binary step whose operand is
+// the alpha tensor (ENet-style models follow nearly every convolution with
+// one: 55 of the hair segmentation stand-in's 176 dispatches were PRELUs
+// right after a convolution). Alpha is of the output's shape or per
+// channel (or a scalar literal), as the operand rules below require of any
+// binary step; BinaryExpression keeps the operand order, as for SUB.
+bool EpilogueTakesPrelu(const Dispatch& consumer) {
+  return consumer.defines.count("OP_PRELU") && !consumer.defines.count("OP_POW") &&
+         !consumer.defines.count("OP_LOGICAL_AND");
 }
 
 // The unary step (fused activation or unary op) applied to `e`, as
@@ -131,7 +145,8 @@ int FuseEpilogues(const std::vector<Value>& values,
   for (size_t i = 0; i < list.size(); ++i) {
     Dispatch& consumer = list[i];
     if (consumer.shader != "elementwise" || consumer.outputs.size() != 1 ||
-        consumer.inputs.empty() || HasUnfusableBinary(consumer) ||
+        consumer.inputs.empty() ||
+        (HasUnfusableBinary(consumer) && !EpilogueTakesPrelu(consumer)) ||
         consumer.defines.count("A_SPLAT") || consumer.defines.count("B_SPLAT")) {
       continue;
     }

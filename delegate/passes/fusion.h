@@ -18,8 +18,8 @@
 //    no operand binding);
 //  - consumer: an elementwise dispatch with the producer's output as one
 //    input, of the same shape as its output, not splatted;
-//  - the consumer's binary step (ADD SUB MUL DIV MAXIMUM MINIMUM, either
-//    operand order) with a second operand of the output's shape, a
+//  - the consumer's binary step (ADD SUB MUL DIV MAXIMUM MINIMUM, and PRELU
+//    with alpha as the operand; either operand order) with a second operand of the output's shape, a
 //    per-channel vector (1x1x1xC) or a scalar literal, and/or its unary step
 //    (RELU RELU6 RELU_N1_TO_1 RELU_0_TO_1 TANH LOGISTIC HARD_SWISH
 //    LEAKY_RELU ABS NEG SQUARE EXP ELU, and the quantization simulator's

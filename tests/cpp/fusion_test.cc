@@ -129,9 +129,26 @@ TEST_F(FusionTest, NothingFoldsWhenTheConvOutputIsNeededElsewhere) {
   EXPECT_EQ(Fuse(&viewed), 0);
 }
 
+TEST_F(FusionTest, PreluFoldsWithAlphaAsItsOperand) {
+  // ENet-style blocks: conv -> PRELU (per-channel alpha), then a residual
+  // conv + ADD whose PRELU has no binding left and stays.
+  const ValueId x = Tensor(), y = Tensor(), alpha = PerChannel(8), z = Tensor(),
+                w = Tensor(), s = Tensor(), out = Tensor(8, Value::Kind::kOutput);
+  std::vector<Dispatch> list = {Conv(x, y), Elementwise({y, alpha}, z, {{"OP_PRELU", ""}}),
+                                Conv(z, w), Elementwise({w, x}, s, {{"OP_ADD", ""}}),
+                                Elementwise({s, alpha}, out, {{"OP_PRELU", ""}})};
+  EXPECT_EQ(Fuse(&list), 2);
+  ASSERT_EQ(list.size(), 3u);
+  const std::string expression = list[0].defines.at(kEpilogueDefine);
+  EXPECT_NE(expression.find("ew_prelu(x, LOAD(epilogue_in, slice))"), std::string::npos)
+      << expression;
+  EXPECT_EQ(list[2].shader, "elementwise");
+  EXPECT_EQ(list[2].outputs[0], out);
+}
+
 TEST_F(FusionTest, UnfusableStepsAndShapesStayApart) {
   const ValueId x = Tensor(), y = Tensor(), out = Tensor(8, Value::Kind::kOutput);
-  for (const char* op : {"OP_POW", "OP_PRELU", "OP_SQRT"}) {
+  for (const char* op : {"OP_POW", "OP_LOGICAL_AND", "OP_SQRT"}) {
     std::vector<Dispatch> list = {Conv(x, y), Elementwise({y, x}, out, {{op, ""}})};
     EXPECT_EQ(Fuse(&list), 0) << op;
   }

@@ -34,7 +34,7 @@ def profile_result(name: str, options: dict) -> dict:
     return result
 
 
-@pytest.mark.parametrize("name", tm.NAMES)
+@pytest.mark.parametrize("name", tm.OTHER_PATH_NAMES)
 def test_model_under_the_gles31_minimum_matches_cpu(name):
     spec = mc.CATALOG[name]
     cpu, gpu = tm.cpu_result(name), profile_result(name, MINIMUM)

@@ -196,7 +196,26 @@ def elementwise_second_operand_once(c):
     return [c.binary("MUL", p, c.extra_input(shape))], 1
 
 
-CHAINS = [conv_add_relu, depthwise_mul_hard_swish, conv3x3_scalar_logistic,
+def conv_prelu_residual_prelu(c):
+    """ENet's bottleneck: conv3x3 -> PRELU (per-channel alpha, folds into the
+    conv), conv1x1 + x (the ADD folds), PRELU of the sum with a scalar
+    alpha: the conv already has its one tensor operand, but a literal needs
+    none, so it folds too."""
+    ch = c.shapes[c.x][3]
+    y = c.binary("PRELU", c.conv(c.x, ch, kernel=3), c.const([1, 1, ch], 0.05, 0.4))
+    z = c.binary("ADD", c.conv(y, ch), c.x)
+    return [c.binary("PRELU", z, c.const([1], 0.1, 0.3))], 3
+
+
+def conv_add_prelu_keeps_second_operand(c):
+    """conv + x, then PRELU with per-channel alpha: the conv has its tensor
+    operand already (x), so the PRELU stays (no second operand on a conv)."""
+    ch = c.shapes[c.x][3]
+    z = c.binary("ADD", c.conv(c.x, ch), c.x)
+    return [c.binary("PRELU", z, c.const([ch], 0.05, 0.4))], 1
+
+
+CHAINS = [conv_prelu_residual_prelu, conv_add_prelu_keeps_second_operand, conv_add_relu, depthwise_mul_hard_swish, conv3x3_scalar_logistic,
           transpose_conv_mul_logistic,
           residual_sub_reversed, fc_maximum_leaky, two_readers,
           conv_output_is_model_output, elementwise_scale_offset_relu,

@@ -33,6 +33,8 @@ SSD_RAW = ("raw_outputs/box_encodings", "raw_outputs/class_predictions")
 
 # Quantized models have their own criteria (test_quantized_models.py).
 NAMES = [name for name, spec in mc.CATALOG.items() if not spec.quantized]
+# fp16 and the device profiles: all of them but the slowest (model_catalog.py).
+OTHER_PATH_NAMES = [name for name in NAMES if not mc.CATALOG[name].fp32_native_only]
 
 
 def _run(spec, interp) -> dict:
@@ -113,7 +115,7 @@ def assert_fp32_matches(name, gpu):
     assert_delegated(spec, gpu["stats"])
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", OTHER_PATH_NAMES)
 def test_model_fp16_agrees_with_cpu(name):
     spec = mc.CATALOG[name]
     cpu, gpu = cpu_result(name), gpu_result(name, fp16=True)
@@ -186,7 +188,7 @@ def _op_counts_and_outputs(model: bytes):
 def test_standins_are_deterministic_and_have_the_originals_layers(tmp_path):
     """Same seed, same bytes; and the op mix and output shapes of the models
     they stand in for (MobileNet v1 1.0 224, COCO SSD MobileNet v2 with its
-    1917 anchors, PoseNet at output stride 32)."""
+    1917 anchors, PoseNet at output stride 32, MediaPipe's hair segmentation)."""
     first = mc.build_standins.build(tmp_path / "a")
     second = mc.build_standins.build(tmp_path / "b")
     expected = {
@@ -201,6 +203,20 @@ def test_standins_are_deterministic_and_have_the_originals_layers(tmp_path):
             {"CONV_2D": 18, "DEPTHWISE_CONV_2D": 13},
             [[1, 9, 9, 17], [1, 9, 9, 34], [1, 9, 9, 32], [1, 9, 9, 32]]),
     }
+    # Hair segmentation: 87 convolutions (3 transposed), argmax pooling and
+    # unpooling as MediaPipe's custom ops, and its two builtin twins.
+    hair = {"CONV_2D": 84, "CONCATENATION": 1, "PRELU": 82, "ADD": 27}
+    expected.update({
+        "hair_segmentation_512": (
+            {**hair, "MaxPoolingWithArgmax2D": 3, "MaxUnpooling2D": 2,
+             "Convolution2DTransposeBias": 3}, [[1, 512, 512, 2]]),
+        "hair_segmentation_512_builtin": (
+            {**hair, "MAX_POOL_2D": 3, "RESIZE_NEAREST_NEIGHBOR": 2, "TRANSPOSE_CONV": 3},
+            [[1, 512, 512, 2]]),
+        "hair_segmentation_512_exact": (
+            {**hair, "MAX_POOL_2D": 3, "RESIZE_NEAREST_NEIGHBOR": 4, "EQUAL": 2, "CAST": 2,
+             "MUL": 2, "TRANSPOSE_CONV": 3}, [[1, 512, 512, 2]]),
+    })
     assert set(first) == set(expected)
     for name, (ops, outputs) in expected.items():
         data = first[name].read_bytes()
