@@ -103,6 +103,57 @@ Status TexturesHoldValues(const std::vector<Value>& values, const DeviceProfile&
   return Status::Ok();
 }
 
+// DeviceProfile::cpu_readback_resize: if the one dispatch that writes the
+// partition output `value` is a bilinear resize whose input is its own
+// root, written by a kernel, read by that resize alone and not crossing to
+// the CPU otherwise, removes that dispatch and returns how the CPU
+// interpolates the input (`source`) at readback; inactive otherwise.
+ReadbackResize TakeReadbackResize(const GraphBuilder& builder, ValueId value,
+                                  const std::vector<int>& outputs,
+                                  const std::vector<size_t>& direct_inputs,
+                                  std::vector<Dispatch>* dispatches, ValueId* source) {
+  auto has = [](const std::vector<ValueId>& ids, ValueId id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
+  auto writer = std::find_if(dispatches->begin(), dispatches->end(),
+                             [&](const Dispatch& d) { return has(d.outputs, value); });
+  if (writer == dispatches->end() || writer->outputs.size() != 1 ||
+      writer->inputs.size() != 1 || !writer->read_write.empty()) {
+    return {};
+  }
+  const ValueId in = writer->inputs[0];
+  const Value& input = builder.value(in);
+  if (input.storage_of >= 0 || input.kind != Value::Kind::kIntermediate ||
+      std::find(outputs.begin(), outputs.end(), input.tflite_index) != outputs.end() ||
+      std::find(direct_inputs.begin(), direct_inputs.end(), static_cast<size_t>(in)) !=
+          direct_inputs.end()) {
+    return {};
+  }
+  for (const auto& [written_back, index] : builder.write_backs()) {
+    if (written_back == in) return {};
+  }
+  int writers = 0, readers = 0;
+  for (const Dispatch& d : *dispatches) {
+    auto touches = [&](const std::vector<ValueId>& ids) {
+      return std::any_of(ids.begin(), ids.end(), [&](ValueId id) {
+        const ValueId root = builder.value(id).storage_of;
+        return (root >= 0 ? root : id) == in;
+      });
+    };
+    writers += touches(d.outputs) ? 1 : 0;
+    readers += touches(d.inputs) || touches(d.read_write) ? 1 : 0;
+  }
+  if (writers == 0 || readers != 1) return {};
+  ReadbackResize resize = ReadbackResizeOf(*writer, input.shape);
+  if (!resize.active || input.shape.b != builder.shape(value).b ||
+      input.shape.c != builder.shape(value).c) {
+    return {};
+  }
+  dispatches->erase(writer);
+  *source = in;
+  return resize;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
@@ -166,6 +217,8 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   const bool half_staging = device.fp16 && device.half_upload_staging &&
                             (device.texture_buffer_reads || device.staging_texture_reads);
   std::vector<size_t> direct_inputs;
+  // Inputs of the resizes the CPU does at readback (cpu_readback_resize).
+  std::vector<ValueId> cpu_resized;
   for (int index : inputs) {
     TFG_RETURN_IF_ERROR(builder.MarkInput(index));
     TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
@@ -249,6 +302,19 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     // cpu_readback_relayout (llvmpipe) takes any layout, relaid out on the
     // CPU, where the tensor is its own root (a view's root may be laid out
     // for another shape).
+    if (device.cpu_readback_resize && device.direct_transfers &&
+        root == static_cast<size_t>(value) && !marked(read, root)) {
+      ValueId source = -1;
+      ReadbackResize resize = TakeReadbackResize(builder, value, outputs, direct_inputs,
+                                                 &kernel_dispatches, &source);
+      if (resize.active) {
+        runtime->downloads_.push_back(
+            {index, source, elements, type, device.fp16, true, true, shape});
+        runtime->downloads_.back().resize = resize;
+        cpu_resized.push_back(source);
+        continue;
+      }
+    }
     const bool relayout = !Phwc4IsBhwc(shape);
     if (device.direct_transfers &&
         (!relayout || (device.cpu_readback_relayout && root == static_cast<size_t>(value))) &&
@@ -295,6 +361,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   // away.
   std::vector<ValueId> keep;
   for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+  keep.insert(keep.end(), cpu_resized.begin(), cpu_resized.end());
   if (dev.broadcast_concat_bias) {
     // What a convolution read around (kernels/conv.cc) goes first.
     runtime->fused_ += RemoveDeadDispatches(runtime->values_, keep, &kernel_dispatches);

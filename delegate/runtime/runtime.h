@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "delegate/graph/graph.h"
+#include "delegate/runtime/readback_resize.h"
 #include "delegate/runtime/gpu_binding.h"
 #include "delegate/runtime/host_copy.h"
 #include "delegate/runtime/invoke_timeline.h"
@@ -141,6 +142,9 @@ class PartitionRuntime {
     bool packed = false;
     bool write_back = false;  // a partition input written back (not bindable)
     bool gpu_bound = false;   // bound on the GPU: no host copy (BindGpu)
+    // DeviceProfile::cpu_readback_resize: `buffer` is a RESIZE_BILINEAR's
+    // PHWC4 input of shape `resize.source`, interpolated to `shape` on the CPU.
+    ReadbackResize resize;
   };
   // Per Value: whether the CPU writes or reads its buffer (then it has its
   // own buffer, outside the arena) and in what form.
@@ -304,6 +308,7 @@ class PartitionRuntime {
   std::vector<float> conversion_scratch_;  // bool/int32/uint8/int8 <-> float
   std::vector<uint16_t> half_scratch_;     // halves, where not mapped
   std::vector<float> phwc4_floats_;        // CPU relayouts (direct transfers)
+  std::vector<float> resize_scratch_;      // CPU resizes at readback (readback_resize.h)
   std::vector<uint16_t> phwc4_halves_;
   // Megabyte copies on several threads (device_.host_copy_threads); made
   // at the first such copy.
