@@ -18,6 +18,8 @@ struct ReadbackResize {
   float scale_h = 0.0f;     // as the kernel computed them (kernels/resize.cc)
   float scale_w = 0.0f;
   bool half_pixel = false;
+  ValueId gpu_output = -1;  // the resize's output: read back if it runs
+  int step = -1;            // its step, skipped while the CPU resizes
 };
 
 // The ReadbackResize of `dispatch` if it is a bilinear resize of an input of

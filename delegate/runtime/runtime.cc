@@ -106,9 +106,10 @@ Status TexturesHoldValues(const std::vector<Value>& values, const DeviceProfile&
 // DeviceProfile::cpu_readback_resize: if the one dispatch that writes the
 // partition output `value` is a bilinear resize whose input is its own
 // root, written by a kernel, read by that resize alone and not crossing to
-// the CPU otherwise, removes that dispatch and returns how the CPU
-// interpolates the input (`source`) at readback; inactive otherwise.
-ReadbackResize TakeReadbackResize(const GraphBuilder& builder, ValueId value,
+// the CPU otherwise, returns how the CPU interpolates that input (`source`)
+// at readback; inactive otherwise. The dispatch stays, skipped at invoke
+// until the output is bound on the GPU (BindGpu).
+ReadbackResize FindReadbackResize(const GraphBuilder& builder, ValueId value,
                                   const std::vector<int>& outputs,
                                   const std::vector<size_t>& direct_inputs,
                                   std::vector<Dispatch>* dispatches, ValueId* source) {
@@ -149,7 +150,7 @@ ReadbackResize TakeReadbackResize(const GraphBuilder& builder, ValueId value,
       input.shape.c != builder.shape(value).c) {
     return {};
   }
-  dispatches->erase(writer);
+  resize.gpu_output = value;
   *source = in;
   return resize;
 }
@@ -305,7 +306,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     if (device.cpu_readback_resize && device.direct_transfers &&
         root == static_cast<size_t>(value) && !marked(read, root)) {
       ValueId source = -1;
-      ReadbackResize resize = TakeReadbackResize(builder, value, outputs, direct_inputs,
+      ReadbackResize resize = FindReadbackResize(builder, value, outputs, direct_inputs,
                                                  &kernel_dispatches, &source);
       if (resize.active) {
         runtime->downloads_.push_back(
@@ -414,6 +415,11 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   }
   for (const Transfer& t : runtime->downloads_) {
     runtime->host_[t.buffer] = {HostSide::kDownload, !t.direct, t.half};
+    // The resize's own output too: read back instead if the output is
+    // bound on the GPU and the resize runs after all (BindGpu).
+    if (t.resize.active) {
+      runtime->host_[t.resize.gpu_output] = {HostSide::kDownload, false, t.half};
+    }
   }
 
   // Independent dispatches next to each other, so that no barrier
@@ -425,7 +431,34 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
   }
   for (Dispatch& d : post) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
+  runtime->SkipCpuResizes();
   return runtime;
+}
+
+void PartitionRuntime::SkipCpuResizes() {
+  for (Transfer& t : downloads_) {
+    if (!t.resize.active) continue;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Dispatch& d = steps_[i].dispatch;
+      if (d.shader == "resize" && d.outputs.size() == 1 && d.outputs[0] == t.resize.gpu_output) {
+        skip_step_.resize(steps_.size(), 0);
+        skip_step_[i] = 1;
+        t.resize.step = static_cast<int>(i);
+        ++cpu_resizes_;
+      }
+    }
+    if (t.resize.step < 0) UseGpuResize(t);  // a pass changed it: the GPU's
+  }
+}
+
+void PartitionRuntime::UseGpuResize(Transfer& t) {
+  if (t.resize.step >= 0) {
+    skip_step_[static_cast<size_t>(t.resize.step)] = 0;
+    --cpu_resizes_;
+  }
+  t.buffer = t.resize.gpu_output;
+  t.relayout = !Phwc4IsBhwc(t.shape);
+  t.resize = ReadbackResize();
 }
 
 Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {

@@ -59,7 +59,7 @@ class PartitionRuntime {
 
   long long gpu_bytes() const { return gpu_bytes_; }
   const MemoryStats& memory() const { return memory_; }
-  int dispatch_count() const { return static_cast<int>(steps_.size()); }
+  int dispatch_count() const { return static_cast<int>(steps_.size()) - cpu_resizes_; }
   // Elementwise dispatches folded into a convolution (delegate/passes/fusion.h).
   int fused_count() const { return fused_; }
   int barrier_count() const { return barriers_; }
@@ -164,6 +164,10 @@ class PartitionRuntime {
 
   PartitionRuntime() = default;
   Status AddStep(Dispatch dispatch, ProgramCache& programs);
+  // cpu_readback_resize: the resize steps the CPU stands in for, skipped;
+  // UseGpuResize runs one again and reads its output back instead.
+  void SkipCpuResizes();
+  void UseGpuResize(Transfer& t);
   // `same_uniforms`: a step this one stands in for, a variant of the same
   // shader with other compiled-in defines (a bound texture or buffer read
   // in place): it binds that step's uniform range instead of adding its own.
@@ -341,6 +345,7 @@ class PartitionRuntime {
   std::vector<GpuBound> gpu_bound_;
   std::vector<ExternalStorage> external_;  // per value (empty: none)
   std::vector<uint8_t> skip_step_;         // per step: replaced by a binding
+  int cpu_resizes_ = 0;  // resize steps skipped: the CPU resizes at readback
   std::vector<const Step*> replaced_by_;   // per step: a binding's variant, or null
   ProgramCache* programs_ = nullptr;       // for the gpu_io conversions
   // DeviceProfile::report_phases / report_timeline (off: no clock reads).
