@@ -442,7 +442,7 @@ void PartitionRuntime::SkipCpuResizes() {
       const Dispatch& d = steps_[i].dispatch;
       if (d.shader == "resize" && d.outputs.size() == 1 && d.outputs[0] == t.resize.gpu_output) {
         skip_step_.resize(steps_.size(), 0);
-        skip_step_[i] = 1;
+        skip_step_[i] = kCpuResizeSkip;
         t.resize.step = static_cast<int>(i);
         ++cpu_resizes_;
       }
@@ -452,10 +452,7 @@ void PartitionRuntime::SkipCpuResizes() {
 }
 
 void PartitionRuntime::UseGpuResize(Transfer& t) {
-  if (t.resize.step >= 0) {
-    skip_step_[static_cast<size_t>(t.resize.step)] = 0;
-    --cpu_resizes_;
-  }
+  if (t.resize.step >= 0) skip_step_[static_cast<size_t>(t.resize.step)] = 0;
   t.buffer = t.resize.gpu_output;
   t.relayout = !Phwc4IsBhwc(t.shape);
   t.resize = ReadbackResize();

@@ -345,7 +345,10 @@ class PartitionRuntime {
   std::vector<GpuBound> gpu_bound_;
   std::vector<ExternalStorage> external_;  // per value (empty: none)
   std::vector<uint8_t> skip_step_;         // per step: replaced by a binding
-  int cpu_resizes_ = 0;  // resize steps skipped: the CPU resizes at readback
+  // Resize steps skipped (skip_step_ == kCpuResizeSkip) at creation: the
+  // CPU resizes at readback. Fixed, so that dispatch_count() is too.
+  static constexpr uint8_t kCpuResizeSkip = 2;
+  int cpu_resizes_ = 0;
   std::vector<const Step*> replaced_by_;   // per step: a binding's variant, or null
   ProgramCache* programs_ = nullptr;       // for the gpu_io conversions
   // DeviceProfile::report_phases / report_timeline (off: no clock reads).
