@@ -144,7 +144,7 @@ class PartitionRuntime {
     bool gpu_bound = false;   // bound on the GPU: no host copy (BindGpu)
     // DeviceProfile::cpu_readback_resize: `buffer` is a RESIZE_BILINEAR's
     // PHWC4 input of shape `resize.source`, interpolated to `shape` on the CPU.
-    ReadbackResize resize;
+    ReadbackResize resize{};
   };
   // Per Value: whether the CPU writes or reads its buffer (then it has its
   // own buffer, outside the arena) and in what form.
