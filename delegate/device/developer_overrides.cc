@@ -190,6 +190,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.cpu_readback_relayout = Switch("TFLITE_GLES_X_CPU_READBACK_RELAYOUT");
   // A 1x1 convolution over a concat with a broadcast pixel: its bias (conv.cc).
   o.broadcast_concat_bias = Switch("TFLITE_GLES_X_BROADCAST_CONCAT_BIAS");
+  // An output's bilinear resize done by the CPU at readback (readback_resize.h).
+  o.cpu_readback_resize = Switch("TFLITE_GLES_X_CPU_READBACK_RESIZE");
   o.direct_max_bytes = Kilobytes("TFLITE_GLES_X_DIRECT_MAX_KB");
   o.readback = Readback("TFLITE_GLES_X_READBACK");
   // When an invoke flushes early (NVIDIA's command batching).

@@ -144,6 +144,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // (docs/perf/log.md, "llvm2"). Real GPUs keep their dispatches until
   // someone measures it there (it saves a concat and half that GEMM).
   device->broadcast_concat_bias = device->gpu->IsLlvmpipe();
+  // DeepLab's last op, a bilinear 33x33 -> 257x257 resize, stored 5.5 MB
+  // one lane at a time on llvmpipe; the CPU interpolates while it relays
+  // the output out anyway (docs/perf/log.md, "llvm3").
+  device->cpu_readback_resize = device->gpu->IsLlvmpipe();
   // A window of thousands of positions walked by one invocation is a serial
   // chain of fetches on a GPU (style transfer's instance-norm means: 50-80 us
   // each on an H200); llvmpipe runs a workgroup's invocations on one thread
@@ -333,6 +337,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.direct_transfers, &device->direct_transfers);
   Apply(o.cpu_readback_relayout, &device->cpu_readback_relayout);
   Apply(o.broadcast_concat_bias, &device->broadcast_concat_bias);
+  Apply(o.cpu_readback_resize, &device->cpu_readback_resize);
   Apply(o.half_upload, &device->half_upload_staging);
   Apply(o.streaming_upload, &device->streaming_upload);
   if (o.copy_threads) {

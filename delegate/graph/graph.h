@@ -291,6 +291,13 @@ struct DeviceProfile {
   // GPU's memory is the CPU's and its stores cost more than a CPU loop's
   // (llvmpipe). Set by TuneForDevice; TFLITE_GLES_X_CPU_READBACK_RELAYOUT.
   bool cpu_readback_relayout = false;
+  // With cpu_readback_relayout: a partition output that a RESIZE_BILINEAR
+  // writes is read back as the resize's input and interpolated by the CPU
+  // while it is relaid out (runtime/readback_resize.h): the resize's
+  // dispatch goes, and its stores, one lane at a time on llvmpipe, with it
+  // (DeepLab's final 33x33 -> 257x257). Set by TuneForDevice (llvmpipe);
+  // TFLITE_GLES_X_CPU_READBACK_RESIZE=0/1.
+  bool cpu_readback_resize = false;
   // A 1x1 convolution over CONCATENATION(X, RESIZE(P)) with P one pixel
   // (DeepLab's ASPP: the image-pooling branch broadcast over the map) reads
   // X alone; P's share of every output is the same at every pixel, so a

@@ -103,6 +103,58 @@ Status TexturesHoldValues(const std::vector<Value>& values, const DeviceProfile&
   return Status::Ok();
 }
 
+// DeviceProfile::cpu_readback_resize: if the one dispatch that writes the
+// partition output `value` is a bilinear resize whose input is its own
+// root, written by a kernel, read by that resize alone and not crossing to
+// the CPU otherwise, returns how the CPU interpolates that input (`source`)
+// at readback; inactive otherwise. The dispatch stays, skipped at invoke
+// until the output is bound on the GPU (BindGpu).
+ReadbackResize FindReadbackResize(const GraphBuilder& builder, ValueId value,
+                                  const std::vector<int>& outputs,
+                                  const std::vector<size_t>& direct_inputs,
+                                  std::vector<Dispatch>* dispatches, ValueId* source) {
+  auto has = [](const std::vector<ValueId>& ids, ValueId id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
+  auto writer = std::find_if(dispatches->begin(), dispatches->end(),
+                             [&](const Dispatch& d) { return has(d.outputs, value); });
+  if (writer == dispatches->end() || writer->outputs.size() != 1 ||
+      writer->inputs.size() != 1 || !writer->read_write.empty()) {
+    return {};
+  }
+  const ValueId in = writer->inputs[0];
+  const Value& input = builder.value(in);
+  if (input.storage_of >= 0 || input.kind != Value::Kind::kIntermediate ||
+      std::find(outputs.begin(), outputs.end(), input.tflite_index) != outputs.end() ||
+      std::find(direct_inputs.begin(), direct_inputs.end(), static_cast<size_t>(in)) !=
+          direct_inputs.end()) {
+    return {};
+  }
+  for (const auto& [written_back, index] : builder.write_backs()) {
+    if (written_back == in) return {};
+  }
+  int writers = 0, readers = 0;
+  for (const Dispatch& d : *dispatches) {
+    auto touches = [&](const std::vector<ValueId>& ids) {
+      return std::any_of(ids.begin(), ids.end(), [&](ValueId id) {
+        const ValueId root = builder.value(id).storage_of;
+        return (root >= 0 ? root : id) == in;
+      });
+    };
+    writers += touches(d.outputs) ? 1 : 0;
+    readers += touches(d.inputs) || touches(d.read_write) ? 1 : 0;
+  }
+  if (writers == 0 || readers != 1) return {};
+  ReadbackResize resize = ReadbackResizeOf(*writer, input.shape);
+  if (!resize.active || input.shape.b != builder.shape(value).b ||
+      input.shape.c != builder.shape(value).c) {
+    return {};
+  }
+  resize.gpu_output = value;
+  *source = in;
+  return resize;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
@@ -166,6 +218,8 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   const bool half_staging = device.fp16 && device.half_upload_staging &&
                             (device.texture_buffer_reads || device.staging_texture_reads);
   std::vector<size_t> direct_inputs;
+  // Inputs of the resizes the CPU does at readback (cpu_readback_resize).
+  std::vector<ValueId> cpu_resized;
   for (int index : inputs) {
     TFG_RETURN_IF_ERROR(builder.MarkInput(index));
     TFG_ASSIGN_OR_RETURN(ValueId value, builder.TensorValue(index));
@@ -249,6 +303,19 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     // cpu_readback_relayout (llvmpipe) takes any layout, relaid out on the
     // CPU, where the tensor is its own root (a view's root may be laid out
     // for another shape).
+    if (device.cpu_readback_resize && device.direct_transfers &&
+        root == static_cast<size_t>(value) && !marked(read, root)) {
+      ValueId source = -1;
+      ReadbackResize resize = FindReadbackResize(builder, value, outputs, direct_inputs,
+                                                 &kernel_dispatches, &source);
+      if (resize.active) {
+        runtime->downloads_.push_back(
+            {index, source, elements, type, device.fp16, true, true, shape});
+        runtime->downloads_.back().resize = resize;
+        cpu_resized.push_back(source);
+        continue;
+      }
+    }
     const bool relayout = !Phwc4IsBhwc(shape);
     if (device.direct_transfers &&
         (!relayout || (device.cpu_readback_relayout && root == static_cast<size_t>(value))) &&
@@ -295,6 +362,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   // away.
   std::vector<ValueId> keep;
   for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
+  keep.insert(keep.end(), cpu_resized.begin(), cpu_resized.end());
   if (dev.broadcast_concat_bias) {
     // What a convolution read around (kernels/conv.cc) goes first.
     runtime->fused_ += RemoveDeadDispatches(runtime->values_, keep, &kernel_dispatches);
@@ -347,6 +415,11 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   }
   for (const Transfer& t : runtime->downloads_) {
     runtime->host_[t.buffer] = {HostSide::kDownload, !t.direct, t.half};
+    // The resize's own output too: read back instead if the output is
+    // bound on the GPU and the resize runs after all (BindGpu).
+    if (t.resize.active) {
+      runtime->host_[t.resize.gpu_output] = {HostSide::kDownload, false, t.half};
+    }
   }
 
   // Independent dispatches next to each other, so that no barrier
@@ -358,7 +431,31 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
   }
   for (Dispatch& d : post) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
+  runtime->SkipCpuResizes();
   return runtime;
+}
+
+void PartitionRuntime::SkipCpuResizes() {
+  for (Transfer& t : downloads_) {
+    if (!t.resize.active) continue;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Dispatch& d = steps_[i].dispatch;
+      if (d.shader == "resize" && d.outputs.size() == 1 && d.outputs[0] == t.resize.gpu_output) {
+        skip_step_.resize(steps_.size(), 0);
+        skip_step_[i] = kCpuResizeSkip;
+        t.resize.step = static_cast<int>(i);
+        ++cpu_resizes_;
+      }
+    }
+    if (t.resize.step < 0) UseGpuResize(t);  // a pass changed it: the GPU's
+  }
+}
+
+void PartitionRuntime::UseGpuResize(Transfer& t) {
+  if (t.resize.step >= 0) skip_step_[static_cast<size_t>(t.resize.step)] = 0;
+  t.buffer = t.resize.gpu_output;
+  t.relayout = !Phwc4IsBhwc(t.shape);
+  t.resize = ReadbackResize();
 }
 
 Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {

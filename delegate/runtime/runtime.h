@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "delegate/graph/graph.h"
+#include "delegate/runtime/readback_resize.h"
 #include "delegate/runtime/gpu_binding.h"
 #include "delegate/runtime/host_copy.h"
 #include "delegate/runtime/invoke_timeline.h"
@@ -58,7 +59,7 @@ class PartitionRuntime {
 
   long long gpu_bytes() const { return gpu_bytes_; }
   const MemoryStats& memory() const { return memory_; }
-  int dispatch_count() const { return static_cast<int>(steps_.size()); }
+  int dispatch_count() const { return static_cast<int>(steps_.size()) - cpu_resizes_; }
   // Elementwise dispatches folded into a convolution (delegate/passes/fusion.h).
   int fused_count() const { return fused_; }
   int barrier_count() const { return barriers_; }
@@ -141,6 +142,9 @@ class PartitionRuntime {
     bool packed = false;
     bool write_back = false;  // a partition input written back (not bindable)
     bool gpu_bound = false;   // bound on the GPU: no host copy (BindGpu)
+    // DeviceProfile::cpu_readback_resize: `buffer` is a RESIZE_BILINEAR's
+    // PHWC4 input of shape `resize.source`, interpolated to `shape` on the CPU.
+    ReadbackResize resize{};
   };
   // Per Value: whether the CPU writes or reads its buffer (then it has its
   // own buffer, outside the arena) and in what form.
@@ -160,6 +164,10 @@ class PartitionRuntime {
 
   PartitionRuntime() = default;
   Status AddStep(Dispatch dispatch, ProgramCache& programs);
+  // cpu_readback_resize: the resize steps the CPU stands in for, skipped;
+  // UseGpuResize runs one again and reads its output back instead.
+  void SkipCpuResizes();
+  void UseGpuResize(Transfer& t);
   // `same_uniforms`: a step this one stands in for, a variant of the same
   // shader with other compiled-in defines (a bound texture or buffer read
   // in place): it binds that step's uniform range instead of adding its own.
@@ -304,6 +312,7 @@ class PartitionRuntime {
   std::vector<float> conversion_scratch_;  // bool/int32/uint8/int8 <-> float
   std::vector<uint16_t> half_scratch_;     // halves, where not mapped
   std::vector<float> phwc4_floats_;        // CPU relayouts (direct transfers)
+  std::vector<float> resize_scratch_;      // CPU resizes at readback (readback_resize.h)
   std::vector<uint16_t> phwc4_halves_;
   // Megabyte copies on several threads (device_.host_copy_threads); made
   // at the first such copy.
@@ -336,6 +345,10 @@ class PartitionRuntime {
   std::vector<GpuBound> gpu_bound_;
   std::vector<ExternalStorage> external_;  // per value (empty: none)
   std::vector<uint8_t> skip_step_;         // per step: replaced by a binding
+  // Resize steps skipped (skip_step_ == kCpuResizeSkip) at creation: the
+  // CPU resizes at readback. Fixed, so that dispatch_count() is too.
+  static constexpr uint8_t kCpuResizeSkip = 2;
+  int cpu_resizes_ = 0;
   std::vector<const Step*> replaced_by_;   // per step: a binding's variant, or null
   ProgramCache* programs_ = nullptr;       // for the gpu_io conversions
   // DeviceProfile::report_phases / report_timeline (off: no clock reads).

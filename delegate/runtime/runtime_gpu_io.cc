@@ -280,6 +280,11 @@ Status PartitionRuntime::BindGpu(int tflite_index, GpuBinding binding,
                          " is not an input or output of this GPU partition");
   }
   UnbindGpu(tflite_index);
+  // A binding reads the resized tensor: the GPU's resize writes it again
+  // (DeviceProfile::cpu_readback_resize), for as long as the runtime lives.
+  for (Transfer& t : downloads_) {
+    if (!input && t.tflite_index == tflite_index && t.resize.active) UseGpuResize(t);
+  }
   programs_ = &programs;
   GpuBound bound;
   bound.tflite_index = tflite_index;

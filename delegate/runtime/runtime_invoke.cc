@@ -165,12 +165,18 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
       return std::find(points.begin(), points.end(), static_cast<int>(issued)) != points.end();
     };
     if (flush_point(0)) TFG_GL(glFlush());
+    // A barrier scheduled before a resize the CPU stands in for
+    // (kCpuResizeSkip) may cover what a later dispatch reads: it moves on.
+    bool pending_barrier = false;
     for (size_t i = 0; i < steps_.size(); ++i) {
       if (skipped(i)) {
+        pending_barrier |= skip_step_[i] == kCpuResizeSkip && steps_[i].barrier_before;
         TFG_RETURN_IF_ERROR(timeline_.Skipped(static_cast<int>(i)));
         continue;
       }
-      TFG_RETURN_IF_ERROR(BindAndDispatch(StepAt(i), steps_[i].barrier_before));
+      TFG_RETURN_IF_ERROR(
+          BindAndDispatch(StepAt(i), steps_[i].barrier_before || pending_barrier));
+      pending_barrier = false;
       // The time line's stamp before the flush, so that it travels in the
       // same batch as its dispatch.
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));

@@ -194,7 +194,9 @@ Status PartitionRuntime::DownloadRelaidOut(const Transfer& download, float* floa
   // A direct readback of a PHWC4 tensor (DeviceProfile::cpu_readback_relayout):
   // its vec4s, padded lanes included, relaid out into BHWC here.
   const gl::Buffer& buffer = buffers_[download.buffer];
-  const size_t stored = static_cast<size_t>(download.shape.vec4_count()) * 4;
+  // With a CPU resize the buffer is the resize's input (its own shape).
+  const Shape4& layout = download.resize.active ? download.resize.source : download.shape;
+  const size_t stored = static_cast<size_t>(layout.vec4_count()) * 4;
   const size_t bytes = stored * (download.half ? sizeof(uint16_t) : sizeof(float));
   if (bytes > buffer.bytes()) {
     return Status::Error("output tensor " + std::to_string(download.tflite_index) +
@@ -215,7 +217,11 @@ Status PartitionRuntime::DownloadRelaidOut(const Transfer& download, float* floa
     TFG_RETURN_IF_ERROR(buffer.Download(0, bytes, phwc4_floats_.data()));
     phwc4 = phwc4_floats_.data();
   }
-  Phwc4ToBhwc(phwc4, download.shape, floats);
+  if (download.resize.active) {
+    ResizeBilinearPhwc4ToBhwc(phwc4, download.resize, download.shape, floats, &resize_scratch_);
+  } else {
+    Phwc4ToBhwc(phwc4, download.shape, floats);
+  }
   return FinishDownload(download, tensor);
 }
 

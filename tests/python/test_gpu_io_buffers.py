@@ -419,3 +419,39 @@ def test_cpu_op_reading_a_bound_output_gets_it_through_the_interpreter(app):
         np.testing.assert_array_equal(gl.read_buffer(buffer, int(np.prod(shape))).reshape(shape),
                                       np.maximum(inputs[0] + inputs[1], 0))
     del interp
+
+
+@pytest.mark.parametrize("layout", ["bhwc", "phwc4"])
+def test_bound_output_of_a_resize_the_cpu_did_at_readback(app, monkeypatch, layout):
+    """TFLITE_GLES_X_CPU_READBACK_RESIZE (llvmpipe's default) leaves an
+    output's bilinear resize to the readback; bound on the GPU, the resize
+    runs there again, also after unbinding."""
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_TRANSFERS", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RESIZE", "1")
+    b = gt.ModelBuilder()
+    x_id = b.add_input([1, 5, 4, 6])
+    mid = b.add_tensor([1, 5, 4, 6])
+    b.add_op("RELU", [x_id], [mid])
+    out_id = b.add_tensor([1, 9, 7, 6])
+    b.add_op("RESIZE_BILINEAR", [mid, b.add_const(np.array([9, 7], np.int32))], [out_id],
+             {"align_corners": False, "half_pixel_centers": True})
+    b.set_outputs([out_id])
+    model = b.build()
+    delegate, interp, io = bound_interpreter(model)
+    gl = gpu_io.Gl()
+    inp, out = interp.get_input_details()[0], interp.get_output_details()[0]
+    x = gt.random_inputs([inp["shape"]], seed=4)[0]
+    cpu = cpu_outputs(model, x)
+    assert gt.relative_error(gt.invoke(interp, [x])[0], cpu) <= FP32  # the CPU's resize
+    buffer = gl.create_buffer(io.buffer_bytes(out["index"], layout))
+    io.bind_buffer(out["index"], buffer, layout)
+    x = gt.random_inputs([inp["shape"]], seed=5)[0]
+    interp.set_tensor(inp["index"], x)
+    interp.invoke()
+    floats = io.buffer_bytes(out["index"], layout) // 4
+    bound = from_layout(gl.read_buffer(buffer, floats), layout, out["shape"])
+    assert gt.relative_error(bound, cpu_outputs(model, x)) <= FP32
+    io.unbind(out["index"])
+    x = gt.random_inputs([inp["shape"]], seed=6)[0]
+    assert gt.relative_error(gt.invoke(interp, [x])[0], cpu_outputs(model, x)) <= FP32
+    del interp

@@ -181,3 +181,56 @@ def test_an_output_that_is_also_read_keeps_its_conversion(monkeypatch):
                                               for _ in range(2)], {}, True, False)
     # Direct uploads; ADD, MUL; `mid` read back through a conversion.
     assert stats["dispatches"] == 3, stats
+
+
+def resize_output_model(shape, size, align_corners, half_pixel, also_read=False):
+    """ADD -> RESIZE_BILINEAR as the output (DeepLab's end); with also_read
+    the ADD's result feeds a MUL output as well."""
+    b = ModelBuilder()
+    x = b.add_input(shape)
+    y = b.add_input(shape)
+    mid = b.add_tensor(shape)
+    out = b.add_tensor([shape[0], *size, shape[3]])
+    b.add_op("ADD", [x, y], [mid], {"fused_activation_function": "NONE"})
+    b.add_op("RESIZE_BILINEAR", [mid, b.add_const(np.array(size, np.int32))], [out],
+             {"align_corners": align_corners, "half_pixel_centers": half_pixel})
+    outputs = [out]
+    if also_read:
+        product = b.add_tensor(shape)
+        b.add_op("MUL", [mid, y], [product], {"fused_activation_function": "NONE"})
+        outputs.append(product)
+    b.set_outputs(outputs)
+    return b.build()
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("shape,size,align_corners,half_pixel", [
+    ([1, 4, 4, 21], [25, 25], False, False),  # DeepLab's 8x + 1, 21 classes
+    ([2, 5, 7, 6], [11, 16], False, True),    # two batches, half-pixel centres
+    ([1, 3, 5, 9], [7, 4], True, False),      # align_corners, narrower in x
+], ids=["deeplab-like", "half-pixel", "align-corners"])
+def test_an_output_resize_runs_on_the_cpu_at_readback(
+        monkeypatch, shape, size, align_corners, half_pixel, precision):
+    """TFLITE_GLES_X_CPU_READBACK_RESIZE (llvmpipe's default): the resize's
+    input is read back and interpolated on the CPU; the dispatch count
+    proves that the resize's dispatch is gone, and where its input is read
+    by another kernel too, that it stays."""
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_TRANSFERS", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "1")
+    rng = np.random.default_rng(shape[-1])
+    options = FP16 if precision == "fp16" else {}
+
+    def inputs(_):
+        return [rng.uniform(-3, 3, shape).astype(np.float32) for _ in range(2)]
+
+    dispatches = {}
+    for switch in ("0", "1"):
+        monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RESIZE", switch)
+        for also_read in (False, True):
+            model = resize_output_model(shape, size, align_corners, half_pixel, also_read)
+            stats = run_invokes(model, inputs, options, exact=False,
+                                fp16=precision == "fp16")
+            dispatches[switch, also_read] = stats["dispatches"]
+    # ADD and the resize (and the MUL); on the CPU: the ADD alone.
+    assert dispatches == {("0", False): 2, ("0", True): 3,
+                          ("1", False): 1, ("1", True): 3}, dispatches
