@@ -11,10 +11,11 @@
 #    style, fp32 and fp16: CPU upload done, GPU past the uploads, each
 #    dispatch's end, the last dispatch's end, wait + readback.
 # 2. options_ab.py on DeepLab (one process, invokes interleaved; median and
-#    min, so the clock sag shows): copy threads 1/2/default for the 5.5 MB
-#    output, the image-pooling bias fold (TFLITE_GLES_X_BROADCAST_CONCAT_BIAS,
-#    off on NVIDIA by default), the CPU relayout of the readback, the
-#    readback waits (fence, spin); fp32 and fp16. Style: copy threads 1.
+#    min, so the clock sag shows), fp32 and fp16: the identity resize's view
+#    off (TFLITE_GLES_X_RESIZE_VIEW=0, = base), defaults, the image-pooling
+#    bias fold (TFLITE_GLES_X_BROADCAST_CONCAT_BIAS=1, now on gemm.comp too),
+#    the output copy with streaming stores (TFLITE_GLES_X_STREAMING_READBACK=1),
+#    both; copy threads 1/2 for the 5.5 MB output. Style: streaming readback.
 # 3. run_bench.py base / new / base / new (ours fp32 + fp16), LiteRT GPU
 #    once: DeepLab, style, palm, face, MobileNet v1 1.0 (stand-in).
 # Under 4 minutes; the table is last.
@@ -36,16 +37,19 @@ for model in deeplab style; do
   done
 done
 CT=env.TFLITE_GLES_X_COPY_THREADS; BC=env.TFLITE_GLES_X_BROADCAST_CONCAT_BIAS
-RL=env.TFLITE_GLES_X_CPU_READBACK_RELAYOUT; RB=env.TFLITE_GLES_X_READBACK
+RV=env.TFLITE_GLES_X_RESIZE_VIEW; SR=env.TFLITE_GLES_X_STREAMING_READBACK
 {
-  TFLITE_GLES_LIB=$NEW_LIB timeout 90 python3 bench/options_ab.py --model "$DL" --iterations 300 \
-    --variant fp32: --variant "fp32-ct1:$CT=1" --variant "fp32-ct2:$CT=2" \
-    --variant "fp32-bcb:$BC=1" --variant "fp32-relayout:$RL=1" --variant "fp32-fence:$RB=fence" \
-    --variant "fp32-spin:$RB=mapped_spin" \
-    --variant "fp16:$F16" --variant "fp16-ct1:$F16,$CT=1" --variant "fp16-bcb:$F16,$BC=1" 2>&1
+  # DeepLab: session 12's switches (view on by default; bias fold and
+  # streaming readback off by default), and copy threads 1 / 2.
+  TFLITE_GLES_LIB=$NEW_LIB timeout 100 python3 bench/options_ab.py --model "$DL" --iterations 300 \
+    --variant "fp32-noview:$RV=0" --variant fp32: --variant "fp32-bcb:$BC=1" \
+    --variant "fp32-stream:$SR=1" --variant "fp32-all:$BC=1,$SR=1" \
+    --variant "fp32-ct1:$CT=1" --variant "fp32-ct2:$CT=2" \
+    --variant "fp16-noview:$F16,$RV=0" --variant "fp16:$F16" --variant "fp16-bcb:$F16,$BC=1" \
+    --variant "fp16-stream:$F16,$SR=1" --variant "fp16-all:$F16,$BC=1,$SR=1" 2>&1
   TFLITE_GLES_LIB=$NEW_LIB timeout 45 python3 bench/options_ab.py --model "$ST" --iterations 300 \
-    --variant fp32: --variant "fp32-ct1:$CT=1" --variant "fp16:$F16" \
-    --variant "fp16-ct1:$F16,$CT=1" 2>&1
+    --variant fp32: --variant "fp32-stream:$SR=1" --variant "fp16:$F16" \
+    --variant "fp16-stream:$F16,$SR=1" 2>&1
 } | grep -v "^INFO\|^WARNING" > "$OUT/ab.txt"
 MODELS=()
 for m in deeplabv3_257_mv_gpu style_transfer_f16_384 palm_detection_full face_detection_short_range; do
