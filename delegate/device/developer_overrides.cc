@@ -155,6 +155,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.pointwise_tile = Text("TFLITE_GLES_X_POINTWISE_TILE");
   o.conv_unroll = Switch("TFLITE_GLES_X_CONV_UNROLL");
   o.fuse_mirror_pad = Switch("TFLITE_GLES_X_FUSE_MIRROR_PAD");
+  o.resize_view = Switch("TFLITE_GLES_X_RESIZE_VIEW");
   o.fuse_ew_prologue = Switch("TFLITE_GLES_X_FUSE_EW_PROLOGUE");
   o.fuse_fc_chain = Switch("TFLITE_GLES_X_FUSE_FC_CHAIN");
   o.fuse_chain_mean = Switch("TFLITE_GLES_X_FUSE_CHAIN_MEAN");
@@ -184,6 +185,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.upload_usage = Usage("TFLITE_GLES_X_UPLOAD_USAGE");
   o.mapped_upload = Switch("TFLITE_GLES_X_MAPPED_UPLOAD");
   o.streaming_upload = Switch("TFLITE_GLES_X_STREAMING_UPLOAD");
+  o.streaming_readback = Switch("TFLITE_GLES_X_STREAMING_READBACK");
   o.copy_threads = NonNegative("TFLITE_GLES_X_COPY_THREADS");
   o.half_upload = Switch("TFLITE_GLES_X_HALF_UPLOAD");
   o.direct_transfers = Switch("TFLITE_GLES_X_DIRECT_TRANSFERS");

@@ -45,6 +45,7 @@ struct DeveloperOverrides {
   std::optional<bool> fuse_chain_mean;           // TFLITE_GLES_X_FUSE_CHAIN_MEAN
   std::optional<bool> fuse_resize_prologue;      // TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE
   std::optional<bool> fuse_mirror_pad;           // TFLITE_GLES_X_FUSE_MIRROR_PAD
+  std::optional<bool> resize_view;               // TFLITE_GLES_X_RESIZE_VIEW
   std::optional<bool> batch_gemms;               // TFLITE_GLES_X_BATCH_GEMMS
   std::optional<bool> norm_split;                // TFLITE_GLES_X_NORM_SPLIT
   std::string conv_tile;                         // TFLITE_GLES_X_CONV_TILE
@@ -67,6 +68,7 @@ struct DeveloperOverrides {
   std::optional<unsigned> upload_usage;          // TFLITE_GLES_X_UPLOAD_USAGE
   std::optional<bool> mapped_upload;             // TFLITE_GLES_X_MAPPED_UPLOAD
   std::optional<bool> streaming_upload;          // TFLITE_GLES_X_STREAMING_UPLOAD
+  std::optional<bool> streaming_readback;        // TFLITE_GLES_X_STREAMING_READBACK
   std::optional<long long> copy_threads;         // TFLITE_GLES_X_COPY_THREADS
   std::optional<size_t> model_data_chunk;        // TFLITE_GLES_X_MODEL_DATA_CHUNK_KB (x 1024)
   std::optional<bool> half_upload;               // TFLITE_GLES_X_HALF_UPLOAD

@@ -303,6 +303,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   device->conv_k_unroll = false;
   Apply(o.conv_unroll, &device->conv_k_unroll);
   Apply(o.fuse_mirror_pad, &device->fuse_mirror_pad);
+  Apply(o.resize_view, &device->identity_resize_view);
   Apply(o.batch_gemms, &device->batch_gemms);
   Apply(o.norm_split, &device->norm_split);
   Apply(o.report_phases, &device->report_phases);
@@ -340,6 +341,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.cpu_readback_resize, &device->cpu_readback_resize);
   Apply(o.half_upload, &device->half_upload_staging);
   Apply(o.streaming_upload, &device->streaming_upload);
+  Apply(o.streaming_readback, &device->streaming_readback);
   if (o.copy_threads) {
     device->host_copy_threads = static_cast<int>(std::min<long long>(*o.copy_threads, 64));
   }

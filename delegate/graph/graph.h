@@ -160,6 +160,12 @@ struct DeviceProfile {
   // (delegate/runtime/host_copy.h; x86-64 only). Set by TuneForDevice;
   // TFLITE_GLES_X_STREAMING_UPLOAD=0/1.
   bool streaming_upload = false;
+  // The copy of a mapped readback into TFLite's tensor with non-temporal
+  // stores (no read for ownership of the destination: a third less host
+  // memory traffic on DeepLab's 5.5 MB output, but the tensor is then not
+  // in the CPU's caches for the caller's read); off until measured
+  // (docs/perf/log.md, "deep, session 12"). TFLITE_GLES_X_STREAMING_READBACK.
+  bool streaming_readback = false;
   // The most threads a megabyte copy between TFLite's tensors and mapped
   // staging uses (delegate/runtime/host_copy.h, CopyWorkers); 1: the
   // calling thread alone. Set by TuneForDevice; TFLITE_GLES_X_COPY_THREADS.
@@ -218,6 +224,11 @@ struct DeviceProfile {
   // convolution's gather (delegate/passes/mirror_pad_fusion.h);
   // TFLITE_GLES_X_FUSE_MIRROR_PAD=0/1.
   bool fuse_mirror_pad = true;
+  // A RESIZE to its input's own size that is exactly a copy (bilinear, or
+  // nearest without align_corners + half_pixel_centers) is a view of its
+  // input, no dispatch (kernels/resize.cc; DeepLab's 33 -> 33);
+  // TFLITE_GLES_X_RESIZE_VIEW=0/1.
+  bool identity_resize_view = true;
   // Split-K GEMMs of one shared input whose outputs only instance norms'
   // statistics read run as one dispatch (delegate/passes/gemm_batching.h);
   // TFLITE_GLES_X_BATCH_GEMMS=0/1.

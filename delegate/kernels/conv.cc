@@ -182,6 +182,13 @@ Status BuildBroadcastConcatConv(const NodeView& node, GraphBuilder& builder,
   x_gemm.row_pixels = x_shape.h * x_shape.w;
   x_gemm.depth_steps = x_shape.slices();
   x_gemm.depth_stride = x_shape.h * x_shape.w;
+  if (builder.device().shared_memory_gemm) {
+    // NVIDIA's GEMM (gemm.comp) reads the pixel's share as its bias tensor.
+    return kernels::AddSharedGemmDispatch(node, builder, split.x, out, x_gemm,
+                                          part(split.x_first, x_shape.c), {},
+                                          params->activation,
+                                          part_lazy(split.x_first, x_shape.c), pixel_bias);
+  }
   return kernels::AddConv2dDispatch(node, builder, split.x, out, {}, &x_gemm,
                                     4 * x_gemm.depth_steps, part(split.x_first, x_shape.c),
                                     {}, params->activation,
@@ -224,8 +231,7 @@ Status BuildConv(const NodeView& node, GraphBuilder& builder) {
     };
     lazy.recipe += " pointwise";
     BroadcastConcat split;
-    if (builder.device().broadcast_concat_bias && !builder.device().shared_memory_gemm &&
-        FindBroadcastConcat(builder, in, &split)) {
+    if (builder.device().broadcast_concat_bias && FindBroadcastConcat(builder, in, &split)) {
       return BuildBroadcastConcatConv(node, builder, split, out, weight, bias, lazy);
     }
     if (builder.device().shared_memory_gemm) {

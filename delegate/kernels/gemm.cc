@@ -385,7 +385,8 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
                              ValueId in, ValueId out, const GemmInput& gemm,
                              const WeightAt& weight,
                              const std::vector<float>& bias,
-                             abi::FusedActivation activation, const LazyWeights& lazy) {
+                             abi::FusedActivation activation, const LazyWeights& lazy,
+                             ValueId bias_value) {
   const Shape4 in_shape = builder.shape(in);
   const Shape4 out_shape = builder.shape(out);
   const int out_slices = out_shape.slices();
@@ -445,7 +446,8 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
   ValueId weights =
       NewGemmWeights(builder, out_shape.c, 1, in_lanes, tile_slices, weight, lazy);
   ValueId packed_bias =
-      builder.NewConstant(PackBias(bias, out_shape.c, weight_slices));
+      bias_value >= 0 ? bias_value
+                      : builder.NewConstant(PackBias(bias, out_shape.c, weight_slices));
   dispatch.outputs = {out};
   dispatch.inputs = {in, weights, packed_bias};
   builder.AddDispatch(std::move(dispatch));

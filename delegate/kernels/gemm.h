@@ -58,7 +58,10 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
                              const WeightAt& weight,
                              const std::vector<float>& bias,
                              abi::FusedActivation activation,
-                             const LazyWeights& lazy = LazyWeights());
+                             const LazyWeights& lazy = LazyWeights(),
+                             ValueId bias_value = -1);
+// With `bias_value` >= 0 the bias is that tensor (one vec4 per output
+// slice: gemm.comp reads it only below OUT_S) instead of `bias`.
 
 // A gemm.comp dispatch whose A matrix is computed in its workgroups by a
 // 3x3 depthwise prologue (DW_PROLOGUE_*, delegate/passes/dw_fusion.h): each

@@ -87,10 +87,20 @@ Status Check(const NodeView& node, const GraphContext& graph,
 Status Build(const NodeView& node, GraphBuilder& builder) {
   const bool bilinear = node.op() == abi::kTfLiteBuiltinResizeBilinear;
   TFG_ASSIGN_OR_RETURN(ResizeFlags flags, FlagsOf(node));
-  TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, 0));
   TFG_ASSIGN_OR_RETURN(ValueId in, builder.Input(node, 0));
-  const Shape4 out_shape = builder.shape(out);
   const Shape4 in_shape = builder.shape(in);
+  // To the input's own size the scale is exactly 1 under every rule, so a
+  // bilinear source is the output pixel itself (weights 1, 0, 0, 0), and a
+  // nearest one too, except with align_corners and half_pixel_centers
+  // together, which rounds o + 0.5 up to the next pixel. Then the output
+  // is the input: a view, no dispatch (DeepLab's 33 -> 33 resize).
+  if (builder.device().identity_resize_view &&
+      ShapeOf(node.output(0)) == in_shape &&
+      (bilinear || !(flags.align_corners && flags.half_pixel_centers))) {
+    return builder.Alias(node.output_index(0), builder.NewView(in, in_shape));
+  }
+  TFG_ASSIGN_OR_RETURN(ValueId out, builder.Output(node, 0));
+  const Shape4 out_shape = builder.shape(out);
 
   Dispatch dispatch =
       kernels::ElementwiseDispatch("resize", out_shape, builder.device());

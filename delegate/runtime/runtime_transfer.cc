@@ -182,7 +182,7 @@ Status PartitionRuntime::DownloadOutput(const Transfer& download,
       return Status::Error("output tensor " + std::to_string(download.tflite_index) +
                            " exceeds its GPU buffer");
     }
-    copy_workers().Copy(floats, buffer.mapped(), bytes, /*streaming=*/false);
+    copy_workers().Copy(floats, buffer.mapped(), bytes, device_.streaming_readback);
   } else {
     TFG_RETURN_IF_ERROR(buffer.Download(0, download.elements * sizeof(float), floats));
   }

@@ -519,17 +519,20 @@ def broadcast_concat_conv_model(cx, cp, resize_op, pixel_first, half_pixel, seed
     return b.build()
 
 
-@pytest.mark.parametrize("cx,cp,resize_op,pixel_first,half_pixel,fp16", [
-    (8, 8, "RESIZE_BILINEAR", False, True, False),
-    (6, 5, "RESIZE_NEAREST_NEIGHBOR", True, False, False),
-    (12, 4, "RESIZE_BILINEAR", True, False, True),
+@pytest.mark.parametrize("cx,cp,resize_op,pixel_first,half_pixel,fp16,gemm", [
+    (8, 8, "RESIZE_BILINEAR", False, True, False, False),
+    (6, 5, "RESIZE_NEAREST_NEIGHBOR", True, False, False, False),
+    (12, 4, "RESIZE_BILINEAR", True, False, True, False),
+    # NVIDIA's path: the projection on gemm.comp, its bias the pixel's share.
+    (8, 8, "RESIZE_BILINEAR", False, True, False, True),
+    (12, 4, "RESIZE_BILINEAR", True, False, True, True),
 ])
 def test_a_broadcast_pixel_in_a_concat_becomes_the_convolutions_bias(
-        monkeypatch, cx, cp, resize_op, pixel_first, half_pixel, fp16):
+        monkeypatch, cx, cp, resize_op, pixel_first, half_pixel, fp16, gemm):
     """TFLITE_GLES_X_BROADCAST_CONCAT_BIAS (llvmpipe's default): the
     convolution reads X and a one-row GEMM of P as its bias; the resize and
     the concat are dropped, one dispatch fewer in all."""
-    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "0")
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1" if gemm else "0")
     monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "0")
     model = broadcast_concat_conv_model(cx, cp, resize_op, pixel_first, half_pixel, cx + cp)
     inputs = random_inputs([[1, 7, 9, cx], [1, 1, 1, cp]], seed=cx)

@@ -11,8 +11,8 @@ refuses such a model before any delegate sees it."""
 import numpy as np
 import pytest
 
-from gles_testing import (assert_close, assert_fully_delegated, random_inputs,
-                          run_cpu_and_gpu, single_op_model)
+from gles_testing import (ModelBuilder, assert_close, assert_fully_delegated, random_inputs,
+                          run_cpu_and_gpu, run_switch_off_and_on, single_op_model)
 
 CHANNELS = [1, 3, 4, 5, 8, 13]
 PRECISIONS = [False, True]
@@ -151,6 +151,43 @@ def test_resize_from_a_single_pixel():
         model = single_op_model(op, [shape], {"align_corners": True},
                                 consts={1: np.array([3, 5], np.int32)})
         run_and_compare(model, [shape], False)
+
+
+@pytest.mark.parametrize("op,align_corners,half_pixel,view", [
+    ("RESIZE_BILINEAR", False, False, True),
+    ("RESIZE_BILINEAR", True, False, True),
+    ("RESIZE_BILINEAR", False, True, True),
+    ("RESIZE_NEAREST_NEIGHBOR", True, False, True),
+    # Rounds o + 0.5 up: not a copy, so it keeps its dispatch.
+    ("RESIZE_NEAREST_NEIGHBOR", True, True, False),
+])
+def test_resize_to_the_same_size_is_a_view(monkeypatch, op, align_corners, half_pixel, view):
+    """TFLITE_GLES_X_RESIZE_VIEW: a resize to its input's own size (DeepLab's
+    33 -> 33) is a view of its input where it is exactly a copy; the ADD after
+    it reads the view. Both ways against TFLite's CPU kernels."""
+    shape = [1, 5, 7, 6]
+    b = ModelBuilder()
+    x = b.add_input(shape)
+    y = b.add_input(shape)
+    t = b.add_tensor(shape)
+    b.add_op("ADD", [x, y], [t], {"fused_activation_function": "NONE"})
+    size = b.add_const(np.array(shape[1:3], np.int32))
+    r = b.add_tensor(shape)
+    b.add_op(op, [t, size], [r], {"align_corners": align_corners,
+                                  "half_pixel_centers": half_pixel})
+    o = b.add_tensor(shape)
+    b.add_op("MUL", [r, y], [o], {"fused_activation_function": "NONE"})
+    inputs = random_inputs([shape, shape], seed=3)
+    cpu, (off, off_stats), (on, on_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_RESIZE_VIEW", b.build(), inputs)
+    for s in (off_stats, on_stats):
+        assert_fully_delegated(s)
+    assert_close(off, cpu)
+    assert_close(on, cpu)
+    # The view drops the resize's dispatch (and may let MUL fold into ADD).
+    fewer = on_stats["dispatches"] < off_stats["dispatches"]
+    same = on_stats["dispatches"] == off_stats["dispatches"]
+    assert (fewer if view else same), (off_stats, on_stats)
 
 
 def test_pool_with_tanh_stays_on_cpu(capfd):
