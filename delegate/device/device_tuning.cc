@@ -293,6 +293,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // workgroup on one core, where staging only adds barriers.
   device->conv_smem_tile = device->gpu->renderer.find("NVIDIA") != std::string::npos;
   Apply(o.conv_smem_tile, &device->conv_smem_tile);
+  // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
+  // session 12"): NVIDIA, where it was measured.
+  device->window_conv_row_reuse = device->gpu->renderer.find("NVIDIA") != std::string::npos;
+  Apply(o.window_reuse, &device->window_conv_row_reuse);
   Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
   if (!o.pointwise_tile.empty()) device->conv_tile_override = o.pointwise_tile;
   // Off until measured (docs/perf/log.md, "llvm, session 10").
@@ -303,6 +307,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.norm_split, &device->norm_split);
   Apply(o.report_phases, &device->report_phases);
   Apply(o.report_timeline, &device->report_timeline);
+  device->dump_shaders = o.dump_shaders;
   // Mesa llvmpipe offers GL_EXT_disjoint_timer_query but answers 1 ns for
   // every compute dispatch (it runs them inside glDispatchCompute, on the
   // CPU, outside what its queries measure): it profiles with glFinish around

@@ -8,6 +8,7 @@
 #include <GLES3/gl32.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
@@ -361,6 +362,37 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   return runtime;
 }
 
+namespace {
+
+// TFLITE_GLES_X_DUMP_SHADERS: one file per step, its assembled source then
+// comment lines with the grid, the workgroup, the uniform block (binding
+// gl::kShaderUniformBinding) and the bindings, so that bench/gap_probe.py
+// can time the delegate's exact program outside it. Best effort: a debug aid.
+void DumpStep(const std::string& folder, const uint32_t (&groups)[3],
+              const Dispatch& dispatch, const std::string& source,
+              const std::vector<int32_t>& uniforms) {
+  static int counter = 0;
+  std::string name = dispatch.label.substr(0, 40);
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  char prefix[16];
+  std::snprintf(prefix, sizeof(prefix), "%04d_", counter++);
+  const std::string path = folder + "/" + prefix + name + ".comp";
+  FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr) return;
+  std::fprintf(file, "%s\n// @dump label %s\n// @dump shader %s\n", source.c_str(),
+               dispatch.label.c_str(), dispatch.shader.c_str());
+  std::fprintf(file, "// @dump groups %u %u %u\n// @dump flops %lld\n// @dump uniforms",
+               groups[0], groups[1], groups[2], dispatch.flops);
+  for (int32_t value : uniforms) std::fprintf(file, " %d", value);
+  std::fprintf(file, "\n// @dump bindings outputs %zu inputs %zu read_write %zu\n",
+               dispatch.outputs.size(), dispatch.inputs.size(), dispatch.read_write.size());
+  std::fclose(file);
+}
+
+}  // namespace
+
 Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
   TFG_ASSIGN_OR_RETURN(Step step, MakeStep(std::move(dispatch), programs));
   steps_.push_back(std::move(step));
@@ -468,6 +500,7 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
                 block.size() * sizeof(int32_t));
   }
   step.program = *program;
+  if (!device_.dump_shaders.empty()) DumpStep(device_.dump_shaders, step.groups, dispatch, source, block);
   step.dispatch = std::move(dispatch);
   return step;
 }
