@@ -23,26 +23,26 @@ args=(); for v in $V; do args+=(--variant "$v"); done
 STYLE=$M/style_transfer_f16_384.tflite
 DEEP=$M/deeplabv3_257_mv_gpu.tflite
 if [ -z "${GAP_SKIP_SWEEP:-}" ]; then
-for m in "$STYLE" "$DEEP"; do
+for m in ${GAP_SWEEP_MODELS:-$STYLE $DEEP}; do
   for stat in min median; do
-    timeout 100 python3 bench/conv_sweep.py --model "$m" --top 8 --stat $stat \
+    timeout 150 python3 bench/conv_sweep.py --model "$m" --top ${GAP_TOP:-8} --stat $stat \
       --rounds 6 --per-round 10 "${args[@]}" 2>&1 | grep -v "^INFO\|^WARNING: All log"
   done
 done > "$OUT/sweep.md"
 fi
 D=/tmp/dumps; rm -rf $D
 if [ -z "${GAP_SKIP_DUMP:-}" ]; then
-for v in "f32:" "f16:$F16" "f32spec:$SP" "f16spec:$F16,$SP"; do
+for v in ${GAP_DUMPS:-"f32:" "f16:$F16"}; do
   n=${v%%:*}
   timeout 60 python3 "$B/gap_dump.py" "$STYLE" $D/style-$n "$v" 2>&1 | grep -v "^INFO\|^WARN"
   timeout 60 python3 "$B/gap_dump.py" "$DEEP" $D/deep-$n "$v" 2>&1 | grep -v "^INFO\|^WARN"
 done
 tar czf "$OUT/dumps.tgz" -C /tmp dumps
-MATCH=${GAP_MATCH:-"@256 @240 @3 @272 @66"}
-margs=(); for m in $MATCH; do margs+=(--match "$m"); done
+MATCH=${GAP_MATCH:-"CONV_2D v1 @256 CONV_2D v1 @240 CONV_2D v1 @3 CONV_2D v1 @272 CONV_2D v1 @66"}
+margs=(); IFS=, read -ra ms <<< "${MATCH// CONV/,CONV}"; for m in "${ms[@]}"; do margs+=(--match "$m"); done
 eargs=(); for e in ${GAP_EDITS:-ssbo noprologue noupsample noprologue+noupsample+nomirror}; do eargs+=(--edit "$e"); done
 PROBE_PLATFORM=device timeout 200 python3 "$B/gap_probe.py" "${margs[@]}" "${eargs[@]}" \
-  $D/style-f32 $D/style-f32spec $D/style-f16 $D/style-f16spec $D/deep-f32 $D/deep-f16 2>&1 \
+  $D/style-* $D/deep-* 2>&1 \
   | grep -v "^INFO" > "$OUT/gap_probe.md"
 fi
 if [ -z "${GAP_SKIP_PROTO:-}" ]; then

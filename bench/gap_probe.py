@@ -161,7 +161,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--match", action="append", default=[],
-                        help="only files whose label contains one of these")
+                        help="only files whose label has one of these (ending at a word boundary)")
     parser.add_argument("--edit", action="append", default=[],
                         help="a variant: edit names joined by '+' (see EDITS)")
     parser.add_argument("--reps", type=int, default=20)
@@ -175,7 +175,7 @@ def main() -> int:
     print("|---|---|---|---|---|")
     for path in files:
         source, groups, uniforms, flops, label = parse(path)
-        if args.match and not any(m in label for m in args.match):
+        if args.match and not any(re.search(re.escape(m) + r"\b", label) for m in args.match):
             continue
         for variant in ["dump"] + args.edit:
             text = source
