@@ -261,6 +261,12 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // were its two largest dispatches in conv2d.comp's gather (docs/perf/
   // log.md, "style2, session 11"). llvmpipe keeps the gather until measured.
   device->window_conv = !device->gpu->IsLlvmpipe();
+  // With ROW_REUSE, fp32 ran style's 8 -> 3 layer 58 -> 51 µs in blocks of 16
+  // rows (2/16/16; an H200), fp16 1-10 % slower there: fp32 only (docs/perf/
+  // log.md, "gap, session 12").
+  if (device->gpu->renderer.find("NVIDIA") != std::string::npos && !device->fp16) {
+    device->window_conv_block = {2, 16, 16};
+  }
   if (!o.window_conv.empty()) ApplyWindowConv(o.window_conv, device);
   // Instance norms applied in the next convolution's gather: a dependent
   // dispatch and a full write + read of the map fewer per norm, for a
