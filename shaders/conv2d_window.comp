@@ -43,6 +43,7 @@
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1
 // @axis - EPILOGUE_IN PROLOGUE_IN
 // @axis - BHWC_INPUT
+// @axis - ROW_REUSE
 // @const LOCAL_X=16 LOCAL_Y=8 LOCAL_Z=1 PX=2 KERNEL_H=9 KERNEL_W=9
 // @const IN_SLICES=2 IN_C=8 OUT_SLICES=1 OUT_LANES=3 TILE_SLICES=1 GATHER_MIRROR=0
 // @const MATH_P=highp ACC_P=highp EPILOGUE(x,index,slice)=(x) INPUT_QUANT(x)=(x)
@@ -126,7 +127,27 @@ TENSOR_IN(prologue_shift, 5, PrologueShift);
 #define WINDOW_H (LOCAL_Y + KERNEL_H - 1)
 #define WINDOW_W (BLOCK_W + KERNEL_W - 1)
 #define WINDOW_PIXELS (WINDOW_H * WINDOW_W)
+#if defined(ROW_REUSE)
+// ROW_REUSE (DeviceProfile::window_conv_row_reuse): invocation x takes the
+// PX consecutive pixels x * PX + p; per (ky, slice) it loads the window row
+// of PX + KERNEL_W - 1 vec4s into registers once and slides it over the
+// KERNEL_W taps, and every weight is staged in shared memory (broadcast
+// reads): bench/peak_probe.py's fastest form ("peak, session 11"; measured
+// in docs/perf/log.md "gap, session 12"). Columns are skewed by c / 8 so
+// that invocations PX columns apart read distinct banks.
+#define SKEW(c) ((c) + (c) / 8)
+#define WINDOW_WP (SKEW(WINDOW_W - 1) + 1)
+#define WINDOW_AT(s, wy, wx) (((s) * WINDOW_H + (wy)) * WINDOW_WP + SKEW(wx))
+#define WEIGHT_VEC4S \
+  ((OUT_SLICES + TILE_SLICES - 1) / TILE_SLICES * TILE_SLICES * KERNEL_H * KERNEL_W * IN_SLICES * 4)
+shared MATH_P vec4 window[IN_SLICES * WINDOW_H * WINDOW_WP];
+shared MATH_P vec4 weight_tile[WEIGHT_VEC4S];
+#define WEIGHT(i) weight_tile[i]
+#else
+#define WINDOW_AT(s, wy, wx) ((s) * WINDOW_PIXELS + (wy) * WINDOW_W + (wx))
 shared MATH_P vec4 window[IN_SLICES * WINDOW_PIXELS];
+#define WEIGHT(i) LOAD(weights, i)
+#endif
 
 // A coordinate of the padded input into the input. Mirrored: one
 // reflection suffices for every output pixel (MIRROR_PAD limits its
@@ -169,8 +190,13 @@ void main() {
       bool inside = GATHER_MIRROR >= 0 ||
                     (top + wy >= 0 && top + wy < in_h && left + wx >= 0 && left + wx < in_w);
       vec4 v = load_input(batch_base + s * in_hw, batch * in_hw, GATHER_INDEX(y, x));
-      window[i] = inside ? GATHERED(v, s) : vec4(0.0);
+      window[WINDOW_AT(s, wy, wx)] = inside ? GATHERED(v, s) : vec4(0.0);
     }
+#if defined(ROW_REUSE)
+    for (int i = local_y * LOCAL_X + local_x; i < WEIGHT_VEC4S; i += LOCAL_X * LOCAL_Y) {
+      weight_tile[i] = LOAD(weights, i);
+    }
+#endif
   }
   memoryBarrierShared();
   barrier();
@@ -178,6 +204,18 @@ void main() {
   ACC_P ACC_T acc[PX * OUT_SLICES];
   for (int i = 0; i < PX * OUT_SLICES; ++i) acc[i] = ACC_T(0.0);
   for (int ky = 0; ky < KERNEL_H; ++ky) {
+#if defined(ROW_REUSE)
+    for (int s = 0; s < IN_SLICES; ++s) {
+      MATH_P vec4 row[PX + KERNEL_W - 1];
+      for (int j = 0; j < PX + KERNEL_W - 1; ++j) {
+        row[j] = window[WINDOW_AT(s, local_y + ky, local_x * PX + j)];
+      }
+      for (int kx = 0; kx < KERNEL_W; ++kx) {
+        int tap = ky * KERNEL_W + kx;
+        int lanes = min(4, IN_C - 4 * s);
+        MATH_P vec4 x[PX];
+        for (int p = 0; p < PX; ++p) x[p] = row[p + kx];
+#else
     for (int kx = 0; kx < KERNEL_W; ++kx) {
       int tap = ky * KERNEL_W + kx;
       for (int s = 0; s < IN_SLICES; ++s) {
@@ -186,13 +224,14 @@ void main() {
         int row = (s * WINDOW_H + local_y + ky) * WINDOW_W + local_x + kx;
         MATH_P vec4 x[PX];
         for (int p = 0; p < PX; ++p) x[p] = window[row + p * LOCAL_X];
+#endif
         for (int o = 0; o < OUT_SLICES; ++o) {
           int w = ((((o / TILE_SLICES) * KERNEL_H * KERNEL_W + tap) * IN_SLICES + s) *
                        TILE_SLICES + o % TILE_SLICES) * 4;
-          MATH_P ACC_T w0 = LANES(LOAD(weights, w));
-          MATH_P ACC_T w1 = LANES(LOAD(weights, w + 1));
-          MATH_P ACC_T w2 = LANES(LOAD(weights, w + 2));
-          MATH_P ACC_T w3 = LANES(LOAD(weights, w + 3));
+          MATH_P ACC_T w0 = LANES(WEIGHT(w));
+          MATH_P ACC_T w1 = LANES(WEIGHT(w + 1));
+          MATH_P ACC_T w2 = LANES(WEIGHT(w + 2));
+          MATH_P ACC_T w3 = LANES(WEIGHT(w + 3));
           for (int p = 0; p < PX; ++p) {
             MATH_P ACC_T sum = w0 * x[p].x;
             if (lanes > 1) sum += w1 * x[p].y;
@@ -212,7 +251,11 @@ void main() {
   vec4 b[OUT_SLICES];
   for (int o = 0; o < OUT_SLICES; ++o) b[o] = LOAD(bias, o);
   for (int p = 0; p < PX; ++p) {
+#if defined(ROW_REUSE)
+    int ox = block_x + local_x * PX + p;
+#else
     int ox = block_x + local_x + p * LOCAL_X;
+#endif
     if (oy >= out_h || ox >= out_w) break;
     for (int o = 0; o < OUT_SLICES; ++o) {
       int index = (batch * OUT_SLICES + o) * out_hw + oy * out_w + ox;

@@ -151,6 +151,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.min_invocations = NonNegative("TFLITE_GLES_MIN_INVOCATIONS");
   o.conv_k_split = Switch("TFLITE_GLES_X_CONV_KSPLIT");
   o.conv_smem_tile = Switch("TFLITE_GLES_X_CONV_SMEM_TILE");
+  o.window_reuse = Switch("TFLITE_GLES_X_WINDOW_REUSE");
   o.dilated_dw_reuse = Switch("TFLITE_GLES_X_DILATED_DW_REUSE");
   o.pointwise_tile = Text("TFLITE_GLES_X_POINTWISE_TILE");
   o.conv_unroll = Switch("TFLITE_GLES_X_CONV_UNROLL");
@@ -215,6 +216,9 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.report_init_phases = Switch("TFLITE_GLES_X_INIT_PHASES");
   // A text dump of the TFLite graph at Prepare (graph_dump.h), for debugging.
   o.dump_graph = Text("TFLITE_GLES_DUMP_GRAPH");
+  // Every dispatch's assembled shader source, its grid and uniform values,
+  // one file per step (runtime.cc), to rerun a kernel outside the delegate.
+  o.dump_shaders = Text("TFLITE_GLES_X_DUMP_SHADERS");
   o.device_profile = Text("TFLITE_GLES_DEVICE_PROFILE");
   return o;
 }

@@ -89,6 +89,8 @@ struct DeveloperOverrides {
   std::optional<bool> texture_epilogue;          // TFLITE_GLES_X_TEXTURE_EPILOGUE
   std::optional<bool> report_init_phases;        // TFLITE_GLES_X_INIT_PHASES
   std::string dump_graph;                        // TFLITE_GLES_DUMP_GRAPH (a path)
+  std::optional<bool> window_reuse;              // TFLITE_GLES_X_WINDOW_REUSE
+  std::string dump_shaders;                      // TFLITE_GLES_X_DUMP_SHADERS (a folder)
   // The user switch for the device profile (delegate/device/device_profiles.h;
   // README): read here with the rest, parsed where the profile is chosen.
   std::string device_profile;                    // TFLITE_GLES_DEVICE_PROFILE

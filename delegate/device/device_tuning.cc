@@ -265,6 +265,12 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // were its two largest dispatches in conv2d.comp's gather (docs/perf/
   // log.md, "style2, session 11"). llvmpipe keeps the gather until measured.
   device->window_conv = !device->gpu->IsLlvmpipe();
+  // With ROW_REUSE, fp32 ran style's 8 -> 3 layer 58 -> 51 µs in blocks of 16
+  // rows (2/16/16; an H200), fp16 1-10 % slower there: fp32 only (docs/perf/
+  // log.md, "gap, session 12").
+  if (device->gpu->renderer.find("NVIDIA") != std::string::npos && !device->fp16) {
+    device->window_conv_block = {2, 16, 16};
+  }
   if (!o.window_conv.empty()) ApplyWindowConv(o.window_conv, device);
   // Instance norms applied in the next convolution's gather: a dependent
   // dispatch and a full write + read of the map fewer per norm, for a
@@ -297,6 +303,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // workgroup on one core, where staging only adds barriers.
   device->conv_smem_tile = device->gpu->renderer.find("NVIDIA") != std::string::npos;
   Apply(o.conv_smem_tile, &device->conv_smem_tile);
+  // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
+  // session 12"): NVIDIA, where it was measured.
+  device->window_conv_row_reuse = device->gpu->renderer.find("NVIDIA") != std::string::npos;
+  Apply(o.window_reuse, &device->window_conv_row_reuse);
   Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
   if (!o.pointwise_tile.empty()) device->conv_tile_override = o.pointwise_tile;
   // Off until measured (docs/perf/log.md, "llvm, session 10").
@@ -308,6 +318,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.norm_split, &device->norm_split);
   Apply(o.report_phases, &device->report_phases);
   Apply(o.report_timeline, &device->report_timeline);
+  device->dump_shaders = o.dump_shaders;
   // Mesa llvmpipe offers GL_EXT_disjoint_timer_query but answers 1 ns for
   // every compute dispatch (it runs them inside glDispatchCompute, on the
   // CPU, outside what its queries measure): it profiles with glFinish around

@@ -274,6 +274,9 @@ struct DeviceProfile {
   // TFLITE_GLES_X_WINDOW_CONV=0/1 or PX/LOCAL_X/LOCAL_Y (on, that block).
   bool window_conv = false;
   std::array<int, 3> window_conv_block = {2, 16, 8};
+  // conv2d_window.comp ROW_REUSE: window rows slid in registers over the taps
+  // and weights in shared memory, where they fit (NVIDIA; TFLITE_GLES_X_WINDOW_REUSE).
+  bool window_conv_row_reuse = false;
   // With fp16 storage, conv2d.comp's and gemm.comp's (tiled) products in
   // mediump (1) and their accumulators too (2); 0: highp. Set by
   // TuneForDevice; TFLITE_GLES_X_FP16_MATH=0/1/2.
@@ -284,6 +287,9 @@ struct DeviceProfile {
   // Adds the GPU's side to those phases: a timestamp after every dispatch
   // (TFLITE_GLES_X_TIMELINE=1; delegate/runtime/invoke_timeline.h).
   bool report_timeline = false;
+  // A folder that gets each dispatch's assembled source, grid and uniform
+  // values (TFLITE_GLES_X_DUMP_SHADERS; bench/gap_probe.py reruns them).
+  std::string dump_shaders;
   // Profiling (enable_profiling) and the time line time each dispatch with
   // GL_EXT_disjoint_timer_query instead of a glFinish around it. Set by
   // TuneForDevice (off on llvmpipe, whose queries answer 1 ns);

@@ -18,9 +18,14 @@ constexpr long long kMaxSlices = 2;
 
 // Shared memory of a block's window (vec4 of 16 bytes each, whatever the
 // precision: mediump may be stored wider).
+// ROW_REUSE skews the window's rows (conv2d_window.comp SKEW) and stages
+// every weight vec4 of the out_groups x tile_slices output slices too.
 long long WindowBytes(const std::array<int, 3>& block, long long in_slices, long long kh,
-                      long long kw) {
-  return 16LL * in_slices * (block[2] + kh - 1) * (1LL * block[0] * block[1] + kw - 1);
+                      long long kw, bool row_reuse, long long weight_slices) {
+  const long long w = 1LL * block[0] * block[1] + kw - 1;
+  if (!row_reuse) return 16LL * in_slices * (block[2] + kh - 1) * w;
+  const long long padded = (w - 1) + (w - 1) / 8 + 1;
+  return 16LL * in_slices * ((block[2] + kh - 1) * padded + weight_slices * kh * kw * 4);
 }
 
 }  // namespace
@@ -58,8 +63,16 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     // The device's block, else smaller ones until one fits (the last, 1 x 8
     // x 8, needs 2 x 16 x 16 x 16 bytes at 9x9: within 16 KB).
     std::array<int, 3> block = device.window_conv_block;
+    const long long tile_slices = IntDefine(d, "TILE_SLICES");
+    const long long weight_slices = (out_s + tile_slices - 1) / tile_slices * tile_slices;
+    // Off where the weights do not fit beside the first block (the GLES 3.1
+    // minimum of 16 KB): the window alone, as before.
+    const bool row_reuse =
+        device.window_conv_row_reuse &&
+        WindowBytes(block, in_s, kh, kw, true, weight_slices) <= gpu.max_shared_memory_bytes;
     auto fits = [&](const std::array<int, 3>& b) {
-      return WindowBytes(b, in_s, kh, kw) <= gpu.max_shared_memory_bytes &&
+      return WindowBytes(b, in_s, kh, kw, row_reuse, weight_slices) <=
+                 gpu.max_shared_memory_bytes &&
              1LL * b[1] * b[2] <= gpu.max_workgroup_invocations &&
              b[1] <= gpu.max_workgroup_size[0] && b[2] <= gpu.max_workgroup_size[1];
     };
@@ -89,6 +102,7 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     defines["GATHER_MIRROR"] = HasDefine(d, "GATHER_MIRROR") ? d.defines.at("GATHER_MIRROR") : "-1";
     defines["PX"] = std::to_string(block[0]);
     if (!defines.count("GATHER_UPSAMPLE")) defines["GATHER_UPSAMPLE"] = "1";
+    if (row_reuse) defines["ROW_REUSE"] = "";
     d.shader = "conv2d_window";
     d.defines = std::move(defines);
     const long long block_w = 1LL * block[0] * block[1];

@@ -8,6 +8,7 @@
 #include <GLES3/gl32.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,7 @@
 #include "delegate/passes/upload_fusion.h"
 #include "delegate/passes/upsample_fusion.h"
 #include "delegate/passes/window_conv.h"
+#include "delegate/runtime/shader_dump.h"
 #include "delegate/runtime/transfer_layout.h"
 #include "egl/gl_call.h"
 #include "egl/init_phases.h"
@@ -565,6 +567,7 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
                 block.size() * sizeof(int32_t));
   }
   step.program = *program;
+  if (!device_.dump_shaders.empty()) DumpStep(device_.dump_shaders, step.groups, dispatch, source, block);
   step.dispatch = std::move(dispatch);
   return step;
 }

@@ -7,8 +7,8 @@ staging, mirror padding folded in) and last layer (8 -> 3, one output slice
 of 3 lanes), zero padding (SAME) on both sides, SYMMETRIC mirroring, 5 and 6
 channels (a last slice of 1-2 real lanes), 1 and 2 output channels, batch 2,
 an elementwise ADD in the epilogue, maps that are no multiple of the block,
-and blocks forced small, so that many workgroups meet at every edge. The
-path must be taken (the profile names the shader) and the results must stay
+and blocks forced small, so that many workgroups meet at every edge; each
+with ROW_REUSE (conv2d_window.comp) off and on. The path must be taken (the profile names the shader) and the results must stay
 within the usual bounds.
 """
 
@@ -83,8 +83,8 @@ CASES = [
 
 @pytest.mark.parametrize("fp16", [False, True])
 @pytest.mark.parametrize("in_shape,out_c,kernel,pads,mode,conv_padding,add,block,first", CASES)
-def test_window_convolution_matches_the_cpu(monkeypatch, in_shape, out_c, kernel, pads, mode,
-                                            conv_padding, add, block, first, fp16):
+def test_window_convolution_matches_the_cpu(monkeypatch, tmp_path, in_shape, out_c, kernel, pads,
+                                            mode, conv_padding, add, block, first, fp16):
     if first:
         monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
         monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
@@ -102,6 +102,18 @@ def test_window_convolution_matches_the_cpu(monkeypatch, in_shape, out_c, kernel
         assert window_shaders[0] == "conv2d_window", window_shaders
     assert_close(plain, cpu, fp16)
     assert_close(window, cpu, fp16)
+    # ROW_REUSE (registers slid over the taps, weights in shared memory;
+    # NVIDIA's default), forced both ways here; the dumped program shows it.
+    for reuse in ("0", "1"):
+        monkeypatch.setenv("TFLITE_GLES_X_WINDOW_REUSE", reuse)
+        monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path / reuse))
+        (tmp_path / reuse).mkdir()
+        again, _, _ = run(monkeypatch, model, inputs, fp16, block)
+        dumped = [p.read_text() for p in (tmp_path / reuse).glob("*.comp")]
+        dumped = [t for t in dumped if "// @dump shader conv2d_window" in t]
+        assert dumped
+        assert any("#define ROW_REUSE" in text for text in dumped) == (reuse == "1")
+        assert_close(again, cpu, fp16)
 
 
 def test_small_windows_and_many_slices_keep_the_gather(monkeypatch):
