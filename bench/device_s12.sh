@@ -31,9 +31,18 @@ for round in 1 2; do
     --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 3 \
     --out-dir /tmp/new-bench --name new$round > /tmp/rb-new$round.txt 2>&1
 done
+# DeepLab's final 33x33 -> 257x257 resize on the CPU at readback (llvm3's
+# llvmpipe path) tried on NVIDIA: does one CPU thread beat the GPU's resize
+# plus the 5.5 MB readback conversion?
+F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
+CR=env.TFLITE_GLES_X_CPU_READBACK_RESIZE
+timeout 60 python3 bench/options_ab.py --model "$M/deeplabv3_257_mv_gpu.tflite" --iterations 300 \
+  --variant fp32: --variant "fp32-cpuresize:$CR=1" --variant "fp16:$F16" \
+  --variant "fp16-cpuresize:$F16,$CR=1" 2>&1 | grep -E "^\|" > "$OUT/cpuresize.txt"
 {
   for f in base1 new1 base2 new2; do echo "== $f"; grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/rb-$f.txt | head -14; done
 } > "$OUT/ab.txt"
 echo "== model tests on NVIDIA: $(tail -n 1 /tmp/tests.txt)"; grep -E "^(FAILED|ERROR)" /tmp/tests.txt | head
 cat "$OUT/ab.txt"
+echo "== DeepLab CPU resize at readback"; cat "$OUT/cpuresize.txt"
 echo "== merged, every backend"; grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/rb-new.txt | head -14
