@@ -166,4 +166,9 @@ void CopyWorkers::ConvertToHalves(const float* in, uint16_t* out, size_t count) 
   });
 }
 
+void CopyWorkers::ForParts(size_t bytes, const std::function<void(int, int)>& fn) {
+  const int parts = PartsFor(bytes, threads_);
+  Run(parts, [&](int i) { fn(i, parts); });
+}
+
 }  // namespace tflite_gles

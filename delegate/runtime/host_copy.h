@@ -51,6 +51,11 @@ class CopyWorkers {
   void Copy(void* dst, const void* src, size_t bytes, bool streaming);
   // FloatsToHalvesStreaming likewise.
   void ConvertToHalves(const float* in, uint16_t* out, size_t count);
+  // fn(part, parts) for the parts a copy of `bytes` would be split into,
+  // part 0 on the caller; returns once every part is done. For work that
+  // writes `bytes` of output in independent ranges (readback_resize.h).
+  void ForParts(size_t bytes, const std::function<void(int part, int parts)>& fn);
+  int threads() const { return threads_; }
 
  private:
   // Runs part(0..parts-1), part 0 on the caller.

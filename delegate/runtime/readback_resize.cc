@@ -62,14 +62,14 @@ ReadbackResize ReadbackResizeOf(const Dispatch& dispatch, const Shape4& source) 
 
 void ResizeBilinearPhwc4ToBhwc(const float* phwc4, const ReadbackResize& resize,
                                const Shape4& out, float* bhwc,
-                               std::vector<float>* scratch) {
+                               std::vector<float>* scratch, CopyWorkers* workers) {
   const Shape4& in = resize.source;
   const size_t c = static_cast<size_t>(in.c);
   const size_t row = static_cast<size_t>(in.w) * c;
   const size_t source_floats = static_cast<size_t>(in.elements());
-  scratch->resize(source_floats + row);
+  const int threads = workers == nullptr ? 1 : workers->threads();
+  scratch->resize(source_floats + row * static_cast<size_t>(threads));
   float* source = scratch->data();
-  float* blended = source + source_floats;
   // The source in BHWC first (a few thousand vec4s): then both passes below
   // walk contiguous channel runs, which the compiler vectorises.
   Phwc4ToBhwc(phwc4, in, source);
@@ -77,10 +77,13 @@ void ResizeBilinearPhwc4ToBhwc(const float* phwc4, const ReadbackResize& resize,
   for (int x = 0; x < out.w; ++x) {
     columns[x] = SourceSpan(x, resize.scale_w, in.w, resize.half_pixel);
   }
-  float* o = bhwc;
-  for (int b = 0; b < out.b; ++b) {
-    const float* image = source + static_cast<size_t>(b) * in.h * row;
-    for (int y = 0; y < out.h; ++y) {
+  // Output rows (batch-major) [begin, end), with `blended` one source row.
+  auto rows = [&](int begin, int end, float* blended) {
+    for (int r_index = begin; r_index < end; ++r_index) {
+      const int b = r_index / out.h;
+      const int y = r_index % out.h;
+      const float* image = source + static_cast<size_t>(b) * in.h * row;
+      float* o = bhwc + static_cast<size_t>(r_index) * out.w * c;
       // Along y, the whole source row at once; then along x per pixel.
       // Separable: the same weights as TFLite's four-term sum, rounded in
       // another order (a few ulp).
@@ -99,7 +102,20 @@ void ResizeBilinearPhwc4ToBhwc(const float* phwc4, const ReadbackResize& resize,
         }
       }
     }
+  };
+  const int total_rows = out.b * out.h;
+  if (workers == nullptr) {
+    rows(0, total_rows, source + source_floats);
+    return;
   }
+  // On real GPUs the copy threads share the rows: DeepLab's 257x257x21
+  // output is 5.5 MB of writes, which one core does at memcpy speed at best.
+  const size_t out_bytes = static_cast<size_t>(out.elements()) * sizeof(float);
+  workers->ForParts(out_bytes, [&](int part, int parts) {
+    const int begin = static_cast<int>(static_cast<long long>(total_rows) * part / parts);
+    const int end = static_cast<int>(static_cast<long long>(total_rows) * (part + 1) / parts);
+    rows(begin, end, source + source_floats + row * static_cast<size_t>(part));
+  });
 }
 
 }  // namespace tflite_gles

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "delegate/graph/graph.h"
+#include "delegate/runtime/host_copy.h"
 
 namespace tflite_gles {
 
@@ -29,9 +30,11 @@ ReadbackResize ReadbackResizeOf(const Dispatch& dispatch, const Shape4& source);
 // Bilinear interpolation of the PHWC4 `phwc4` (of shape resize.source) to
 // the BHWC `bhwc` of shape `out`, with TFLite's source coordinates
 // (source = o * scale, or (o + 0.5) * scale - 0.5; neighbours clamped).
-// `scratch` holds the source in BHWC and one row blended along y.
+// `scratch` holds the source in BHWC and one row blended along y per
+// thread. With `workers`, the output rows are split among its threads (a
+// copy's parts: one thread below a megabyte per part).
 void ResizeBilinearPhwc4ToBhwc(const float* phwc4, const ReadbackResize& resize,
                                const Shape4& out, float* bhwc,
-                               std::vector<float>* scratch);
+                               std::vector<float>* scratch, CopyWorkers* workers = nullptr);
 
 }  // namespace tflite_gles

@@ -124,7 +124,14 @@ ReadbackResize FindReadbackResize(const GraphBuilder& builder, ValueId value,
       writer->inputs.size() != 1 || !writer->read_write.empty()) {
     return {};
   }
-  const ValueId in = writer->inputs[0];
+  ValueId in = writer->inputs[0];
+  // A view of its root's own shape (an identity resize or reshape, such as
+  // DeepLab's 33 -> 33 resize before the final one) has the root's layout:
+  // the root is what the CPU reads.
+  const Value& view = builder.value(in);
+  if (view.storage_of >= 0 && builder.value(view.storage_of).shape == view.shape) {
+    in = view.storage_of;
+  }
   const Value& input = builder.value(in);
   if (input.storage_of >= 0 || input.kind != Value::Kind::kIntermediate ||
       std::find(outputs.begin(), outputs.end(), input.tflite_index) != outputs.end() ||

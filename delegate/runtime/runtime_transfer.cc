@@ -218,7 +218,8 @@ Status PartitionRuntime::DownloadRelaidOut(const Transfer& download, float* floa
     phwc4 = phwc4_floats_.data();
   }
   if (download.resize.active) {
-    ResizeBilinearPhwc4ToBhwc(phwc4, download.resize, download.shape, floats, &resize_scratch_);
+    ResizeBilinearPhwc4ToBhwc(phwc4, download.resize, download.shape, floats, &resize_scratch_,
+                              &copy_workers());
   } else {
     Phwc4ToBhwc(phwc4, download.shape, floats);
   }

@@ -234,3 +234,43 @@ def test_an_output_resize_runs_on_the_cpu_at_readback(
     # ADD and the resize (and the MUL); on the CPU: the ADD alone.
     assert dispatches == {("0", False): 2, ("0", True): 3,
                           ("1", False): 1, ("1", True): 3}, dispatches
+
+
+@pytest.mark.parametrize("shape,size", [
+    ([1, 17, 17, 21], [257, 257]),   # DeepLab's 257x257x21: 5.5 MB, four parts
+    ([2, 9, 9, 21], [181, 181]),     # the parts' rows cross the batch boundary
+], ids=["deeplab", "two-batches"])
+def test_a_cpu_resize_at_readback_split_among_copy_threads(monkeypatch, shape, size):
+    """On real GPUs the copy threads (TFLITE_GLES_X_COPY_THREADS) share the
+    rows of a resize done at readback; forced here with four threads, so
+    each thread's rows, and the row-blend buffer each one keeps, are
+    checked against TFLite's CPU kernels."""
+    for name, value in (("DIRECT_TRANSFERS", "1"), ("CPU_READBACK_RELAYOUT", "1"),
+                        ("CPU_READBACK_RESIZE", "1"), ("COPY_THREADS", "4")):
+        monkeypatch.setenv("TFLITE_GLES_X_" + name, value)
+    rng = np.random.default_rng(size[0])
+    model = resize_output_model(shape, size, align_corners=False, half_pixel=True)
+    stats = run_invokes(model, lambda _: [rng.uniform(-3, 3, shape).astype(np.float32)
+                                          for _ in range(2)], {}, exact=False, fp16=False)
+    assert stats["dispatches"] == 1, stats  # the ADD; the resize ran on the CPU
+
+
+def test_a_cpu_resize_at_readback_reads_through_an_identity_view(monkeypatch):
+    """DeepLab's end: a 33 -> 33 RESIZE_BILINEAR (a view of its input since
+    the identity resize became one) feeds the final resize; the CPU resize
+    at readback reads the view's root, and the output matches TFLite's CPU."""
+    for name in ("DIRECT_TRANSFERS", "CPU_READBACK_RELAYOUT", "CPU_READBACK_RESIZE"):
+        monkeypatch.setenv("TFLITE_GLES_X_" + name, "1")
+    shape, size = [1, 5, 5, 21], [33, 33]
+    b = ModelBuilder()
+    x, y = b.add_input(shape), b.add_input(shape)
+    mid, same, out = b.add_tensor(shape), b.add_tensor(shape), b.add_tensor([1, *size, 21])
+    b.add_op("ADD", [x, y], [mid], {"fused_activation_function": "NONE"})
+    for src, dst, to in ((mid, same, shape[1:3]), (same, out, size)):
+        b.add_op("RESIZE_BILINEAR", [src, b.add_const(np.array(to, np.int32))], [dst],
+                 {"align_corners": False, "half_pixel_centers": False})
+    b.set_outputs([out])
+    rng = np.random.default_rng(5)
+    stats = run_invokes(b.build(), lambda _: [rng.uniform(-3, 3, shape).astype(np.float32)
+                                              for _ in range(2)], {}, exact=False, fp16=False)
+    assert stats["dispatches"] == 1, stats  # the ADD alone: no resize on the GPU
