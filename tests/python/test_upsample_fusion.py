@@ -59,6 +59,9 @@ def test_upsample_in_the_convolution_gather(monkeypatch, shape, factor, out_c, k
     monkeypatch.setenv("TFLITE_GLES_X_NORM_PROLOGUE", "1")
     monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1" if ksplit else "0")
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_CONV", "1" if window else "0")
+    # The factor-1 case keeps its resize a dispatch (not the identity view
+    # every device now makes of it), so that the gather's factor 1 is tested.
+    monkeypatch.setenv("TFLITE_GLES_X_RESIZE_VIEW", "0")
     model, shapes = upsample_conv_model(shape, factor, out_c, kernel, pad, stride, norm,
                                         seed=shape[-1])
     cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
