@@ -277,6 +277,8 @@ bool GpuInfo::IsLlvmpipe() const {
   return renderer.find("llvmpipe") != std::string::npos;
 }
 
+bool GpuInfo::IsNvidia() const { return renderer.find("NVIDIA") != std::string::npos; }
+
 StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
     DisplayPlatform platform, const std::string& device,
     const std::string& driver_cache_dir) {

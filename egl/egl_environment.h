@@ -61,6 +61,8 @@ struct GpuInfo {
 
   bool HasExtension(const std::string& name) const;
   bool IsLlvmpipe() const;
+  // The NVIDIA driver (where the per-device kernel choices were measured).
+  bool IsNvidia() const;
 };
 
 class GlEnvironment {

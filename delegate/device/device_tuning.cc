@@ -65,7 +65,7 @@ bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
   // MobileNet v1 ran 0.544 ms with texture-buffer reads vs 0.474 ms with
   // SSBO reads (docs/perf/log.md). Other GPUs keep texture buffers, as
   // mobile GPUs favour the texture path, until someone measures them.
-  return gpu.renderer.find("NVIDIA") == std::string::npos && TextureBuffersHoldTensors(gpu);
+  return !gpu.IsNvidia() && TextureBuffersHoldTensors(gpu);
 }
 
 void ChooseStorage(DeviceProfile* device, int storage) {
@@ -257,7 +257,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // 0.0017 (mediump accumulators too: 1.565 ms, 0.0037; docs/perf/log.md,
   // "conv, session 10"). Measured on NVIDIA only; llvmpipe computes mediump
   // in fp32 and keeps fp32 storage anyway.
-  device->fp16_math = device->gpu->renderer.find("NVIDIA") != std::string::npos ? 1 : 0;
+  device->fp16_math = device->gpu->IsNvidia() ? 1 : 0;
   if (o.fp16_math) device->fp16_math = static_cast<int>(std::min(2LL, *o.fp16_math));
   if (!o.conv_tile.empty()) ApplyConvTile(o.conv_tile, &device->conv_split_tile);
   // Large windows over few channels from a shared-memory window
@@ -268,7 +268,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // With ROW_REUSE, fp32 ran style's 8 -> 3 layer 58 -> 51 µs in blocks of 16
   // rows (2/16/16; an H200), fp16 1-10 % slower there: fp32 only (docs/perf/
   // log.md, "gap, session 12").
-  if (device->gpu->renderer.find("NVIDIA") != std::string::npos && !device->fp16) {
+  if (device->gpu->IsNvidia() && !device->fp16) {
     device->window_conv_block = {2, 16, 16};
   }
   if (!o.window_conv.empty()) ApplyWindowConv(o.window_conv, device);
@@ -301,11 +301,11 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // 1.13-1.5x (fp16) faster than K_SPLIT's gather (docs/perf/log.md, "peak,
   // session 11"). NVIDIA only until measured elsewhere; llvmpipe runs a
   // workgroup on one core, where staging only adds barriers.
-  device->conv_smem_tile = device->gpu->renderer.find("NVIDIA") != std::string::npos;
+  device->conv_smem_tile = device->gpu->IsNvidia();
   Apply(o.conv_smem_tile, &device->conv_smem_tile);
   // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
   // session 12"): NVIDIA, where it was measured.
-  device->window_conv_row_reuse = device->gpu->renderer.find("NVIDIA") != std::string::npos;
+  device->window_conv_row_reuse = device->gpu->IsNvidia();
   Apply(o.window_reuse, &device->window_conv_row_reuse);
   Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
   if (!o.pointwise_tile.empty()) device->conv_tile_override = o.pointwise_tile;

@@ -8,7 +8,6 @@
 #include <GLES3/gl32.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
