@@ -123,7 +123,8 @@ def run_worker(model: Path, spec: dict, args, work: Path) -> dict:
     command = [sys.executable, str(REPO / "bench" / "bench_worker.py"),
                "--backend", spec["backend"], "--model", str(model),
                "--threads", str(spec["threads"]), "--iterations", str(args.iterations),
-               "--warmup", str(args.warmup), "--max-seconds", str(args.max_seconds),
+               "--warmup", str(args.warmup), "--warmup-seconds", str(args.warmup_seconds),
+               "--max-seconds", str(args.max_seconds),
                "--outputs", str(outputs)]
     env = dict(os.environ, TFLITE_GLES_LIB=str(LIB))
     # Fixed glibc malloc thresholds in every worker, whatever the backend:
@@ -207,7 +208,8 @@ def cpu_reference(model: Path, results: list[dict], args, work: Path) -> str | N
     path = build_standins.build(model.parent, [twin])[twin]
     spec = {"key": "cpu_reference", "backend": "cpu", "threads": args.threads,
             "label": f"reference: {twin} on LiteRT CPU"}
-    quick = argparse.Namespace(**{**vars(args), "iterations": 1, "warmup": 0, "processes": 1})
+    quick = argparse.Namespace(**{**vars(args), "iterations": 1, "warmup": 0,
+                                 "warmup_seconds": 0.0, "processes": 1})
     result = run_worker(path, spec, quick, work)
     print(f"   {spec['label']:32s} {'ok' if result['ok'] else 'FAILED'}",
           file=sys.stderr, flush=True)
@@ -262,6 +264,8 @@ def main() -> int:
     parser.add_argument("--backends", default="gles_fp32,gles_fp16,cpu_1t,cpu_all,litert_gpu")
     parser.add_argument("--iterations", type=int, default=30, help="warm invokes timed")
     parser.add_argument("--warmup", type=int, default=3, help="untimed invokes before them")
+    parser.add_argument("--warmup-seconds", type=float, default=0.5,
+                        help="and keep warming up for at least this long (GPU clocks ramp up)")
     parser.add_argument("--processes", type=int, default=1,
                         help="fresh worker processes per backend, warm invokes pooled")
     parser.add_argument("--max-seconds", type=float, default=15.0,
@@ -303,7 +307,8 @@ def main() -> int:
 
     report = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "machine": machine_description(), "shader_cache": cache_note,
-              "iterations": args.iterations, "warmup": args.warmup, "models": []}
+              "iterations": args.iterations, "warmup": args.warmup,
+              "warmup_seconds": args.warmup_seconds, "models": []}
     with tempfile.TemporaryDirectory(prefix="tflite_gles_bench_") as tmp:
         for model in models:
             print(f"== {model.name}", file=sys.stderr, flush=True)
