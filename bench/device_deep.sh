@@ -19,21 +19,14 @@
 # 3. run_bench.py base / new / base / new (ours fp32 + fp16), LiteRT GPU
 #    once: DeepLab, style, palm, face, MobileNet v1 1.0 (stand-in).
 # Under 4 minutes; the table is last.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
-BASE_LIB=${BASE_LIB:-$PWD/.devbuild/base/libtflite_gles.so}
-NEW_LIB=$PWD/build/libtflite_gles.so
-F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
+source "$(dirname "$0")/device_common.sh"
 DL="$M/deeplabv3_257_mv_gpu.tflite"
 ST="$M/style_transfer_f16_384.tflite"
-mkdir -p "$OUT"
 for model in deeplab style; do
   case $model in deeplab) F=$DL ;; *) F=$ST ;; esac
   for p in fp32 fp16; do
     v="fp32:"; [ $p = fp16 ] && v="fp16:$F16"
-    TFLITE_GLES_LIB=$NEW_LIB TFLITE_GLES_X_TIMELINE=1 timeout 40 python3 bench/wall_split.py \
-      --model "$F" --iterations 400 --variant "$v" > "$OUT/timeline-$model-$p.txt" 2>&1
+    device_timeline "$NEW_LIB" "$F" "$v" "$OUT/timeline-$model-$p.txt"
   done
 done
 CT=env.TFLITE_GLES_X_COPY_THREADS; BC=env.TFLITE_GLES_X_BROADCAST_CONCAT_BIAS
@@ -52,21 +45,9 @@ RV=env.TFLITE_GLES_X_RESIZE_VIEW; SR=env.TFLITE_GLES_X_STREAMING_READBACK
     --variant fp32: --variant "fp32-stream:$SR=1" --variant "fp16:$F16" \
     --variant "fp16-stream:$F16,$SR=1" 2>&1
 } | grep -v "^INFO\|^WARNING" > "$OUT/ab.txt"
-MODELS=()
-for m in deeplabv3_257_mv_gpu style_transfer_f16_384 palm_detection_full face_detection_short_range; do
-  MODELS+=(--model "$M/$m.tflite")
-done
-for run in base new base2 new2; do
-  case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
-  echo "== $run" >> "$OUT/rb-all.txt"
-  TFLITE_GLES_LIB=$L timeout 100 python3 bench/run_bench.py "${MODELS[@]}" \
-    --standin mobilenet_v1_1.0_224 --backends gles_fp32,gles_fp16 --iterations 200 \
-    --max-seconds 2 --out-dir /tmp/rb-$run --name rb 2>&1 | grep "^|" >> "$OUT/rb-all.txt"
-done
-echo "== LiteRT GPU" >> "$OUT/rb-all.txt"
-timeout 100 python3 bench/run_bench.py "${MODELS[@]}" --standin mobilenet_v1_1.0_224 \
-  --backends litert_gpu --iterations 200 --max-seconds 2 --out-dir /tmp/rb-litert \
-  --name rb 2>&1 | grep "^|" >> "$OUT/rb-all.txt"
+device_models deeplabv3_257_mv_gpu style_transfer_f16_384 palm_detection_full face_detection_short_range
+device_rounds "$OUT/rb-all.txt" 100 "base new base2 new2" "${MODELS[@]}" --standin mobilenet_v1_1.0_224
+device_litert_gpu "$OUT/rb-all.txt" 100 "${MODELS[@]}" --standin mobilenet_v1_1.0_224
 for f in "$OUT"/timeline-*.txt; do
   echo "== $(basename "$f" .txt)"
   grep -E "mean of [0-9]+ invokes: upload" "$f" | tail -1 | cut -c20-

@@ -17,11 +17,7 @@
 # 3. bench/profile.py per-dispatch GPU times of the custom-op model, fp32 and
 #    fp16, base and new library.
 # Under 4 minutes; the table is last.
-set -u
-OUT=${OUT:-/tmp/out}
-BASE_LIB=${BASE_LIB:-$PWD/.devbuild/base/libtflite_gles.so}
-NEW_LIB=$PWD/build/libtflite_gles.so
-mkdir -p "$OUT"
+source "$(dirname "$0")/device_common.sh"
 HAIR=(--standin hair_segmentation_512 --standin hair_segmentation_512_builtin)
 # Builds the stand-ins into build/models (seeded, a few seconds) before any timing.
 python3 tools/build_standins.py build/models hair_segmentation_512 \
@@ -29,18 +25,11 @@ python3 tools/build_standins.py build/models hair_segmentation_512 \
 TFLITE_GLES_LIB=$NEW_LIB timeout 100 python3 bench/run_bench.py "${HAIR[@]}" \
   --backends gles_fp32,gles_fp16,cpu_1t,cpu_all,litert_gpu --iterations 200 \
   --max-seconds 3 --out-dir /tmp/rb-full --name hair > "$OUT/rb-full.txt" 2>&1
-for run in base new base2 new2; do
-  case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
-  echo "== $run" >> "$OUT/rb-ab.txt"
-  TFLITE_GLES_LIB=$L timeout 40 python3 bench/run_bench.py "${HAIR[@]}" \
-    --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 2 \
-    --out-dir /tmp/rb-$run --name rb 2>&1 | grep "^|" >> "$OUT/rb-ab.txt"
-done
+device_rounds "$OUT/rb-ab.txt" 40 "base new base2 new2" "${HAIR[@]}"
 for run in base new; do
-  case $run in base) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
   for p in fp32 fp16; do
     flag=""; [ $p = fp16 ] && flag=--fp16
-    TFLITE_GLES_LIB=$L timeout 30 python3 bench/profile.py \
+    TFLITE_GLES_LIB=$(device_lib $run) timeout 30 python3 bench/profile.py \
       --model build/models/hair_segmentation_512.tflite $flag --iterations 20 --top 0 \
       --json "$OUT/profile-$run-$p.json" > "$OUT/profile-$run-$p.txt" 2>&1
   done

@@ -12,11 +12,8 @@
 #   minprof-2gpu.txt     with 2+ GPUs: one interpreter per GPU in two threads
 #                        (egl_device 0 and 1), outputs checked, throughput
 # and prints the short tables last. Stays under ~4 minutes.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
-mkdir -p "$OUT" ../shared/models
-cp "$M"/*.tflite ../shared/models/
+source "$(dirname "$0")/device_common.sh"
+device_place_models
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/python/test_device_profiles.py \
   tests/python/test_egl_device.py > "$OUT/minprof-models.txt" 2>&1
 timeout 60 python3 bench/device_profile_report.py --profiles gles31-minimum mali-g52 \

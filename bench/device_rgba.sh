@@ -14,14 +14,10 @@
 #   rgba-ops-MODEL.txt  op by op (per shader dispatch sums, GPU timer queries)
 #                       for two models, fp32 (bench/storage_ab.py)
 # and prints the short table last. Stays under ~4 minutes.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
-mkdir -p "$OUT" ../shared/models
-cp "$M"/*.tflite ../shared/models/
+source "$(dirname "$0")/device_common.sh"
+device_place_models
 timeout 100 python3 -m pytest -q -p no:cacheprovider tests/python/test_rgba_textures.py \
   > "$OUT/rgba-models.txt" 2>&1
-F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
 for model in mobilenet_v1_0.25_224 selfie_segmentation face_detection_short_range \
              palm_detection_full deeplabv3_257_mv_gpu style_transfer_f16_384; do
   timeout 25 python3 bench/options_ab.py --model "$M/$model.tflite" --iterations 80 \

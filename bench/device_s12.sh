@@ -12,12 +12,9 @@
 #    interleaved with a second run of the merged library.
 # Writes few files under $OUT (the tool returns a limited count); prints the
 # short tables last.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
-BASE_LIB=$(readlink -f "${BASE_LIB:-.devbuild/base/libtflite_gles.so}")
-mkdir -p "$OUT" ../shared/models
-cp "$M"/*.tflite ../shared/models/ 2>/dev/null   # where the tests look for the models
+source "$(dirname "$0")/device_common.sh"
+BASE_LIB=$(readlink -f "$BASE_LIB")
+device_place_models
 timeout 150 python3 -m pytest -q -rf --tb=line -p no:cacheprovider \
   tests/python/test_models.py > /tmp/tests.txt 2>&1
 timeout 300 python3 bench/run_bench.py --all --models-dir "$M" --iterations 200 --max-seconds 4 \
@@ -34,7 +31,6 @@ done
 # DeepLab's final 33x33 -> 257x257 resize on the CPU at readback (llvm3's
 # llvmpipe path) tried on NVIDIA: does one CPU thread beat the GPU's resize
 # plus the 5.5 MB readback conversion?
-F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
 CR=env.TFLITE_GLES_X_CPU_READBACK_RESIZE
 timeout 60 python3 bench/options_ab.py --model "$M/deeplabv3_257_mv_gpu.tflite" --iterations 300 \
   --variant fp32: --variant "fp32-cpuresize:$CR=1" --variant "fp16:$F16" \

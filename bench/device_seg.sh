@@ -15,44 +15,24 @@
 # 3. run_bench.py base / new / base / new (ours fp32 + fp16), LiteRT GPU
 #    once: selfie, DeepLab, palm, MobileNet v1 1.0 (stand-in).
 # Under 4 minutes; the table is last.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
-BASE_LIB=${BASE_LIB:-$PWD/.devbuild/base/libtflite_gles.so}
-NEW_LIB=$PWD/build/libtflite_gles.so
-F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
+source "$(dirname "$0")/device_common.sh"
 EW0="env.TFLITE_GLES_X_FUSE_EW_PROLOGUE=0"
 FC0="env.TFLITE_GLES_X_FUSE_FC_CHAIN=0"
 RS0="env.TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0"
 CM1="env.TFLITE_GLES_X_FUSE_CHAIN_MEAN=1"
-mkdir -p "$OUT"
 SELFIE="$M/selfie_segmentation.tflite"
 # GPU time lines first (the most direct view of the dispatch chain), base
 # library and new, fp32.
 for run in base new; do
-  case $run in base) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
-  TFLITE_GLES_LIB=$L TFLITE_GLES_X_TIMELINE=1 timeout 30 python3 bench/wall_split.py \
-    --model "$SELFIE" --iterations 200 --variant fp32: > "$OUT/timeline-selfie-$run.txt" 2>&1
+  device_timeline "$(device_lib $run)" "$SELFIE" fp32: "$OUT/timeline-selfie-$run.txt" 200
 done
 timeout 80 python3 bench/options_ab.py --model "$SELFIE" --iterations 400 \
   --variant "fp32-off:$EW0,$FC0,$RS0" --variant fp32-new: --variant "fp32-mean:$CM1" \
   --variant "fp16-off:$F16,$EW0,$FC0,$RS0" --variant "fp16-new:$F16" \
   --variant "fp16-mean:$F16,$CM1" 2>&1 | grep -v "^INFO" > "$OUT/ab-selfie.txt"
-MODELS=()
-for m in selfie_segmentation deeplabv3_257_mv_gpu palm_detection_full; do
-  MODELS+=(--model "$M/$m.tflite")
-done
-for run in base new base2 new2; do
-  case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
-  echo "== $run" >> "$OUT/rb-all.txt"
-  TFLITE_GLES_LIB=$L timeout 100 python3 bench/run_bench.py "${MODELS[@]}" \
-    --standin mobilenet_v1_1.0_224 --backends gles_fp32,gles_fp16 --iterations 200 \
-    --max-seconds 2 --out-dir /tmp/rb-$run --name rb 2>&1 | grep "^|" >> "$OUT/rb-all.txt"
-done
-echo "== LiteRT GPU" >> "$OUT/rb-all.txt"
-timeout 100 python3 bench/run_bench.py "${MODELS[@]}" --standin mobilenet_v1_1.0_224 \
-  --backends litert_gpu --iterations 200 --max-seconds 2 --out-dir /tmp/rb-litert \
-  --name rb 2>&1 | grep "^|" >> "$OUT/rb-all.txt"
+device_models selfie_segmentation deeplabv3_257_mv_gpu palm_detection_full
+device_rounds "$OUT/rb-all.txt" 100 "base new base2 new2" "${MODELS[@]}" --standin mobilenet_v1_1.0_224
+device_litert_gpu "$OUT/rb-all.txt" 100 "${MODELS[@]}" --standin mobilenet_v1_1.0_224
 for run in base new; do
   echo "== selfie fp32 time line, $run library"
   grep -E "time line" "$OUT/timeline-selfie-$run.txt" | tail -1 | cut -c20-

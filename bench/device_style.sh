@@ -14,12 +14,7 @@
 # 3. run_bench.py base / new / base / new (ours fp32 + fp16) and LiteRT GPU
 #    once: style, selfie, DeepLab, MobileNet v1 0.25.
 # Under 4 minutes; the table is last.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
-BASE_LIB=${BASE_LIB:-$PWD/.devbuild/base/libtflite_gles.so}
-NEW_LIB=$PWD/build/libtflite_gles.so
-F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
+source "$(dirname "$0")/device_common.sh"
 MP0="env.TFLITE_GLES_X_FUSE_MIRROR_PAD=0"
 BG0="env.TFLITE_GLES_X_BATCH_GEMMS=0"
 NS0="env.TFLITE_GLES_X_NORM_SPLIT=0"
@@ -35,22 +30,9 @@ for k in 0 1; do
     python3 bench/profile.py --iterations 30 --model "$M/style_transfer_f16_384.tflite" \
     --top 12 >> "$OUT/prof-style.txt" 2>&1
 done
-MODELS=()
-for m in style_transfer_f16_384 selfie_segmentation deeplabv3_257_mv_gpu \
-         mobilenet_v1_0.25_224; do
-  MODELS+=(--model "$M/$m.tflite")
-done
-for run in base new base2 new2; do
-  case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
-  echo "== $run" >> "$OUT/rb-all.txt"
-  TFLITE_GLES_LIB=$L timeout 100 python3 bench/run_bench.py "${MODELS[@]}" \
-    --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 2 \
-    --out-dir /tmp/rb-$run --name rb 2>&1 | grep "^|" >> "$OUT/rb-all.txt"
-done
-echo "== LiteRT GPU" >> "$OUT/rb-all.txt"
-timeout 100 python3 bench/run_bench.py "${MODELS[@]}" --backends litert_gpu \
-  --iterations 200 --max-seconds 2 --out-dir /tmp/rb-litert --name rb 2>&1 | grep "^|" \
-  >> "$OUT/rb-all.txt"
+device_models style_transfer_f16_384 selfie_segmentation deeplabv3_257_mv_gpu mobilenet_v1_0.25_224
+device_rounds "$OUT/rb-all.txt" 100 "base new base2 new2" "${MODELS[@]}"
+device_litert_gpu "$OUT/rb-all.txt" 100 "${MODELS[@]}"
 grep -E "^==|dispatches|^  [a-z_0-9]+ " "$OUT/prof-style.txt" | head -40
 cat "$OUT/ab-style.txt"
 grep -E "^==|^\| (style|selfie|deeplab|mobilenet)|^\| model" "$OUT/rb-all.txt"

@@ -19,12 +19,7 @@
 # 3. profile.py of style fp32, every dispatch (what to do next).
 # 4. run_bench.py base / new (ours fp32 + fp16) on style and selfie, LiteRT
 #    GPU on style. Trimmed to about 2.5 minutes (device budget); table last.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
-BASE_LIB=${BASE_LIB:-$PWD/.devbuild/base/libtflite_gles.so}
-NEW_LIB=$PWD/build/libtflite_gles.so
-F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
+source "$(dirname "$0")/device_common.sh"
 W=env.TFLITE_GLES_X_WINDOW_CONV
 P=env.TFLITE_GLES_X_NORM_PROLOGUE
 U=env.TFLITE_GLES_X_FUSE_UPSAMPLE
@@ -54,17 +49,8 @@ timeout 40 python3 bench/options_ab.py --model "$M/selfie_segmentation.tflite" -
 timeout 30 python3 bench/profile.py --iterations 20 --model "$STYLE" --top 0 \
   > "$OUT/prof-style.txt" 2>&1
 MODELS=(--model "$STYLE" --model "$M/selfie_segmentation.tflite")
-for run in base new; do
-  case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
-  echo "== $run" >> "$OUT/rb-all.txt"
-  TFLITE_GLES_LIB=$L timeout 60 python3 bench/run_bench.py "${MODELS[@]}" \
-    --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 2 \
-    --out-dir /tmp/rb-$run --name rb 2>&1 | grep "^|" >> "$OUT/rb-all.txt"
-done
-echo "== LiteRT GPU" >> "$OUT/rb-all.txt"
-timeout 60 python3 bench/run_bench.py --model "$STYLE" --backends litert_gpu \
-  --iterations 200 --max-seconds 2 --out-dir /tmp/rb-litert --name rb 2>&1 | grep "^|" \
-  >> "$OUT/rb-all.txt"
+device_rounds "$OUT/rb-all.txt" 60 "base new" "${MODELS[@]}"
+device_litert_gpu "$OUT/rb-all.txt" 60 --model "$STYLE"
 grep -E "dispatches|^  [a-z_0-9]+ " "$OUT/prof-style.txt" | head -12
 cat "$OUT/sweep-style.md"
 cat "$OUT/ab-selfie.txt"

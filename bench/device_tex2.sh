@@ -18,14 +18,11 @@
 # ROUNDS (default 300) sets the interleaved rounds per precision. If the two
 # libraries cannot share one process, each runs in its own, alternately
 # (tex2-*-{base,new}-N.txt), and the table says so.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
+source "$(dirname "$0")/device_common.sh"
 LIB=${TFLITE_GLES_LIB:-$PWD/build/libtflite_gles.so}
 BASE=${BASE_LIB:-}
 [ -n "$BASE" ] && BASE=$(readlink -f "$BASE")
-mkdir -p "$OUT" ../shared/models
-cp "$M"/*.tflite ../shared/models/ 2>/dev/null   # where the tests look for the models
+device_place_models
 timeout 120 python3 -m pytest -q -p no:cacheprovider tests/python/test_gpu_io_textures.py \
   tests/python/test_gpu_io_textures_in_place.py > "$OUT/tex2-tests.txt" 2>&1
 tail -n 2 "$OUT/tex2-tests.txt"

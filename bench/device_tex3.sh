@@ -13,14 +13,11 @@
 #   DIR=.devbuild source bench/device_env.sh && bash bench/device_tex3.sh
 # Writes under $OUT: tex3-tests.txt, tex3-handles.txt, tex3-timeline.txt, tex3-{fp32,fp16}.{txt,json}; the short
 # table is printed last. ROUNDS (default 500) per precision.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
+source "$(dirname "$0")/device_common.sh"
 LIB=${TFLITE_GLES_LIB:-$PWD/build/libtflite_gles.so}
 BASE=${BASE_LIB:-.devbuild/base/libtflite_gles.so}
 [ -e "$BASE" ] && BASE=$(readlink -f "$BASE") || BASE=""
-mkdir -p "$OUT" ../shared/models
-cp "$M"/*.tflite ../shared/models/ 2>/dev/null   # where the tests look for the models
+device_place_models
 timeout 100 python3 -m pytest -q -p no:cacheprovider tests/python/test_gpu_io_textures_in_place.py \
   tests/python/test_gpu_io_lifetime.py tests/python/test_gpu_io_textures.py \
   > "$OUT/tex3-tests.txt" 2>&1

@@ -17,14 +17,11 @@
 # Writes three files under $OUT (tex4-tests.txt, tex4-timeline.txt, tex4-runs.txt:
 # every run's output; the JSON samples stay in /tmp/tex4-json); the failures
 # and the short table are printed last. ROUNDS (default 600) per run.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
+source "$(dirname "$0")/device_common.sh"
 LIB=${TFLITE_GLES_LIB:-$PWD/build/libtflite_gles.so}
 BASE=${BASE_LIB:-.devbuild/base/libtflite_gles.so}
 [ -e "$BASE" ] && BASE=$(readlink -f "$BASE") || BASE=""
-mkdir -p "$OUT" ../shared/models
-cp "$M"/*.tflite ../shared/models/ 2>/dev/null   # where the tests look for the models
+device_place_models
 timeout 100 python3 -m pytest -q -rf --tb=line -p no:cacheprovider \
   tests/python/test_gpu_io_texture_epilogue.py tests/python/test_gpu_io_textures_in_place.py \
   tests/python/test_gpu_io_textures.py > "$OUT/tex4-tests.txt" 2>&1
