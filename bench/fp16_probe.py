@@ -23,9 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from program_binary_probe import (GL_COMPILE_STATUS, GL_COMPUTE_SHADER, GL_DYNAMIC_COPY,  # noqa: E402
-                                  GL_LINK_STATUS, GL_RENDERER, GL_SHADER_STORAGE_BUFFER,
-                                  GL_TRUE, gl_context)
+from program_binary_probe import (GL_DYNAMIC_COPY, GL_RENDERER,  # noqa: E402
+                                  GL_SHADER_STORAGE_BUFFER, compile_compute, gl_context)
 
 GL_EXTENSIONS = 0x1F03
 GL_NUM_EXTENSIONS = 0x821D
@@ -69,21 +68,8 @@ void main() {
 
 
 def compile_program(gl, source: str):
-    shader = gl.glCreateShader(GL_COMPUTE_SHADER)
-    text = ctypes.c_char_p(source.encode())
-    gl.glShaderSource(shader, 1, ctypes.byref(text), None)
-    gl.glCompileShader(shader)
-    status = ctypes.c_int()
-    gl.glGetShaderiv(shader, GL_COMPILE_STATUS, ctypes.byref(status))
-    if status.value != GL_TRUE:
-        log = ctypes.create_string_buffer(4096)
-        gl.glGetShaderInfoLog(shader, 4096, None, log)
-        return None, log.value.decode(errors="replace").strip().splitlines()[:1]
-    program = gl.glCreateProgram()
-    gl.glAttachShader(program, shader)
-    gl.glLinkProgram(program)
-    gl.glGetProgramiv(program, GL_LINK_STATUS, ctypes.byref(status))
-    return (program, None) if status.value == GL_TRUE else (None, ["link failed"])
+    program, error = compile_compute(gl, source)
+    return program, error and error.splitlines()[:1]
 
 
 def main() -> int:

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from program_binary_probe import GL_COMPILE_STATUS, GL_COMPUTE_SHADER, GL_LINK_STATUS, gl_context  # noqa: E402
+from program_binary_probe import compile_compute, gl_context  # noqa: E402
 
 GL_SHADER_STORAGE_BUFFER = 0x90D2
 GL_UNIFORM_BUFFER = 0x8A11
@@ -133,21 +133,9 @@ def source(variant: str, k_s: int, rows: int, slices: int, chunk: int) -> str:
 
 
 def compile_program(gl, text: str) -> int:
-    shader = gl.glCreateShader(GL_COMPUTE_SHADER)
-    src = ctypes.c_char_p(text.encode())
-    gl.glShaderSource(shader, 1, ctypes.byref(src), None)
-    gl.glCompileShader(shader)
-    status = ctypes.c_int()
-    gl.glGetShaderiv(shader, GL_COMPILE_STATUS, ctypes.byref(status))
-    if not status.value:
-        log = ctypes.create_string_buffer(8192)
-        gl.glGetShaderInfoLog(shader, 8192, None, log)
-        raise SystemExit(log.value.decode())
-    program = gl.glCreateProgram()
-    gl.glAttachShader(program, shader)
-    gl.glLinkProgram(program)
-    gl.glGetProgramiv(program, GL_LINK_STATUS, ctypes.byref(status))
-    assert status.value, "link failed"
+    program, error = compile_compute(gl, text)
+    if program is None:
+        raise SystemExit(error)
     return program
 
 

@@ -31,9 +31,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from program_binary_probe import (GL_COMPILE_STATUS, GL_COMPUTE_SHADER, GL_DYNAMIC_COPY,  # noqa: E402
-                                  GL_LINK_STATUS, GL_RENDERER, GL_SHADER_STORAGE_BUFFER,
-                                  GL_TRUE, gl_context)
+from program_binary_probe import (GL_DYNAMIC_COPY, GL_RENDERER,  # noqa: E402
+                                  GL_SHADER_STORAGE_BUFFER, compile_compute, gl_context)
 
 GL_UNIFORM_BUFFER = 0x8A11
 GL_TIME_ELAPSED_EXT = 0x88BF
@@ -72,22 +71,8 @@ class Gl:
         gl.glMapBufferRange.restype = ctypes.c_void_p
 
     def compile(self, source: str):
-        gl = self.gl
-        shader = gl.glCreateShader(GL_COMPUTE_SHADER)
-        text = ctypes.c_char_p(source.encode())
-        gl.glShaderSource(shader, 1, ctypes.byref(text), None)
-        gl.glCompileShader(shader)
-        status = ctypes.c_int()
-        gl.glGetShaderiv(shader, GL_COMPILE_STATUS, ctypes.byref(status))
-        if status.value != GL_TRUE:
-            log = ctypes.create_string_buffer(4096)
-            gl.glGetShaderInfoLog(shader, 4096, None, log)
-            return None, log.value.decode(errors="replace").strip()[:300]
-        program = gl.glCreateProgram()
-        gl.glAttachShader(program, shader)
-        gl.glLinkProgram(program)
-        gl.glGetProgramiv(program, GL_LINK_STATUS, ctypes.byref(status))
-        return (program, None) if status.value == GL_TRUE else (None, "link failed")
+        program, error = compile_compute(self.gl, source)
+        return program, error and error[:300]
 
     def buffer(self, target, data: bytes | int, binding: int):
         gl = self.gl

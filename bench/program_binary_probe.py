@@ -115,6 +115,26 @@ def gl_context():
     return gl
 
 
+def compile_compute(gl, source: str):
+    """(program, None) for a compute shader's source, or (None, the compiler's
+    log) -- the probes that build their own shaders share this."""
+    shader = gl.glCreateShader(GL_COMPUTE_SHADER)
+    text = ctypes.c_char_p(source.encode())
+    gl.glShaderSource(shader, 1, ctypes.byref(text), None)
+    gl.glCompileShader(shader)
+    status = ctypes.c_int()
+    gl.glGetShaderiv(shader, GL_COMPILE_STATUS, ctypes.byref(status))
+    if status.value != GL_TRUE:
+        log = ctypes.create_string_buffer(8192)
+        gl.glGetShaderInfoLog(shader, 8192, None, log)
+        return None, log.value.decode(errors="replace").strip()
+    program = gl.glCreateProgram()
+    gl.glAttachShader(program, shader)
+    gl.glLinkProgram(program)
+    gl.glGetProgramiv(program, GL_LINK_STATUS, ctypes.byref(status))
+    return (program, None) if status.value == GL_TRUE else (None, "link failed")
+
+
 def program_binary(gl, program):
     length = ctypes.c_int()
     gl.glGetProgramiv(program, GL_PROGRAM_BINARY_LENGTH, ctypes.byref(length))
