@@ -1,0 +1,68 @@
+#!/bin/bash
+# Session 13's runs on the NVIDIA device machine (issue 18), from the
+# repository root with the library under test in build/ and the session's
+# base library in .devbuild/base/:
+#   DIR=.devbuild source bench/device_env.sh && S13=warmup bash bench/device_s13.sh
+# S13=warmup: does run_bench's time-based warm-up (--warmup-seconds) change
+#   the ratios? Ours fp32/fp16 and LiteRT GPU over every carried model and
+#   the stand-ins, with 0 and 0.5 s of warm-up, twice interleaved, while
+#   nvidia-smi samples the SM clock every 100 ms (its spread per run shows
+#   whether the clock sagged).
+# S13=final: the model tests on NVIDIA, run_bench --all (every backend) of
+#   the library under test, then base and new (ours only) twice interleaved.
+# Prints short tables last; writes few files under $OUT.
+source "$(dirname "$0")/device_common.sh"
+BASE_LIB=$(readlink -f "$BASE_LIB")
+python3 tools/build_standins.py build/models mobilenet_v1_1.0_224 hair_segmentation_512 \
+  hair_segmentation_512_builtin hair_segmentation_512_exact > /tmp/standins.txt 2>&1
+ALL=(--all --models-dir "$M")
+clocks() {  # name, command...: the command with the SM clock sampled around it
+  local name=$1; shift
+  nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits -lms 100 \
+    > "/tmp/clock-$name.txt" 2>/dev/null &
+  local sampler=$!
+  "$@"
+  kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
+  python3 - "$name" "/tmp/clock-$name.txt" <<'PY'
+import sys, statistics
+v = [int(x) for x in open(sys.argv[2]).read().split() if x.strip().isdigit()]
+if v:
+    below = sum(1 for x in v if x < 0.8 * max(v)) / len(v)
+    print(f"clock {sys.argv[1]:10s} MHz min {min(v)} median {statistics.median(v):.0f} "
+          f"max {max(v)}, {below:.0%} of {len(v)} samples below 80 % of max")
+PY
+}
+case ${S13:-final} in
+warmup)
+  for run in w0a w5a w0b w5b; do
+    case $run in w0*) W=0 ;; *) W=0.5 ;; esac
+    clocks "$run" timeout 140 python3 bench/run_bench.py "${ALL[@]}" --warmup-seconds $W \
+      --backends gles_fp32,gles_fp16,litert_gpu --iterations 200 --max-seconds 2 \
+      --out-dir /tmp/rb-$run --name rb > "/tmp/rb-$run.txt" 2>&1
+  done
+  for run in w0a w5a w0b w5b; do
+    echo "== $run (warm-up ${run:1:1}/10 s)"
+    grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/rb-$run.txt | cut -d'|' -f2-5
+  done
+  ;;
+final)
+  device_place_models
+  timeout 150 python3 -m pytest -q -rf --tb=line -p no:cacheprovider \
+    tests/python/test_models.py > /tmp/tests.txt 2>&1
+  clocks all timeout 300 python3 bench/run_bench.py "${ALL[@]}" --iterations 200 --max-seconds 4 \
+    --out-dir "$OUT" --name bench-nvidia-h100-s13 > /tmp/rb-new.txt 2>&1
+  rm -f "$OUT"/*.png
+  for run in base1 new1 base2 new2; do
+    TFLITE_GLES_LIB=$(device_lib $run) timeout 100 python3 bench/run_bench.py "${ALL[@]}" \
+      --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 3 \
+      --out-dir /tmp/ab-bench --name $run > /tmp/rb-$run.txt 2>&1
+  done
+  echo "== model tests on NVIDIA: $(tail -n 1 /tmp/tests.txt)"
+  grep -E "^(FAILED|ERROR)" /tmp/tests.txt | head
+  for run in base1 new1 base2 new2; do
+    echo "== $run"; grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/rb-$run.txt | head -14
+  done
+  echo "== every backend, library under test"
+  grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/rb-new.txt | head -14
+  ;;
+esac
