@@ -6,7 +6,7 @@
 # S13=warmup: does run_bench's time-based warm-up (--warmup-seconds) change
 #   the ratios? Ours fp32/fp16 and LiteRT GPU over every carried model and
 #   the stand-ins, with 0 and 0.5 s of warm-up, twice interleaved, while
-#   nvidia-smi samples the SM clock every 100 ms (its spread per run shows
+#   nvidia-smi samples the SM clock every ~0.15 s (its spread per run shows
 #   whether the clock sagged).
 # S13=final: the model tests on NVIDIA, run_bench --all (every backend) of
 #   the library under test, then base and new (ours only) twice interleaved.
@@ -18,8 +18,13 @@ python3 tools/build_standins.py build/models mobilenet_v1_1.0_224 hair_segmentat
 ALL=(--all --models-dir "$M")
 clocks() {  # name, command...: the command with the SM clock sampled around it
   local name=$1; shift
-  nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits -lms 100 \
-    > "/tmp/clock-$name.txt" 2>/dev/null &
+  # One nvidia-smi call per sample: its own -lms loop writes through a
+  # buffer that the kill lost (the first run's files were empty).
+  : > "/tmp/clock-$name.txt"
+  while :; do
+    nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits >> "/tmp/clock-$name.txt" 2>/dev/null
+    sleep 0.1
+  done &
   local sampler=$!
   "$@"
   kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
