@@ -8,6 +8,7 @@
 #   the stand-ins, with 0 and 0.5 s of warm-up, twice interleaved, while
 #   nvidia-smi samples the SM clock every ~0.15 s (its spread per run shows
 #   whether the clock sagged).
+# S13=copy: the Interpreter rows with and without the second output copy.
 # S13=final: the model tests on NVIDIA, run_bench --all (every backend) of
 #   the library under test, then base and new (ours only) twice interleaved.
 # Prints short tables last; writes few files under $OUT.
@@ -38,6 +39,24 @@ if v:
 PY
 }
 case ${S13:-final} in
+copy)
+  # The Interpreter rows with and without the second output copy
+  # (bench_worker.py before / after session 13's fix), interleaved.
+  W=bench/bench_worker.py; cp $W /tmp/worker-new.py
+  sed 's/interp.get_tensor(d\["index"\]) for d in output_details/interp.get_tensor(d["index"]).copy() for d in output_details/' \
+    /tmp/worker-new.py > /tmp/worker-old.py
+  grep -q 'copy() for d in output_details' /tmp/worker-old.py || echo "old worker not made"
+  device_models deeplabv3_257_mv_gpu style_transfer_f16_384 selfie_segmentation
+  for run in old1 new1 old2 new2; do
+    cp /tmp/worker-${run%?}.py $W
+    echo "== $run" >> "$OUT/copy.txt"
+    timeout 100 python3 bench/run_bench.py "${MODELS[@]}" --standin hair_segmentation_512 \
+      --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 2 --out-dir /tmp/rb-$run \
+      --name rb 2>&1 | grep -E "^\| [a-z_0-9.]+tflite \|" >> "$OUT/copy.txt"
+  done
+  cp /tmp/worker-new.py $W
+  cat "$OUT/copy.txt"
+  ;;
 warmup)
   for run in w0a w5a w0b w5b; do
     case $run in w0*) W=0 ;; *) W=0.5 ;; esac
