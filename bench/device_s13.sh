@@ -10,7 +10,8 @@
 #   whether the clock sagged).
 # S13=copy: the Interpreter rows with and without the second output copy.
 # S13=final: the model tests on NVIDIA, run_bench --all (every backend) of
-#   the library under test, then base and new (ours only) twice interleaved.
+#   the library under test.
+# S13=ab: base and new (ours fp32/fp16 and LiteRT GPU) twice interleaved.
 # Prints short tables last; writes few files under $OUT.
 source "$(dirname "$0")/device_common.sh"
 BASE_LIB=$(readlink -f "$BASE_LIB")
@@ -73,20 +74,22 @@ final)
   device_place_models
   timeout 150 python3 -m pytest -q -rf --tb=line -p no:cacheprovider \
     tests/python/test_models.py > /tmp/tests.txt 2>&1
-  clocks all timeout 300 python3 bench/run_bench.py "${ALL[@]}" --iterations 200 --max-seconds 4 \
+  clocks all timeout 400 python3 bench/run_bench.py "${ALL[@]}" --iterations 200 --max-seconds 3 \
     --out-dir "$OUT" --name bench-nvidia-h100-s13 > /tmp/rb-new.txt 2>&1
   rm -f "$OUT"/*.png
-  for run in base1 new1 base2 new2; do
-    TFLITE_GLES_LIB=$(device_lib $run) timeout 100 python3 bench/run_bench.py "${ALL[@]}" \
-      --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 3 \
-      --out-dir /tmp/ab-bench --name $run > /tmp/rb-$run.txt 2>&1
-  done
   echo "== model tests on NVIDIA: $(tail -n 1 /tmp/tests.txt)"
   grep -E "^(FAILED|ERROR)" /tmp/tests.txt | head
-  for run in base1 new1 base2 new2; do
-    echo "== $run"; grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/rb-$run.txt | head -14
-  done
   echo "== every backend, library under test"
   grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/rb-new.txt | head -14
+  ;;
+ab)
+  for run in base1 new1 base2 new2; do
+    clocks $run env TFLITE_GLES_LIB=$(device_lib $run) timeout 120 python3 bench/run_bench.py \
+      "${ALL[@]}" --backends gles_fp32,gles_fp16,litert_gpu --iterations 200 --max-seconds 2 \
+      --out-dir /tmp/ab-bench --name $run > /tmp/rb-$run.txt 2>&1
+  done
+  for run in base1 new1 base2 new2; do
+    echo "== $run"; grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/rb-$run.txt | head -14 | cut -d'|' -f2-5
+  done
   ;;
 esac
