@@ -147,7 +147,12 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // DeepLab's last op, a bilinear 33x33 -> 257x257 resize, stored 5.5 MB
   // one lane at a time on llvmpipe; the CPU interpolates while it relays
   // the output out anyway (docs/perf/log.md, "llvm3").
-  device->cpu_readback_resize = device->gpu->IsLlvmpipe();
+  // On real GPUs too, written as row blends (readback_resize_rows.h): the
+  // GPU's resize and its 5.5 MB readback conversion (~150 us on an H100)
+  // go, and the CPU writes the tensor once instead of copying it
+  // (docs/perf/log.md, "out, session 13"). llvmpipe keeps its per-pixel loop.
+  device->cpu_readback_resize = true;
+  device->row_readback_resize = !device->gpu->IsLlvmpipe();
   // A window of thousands of positions walked by one invocation is a serial
   // chain of fetches on a GPU (style transfer's instance-norm means: 50-80 us
   // each on an H200); llvmpipe runs a workgroup's invocations on one thread
@@ -176,6 +181,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   if (!device->gpu->IsLlvmpipe()) {
     const unsigned cores = std::thread::hardware_concurrency();
     device->host_copy_threads = static_cast<int>(std::min(4u, std::max(1u, cores / 2)));
+    // Split from 1 MB on (two 512 KB parts): style transfer's 1.77 MB input
+    // and output each took ~0.13 ms on one thread (docs/perf/log.md, "out,
+    // session 13"); MobileNet's 0.6 MB input stays on the caller's thread.
+    device->host_copy_min_part_bytes = 512 * 1024;
   }
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
@@ -350,6 +359,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.cpu_readback_relayout, &device->cpu_readback_relayout);
   Apply(o.broadcast_concat_bias, &device->broadcast_concat_bias);
   Apply(o.cpu_readback_resize, &device->cpu_readback_resize);
+  Apply(o.row_readback_resize, &device->row_readback_resize);
+  if (o.copy_min_part && *o.copy_min_part > 0) device->host_copy_min_part_bytes = *o.copy_min_part;
   Apply(o.half_upload, &device->half_upload_staging);
   Apply(o.streaming_upload, &device->streaming_upload);
   Apply(o.streaming_readback, &device->streaming_readback);
