@@ -171,7 +171,7 @@ struct DeviceProfile {
   // calling thread alone. Set by TuneForDevice; TFLITE_GLES_X_COPY_THREADS.
   int host_copy_threads = 1;
   // The smallest part such a copy is split into (CopyWorkers::kMinPartBytes
-  // by default); TFLITE_GLES_X_COPY_MIN_PART_KB.
+  // by default, every device); TFLITE_GLES_X_COPY_MIN_PART_KB.
   size_t host_copy_min_part_bytes = 1024 * 1024;
   // The pieces a model-data entry is read, checksummed and uploaded in
   // (delegate/runtime/model_data_cache.h; 0: each constant whole, one

@@ -101,8 +101,8 @@ def test_megabyte_transfers_on_threads(monkeypatch, fp16, streaming_readback):
     monkeypatch.setenv("TFLITE_GLES_X_COPY_THREADS", "4")
     monkeypatch.setenv("TFLITE_GLES_X_STREAMING_UPLOAD", "1")
     monkeypatch.setenv("TFLITE_GLES_X_STREAMING_READBACK", streaming_readback)
-    # Parts of >= 1 MB (llvmpipe's default: 2 parts) or >= 300 KB (4 parts,
-    # the threads' limit; real GPUs split from 1 MB on: TFLITE_GLES_X_COPY_MIN_PART_KB).
+    # Parts of >= 1 MB (the default: 2 parts) or >= 300 KB (4 parts,
+    # the threads' limit: TFLITE_GLES_X_COPY_MIN_PART_KB).
     monkeypatch.setenv("TFLITE_GLES_X_COPY_MIN_PART_KB", "1024" if streaming_readback == "0" else "300")
     if streaming_readback == "1":
         # The readback conversion and its mapped staging, as on NVIDIA
