@@ -195,6 +195,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.broadcast_concat_bias = Switch("TFLITE_GLES_X_BROADCAST_CONCAT_BIAS");
   // An output's bilinear resize done by the CPU at readback (readback_resize.h).
   o.cpu_readback_resize = Switch("TFLITE_GLES_X_CPU_READBACK_RESIZE");
+  o.row_readback_resize = Switch("TFLITE_GLES_X_ROW_READBACK_RESIZE");
+  o.copy_min_part = Kilobytes("TFLITE_GLES_X_COPY_MIN_PART_KB");
   o.direct_max_bytes = Kilobytes("TFLITE_GLES_X_DIRECT_MAX_KB");
   o.readback = Readback("TFLITE_GLES_X_READBACK");
   // When an invoke flushes early (NVIDIA's command batching).

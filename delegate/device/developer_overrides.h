@@ -76,6 +76,8 @@ struct DeveloperOverrides {
   std::optional<bool> cpu_readback_relayout;     // TFLITE_GLES_X_CPU_READBACK_RELAYOUT
   std::optional<bool> broadcast_concat_bias;     // TFLITE_GLES_X_BROADCAST_CONCAT_BIAS
   std::optional<bool> cpu_readback_resize;       // TFLITE_GLES_X_CPU_READBACK_RESIZE
+  std::optional<bool> row_readback_resize;       // TFLITE_GLES_X_ROW_READBACK_RESIZE
+  std::optional<size_t> copy_min_part;           // TFLITE_GLES_X_COPY_MIN_PART_KB (x 1024)
   std::optional<size_t> direct_max_bytes;        // TFLITE_GLES_X_DIRECT_MAX_KB (x 1024)
   std::optional<DeviceProfile::Readback> readback;  // TFLITE_GLES_X_READBACK
   std::optional<std::vector<int>> early_flush;   // TFLITE_GLES_X_EARLY_FLUSH

@@ -147,7 +147,15 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // DeepLab's last op, a bilinear 33x33 -> 257x257 resize, stored 5.5 MB
   // one lane at a time on llvmpipe; the CPU interpolates while it relays
   // the output out anyway (docs/perf/log.md, "llvm3").
-  device->cpu_readback_resize = device->gpu->IsLlvmpipe();
+  // On real GPUs too, written as row blends (readback_resize_rows.h): the
+  // GPU's resize and its 5.5 MB readback conversion go, and the CPU writes
+  // the tensor once instead of copying it. H100, one process, 300
+  // interleaved invokes: DeepLab median 0.978x fp32, 0.987x fp16 of the GPU
+  // resize (docs/perf/log.md, "out, session 13": small, in the clock's
+  // noise; the row blends run at the copy's ~30 GB/s, the host's store
+  // rate). llvmpipe keeps its per-pixel loop (llvm3's measurement).
+  device->cpu_readback_resize = true;
+  device->row_readback_resize = !device->gpu->IsLlvmpipe();
   // A window of thousands of positions walked by one invocation is a serial
   // chain of fetches on a GPU (style transfer's instance-norm means: 50-80 us
   // each on an H200); llvmpipe runs a workgroup's invocations on one thread
@@ -176,6 +184,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   if (!device->gpu->IsLlvmpipe()) {
     const unsigned cores = std::thread::hardware_concurrency();
     device->host_copy_threads = static_cast<int>(std::min(4u, std::max(1u, cores / 2)));
+    // Parts stay >= 1 MB: 512 KB parts (style transfer's 1.77 MB input and
+    // output on 3 threads) were within the H100's noise (docs/perf/log.md,
+    // "out, session 13"); TFLITE_GLES_X_COPY_MIN_PART_KB for A/B runs.
   }
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
@@ -350,6 +361,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.cpu_readback_relayout, &device->cpu_readback_relayout);
   Apply(o.broadcast_concat_bias, &device->broadcast_concat_bias);
   Apply(o.cpu_readback_resize, &device->cpu_readback_resize);
+  Apply(o.row_readback_resize, &device->row_readback_resize);
+  if (o.copy_min_part && *o.copy_min_part > 0) device->host_copy_min_part_bytes = *o.copy_min_part;
   Apply(o.half_upload, &device->half_upload_staging);
   Apply(o.streaming_upload, &device->streaming_upload);
   Apply(o.streaming_readback, &device->streaming_readback);

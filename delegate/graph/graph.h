@@ -170,6 +170,9 @@ struct DeviceProfile {
   // staging uses (delegate/runtime/host_copy.h, CopyWorkers); 1: the
   // calling thread alone. Set by TuneForDevice; TFLITE_GLES_X_COPY_THREADS.
   int host_copy_threads = 1;
+  // The smallest part such a copy is split into (CopyWorkers::kMinPartBytes
+  // by default, every device); TFLITE_GLES_X_COPY_MIN_PART_KB.
+  size_t host_copy_min_part_bytes = 1024 * 1024;
   // The pieces a model-data entry is read, checksummed and uploaded in
   // (delegate/runtime/model_data_cache.h; 0: each constant whole, one
   // glBufferSubData per buffer). 256 KB stays in llvmpipe's host's L2
@@ -315,6 +318,11 @@ struct DeviceProfile {
   // (DeepLab's final 33x33 -> 257x257). Set by TuneForDevice (llvmpipe);
   // TFLITE_GLES_X_CPU_READBACK_RESIZE=0/1.
   bool cpu_readback_resize = false;
+  // The CPU resize at readback as row blends (readback_resize_rows.h): each
+  // output row one streaming blend of two source rows interpolated along x,
+  // where the per-pixel loop ran at half a copy's speed (real GPUs). Set by
+  // TuneForDevice; TFLITE_GLES_X_ROW_READBACK_RESIZE=0/1.
+  bool row_readback_resize = false;
   // A 1x1 convolution over CONCATENATION(X, RESIZE(P)) with P one pixel
   // (DeepLab's ASPP: the image-pooling branch broadcast over the map) reads
   // X alone; P's share of every output is the same at every pixel, so a

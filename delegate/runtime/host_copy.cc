@@ -133,15 +133,15 @@ void CopyWorkers::Run(int parts, const std::function<void(int)>& part) {
 }
 
 namespace {
-// Parts of whole 64-byte lines, each at least kMinPartBytes, at most `threads`.
-int PartsFor(size_t bytes, int threads) {
-  const size_t parts = bytes / CopyWorkers::kMinPartBytes;
+// Parts of whole 64-byte lines, each at least `min_part`, at most `threads`.
+int PartsFor(size_t bytes, int threads, size_t min_part) {
+  const size_t parts = bytes / min_part;
   return parts < 1 ? 1 : static_cast<int>(std::min<size_t>(parts, threads));
 }
 }  // namespace
 
 void CopyWorkers::Copy(void* dst, const void* src, size_t bytes, bool streaming) {
-  const int parts = PartsFor(bytes, threads_);
+  const int parts = PartsFor(bytes, threads_, min_part_bytes_);
   const size_t step = (bytes / parts) & ~static_cast<size_t>(63);
   Run(parts, [&](int i) {
     const size_t begin = step * i;
@@ -157,7 +157,7 @@ void CopyWorkers::Copy(void* dst, const void* src, size_t bytes, bool streaming)
 }
 
 void CopyWorkers::ConvertToHalves(const float* in, uint16_t* out, size_t count) {
-  const int parts = PartsFor(count * sizeof(float), threads_);
+  const int parts = PartsFor(count * sizeof(float), threads_, min_part_bytes_);
   const size_t step = (count / parts) & ~static_cast<size_t>(31);  // 64-byte lines of halves
   Run(parts, [&](int i) {
     const size_t begin = step * i;
@@ -167,7 +167,7 @@ void CopyWorkers::ConvertToHalves(const float* in, uint16_t* out, size_t count) 
 }
 
 void CopyWorkers::ForParts(size_t bytes, const std::function<void(int, int)>& fn) {
-  const int parts = PartsFor(bytes, threads_);
+  const int parts = PartsFor(bytes, threads_, min_part_bytes_);
   Run(parts, [&](int i) { fn(i, parts); });
 }
 

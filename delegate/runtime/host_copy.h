@@ -40,7 +40,10 @@ class CopyWorkers {
 
   // `threads`: the most threads a copy uses, the caller's included (<= 1:
   // never split).
-  explicit CopyWorkers(int threads = 1) : threads_(threads < 1 ? 1 : threads) {}
+  // `min_part_bytes`: the smallest part (DeviceProfile::host_copy_min_part_bytes).
+  explicit CopyWorkers(int threads = 1, size_t min_part_bytes = kMinPartBytes)
+      : threads_(threads < 1 ? 1 : threads),
+        min_part_bytes_(min_part_bytes < 64 ? 64 : min_part_bytes) {}
   ~CopyWorkers();
   CopyWorkers(const CopyWorkers&) = delete;
   CopyWorkers& operator=(const CopyWorkers&) = delete;
@@ -63,6 +66,7 @@ class CopyWorkers {
   void Work(int index);
 
   const int threads_;
+  const size_t min_part_bytes_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;

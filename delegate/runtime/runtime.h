@@ -318,7 +318,8 @@ class PartitionRuntime {
   // at the first such copy.
   std::unique_ptr<CopyWorkers> copy_workers_;
   CopyWorkers& copy_workers() {
-    if (!copy_workers_) copy_workers_ = std::make_unique<CopyWorkers>(device_.host_copy_threads);
+    if (!copy_workers_) copy_workers_ = std::make_unique<CopyWorkers>(device_.host_copy_threads,
+                                                     device_.host_copy_min_part_bytes);
     return *copy_workers_;
   }
   std::vector<gl::Buffer> buffers_;                 // per value

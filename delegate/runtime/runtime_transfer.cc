@@ -14,6 +14,7 @@
 #include "delegate/graph/quantization.h"
 #include "delegate/runtime/half_convert.h"
 #include "delegate/runtime/host_copy.h"
+#include "delegate/runtime/readback_resize_rows.h"
 #include "delegate/runtime/transfer_layout.h"
 #include "egl/gl_call.h"
 
@@ -217,7 +218,10 @@ Status PartitionRuntime::DownloadRelaidOut(const Transfer& download, float* floa
     TFG_RETURN_IF_ERROR(buffer.Download(0, bytes, phwc4_floats_.data()));
     phwc4 = phwc4_floats_.data();
   }
-  if (download.resize.active) {
+  if (download.resize.active && device_.row_readback_resize) {
+    ResizeBilinearRowsPhwc4ToBhwc(phwc4, download.resize, download.shape, floats,
+                                  &resize_scratch_, &copy_workers(), device_.streaming_readback);
+  } else if (download.resize.active) {
     ResizeBilinearPhwc4ToBhwc(phwc4, download.resize, download.shape, floats, &resize_scratch_,
                               &copy_workers());
   } else {

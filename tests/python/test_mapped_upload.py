@@ -92,7 +92,7 @@ def test_streaming_stores_deliver_every_invoke(monkeypatch, streaming, fp16, sha
 @pytest.mark.parametrize("streaming_readback", ["0", "1"])
 @pytest.mark.parametrize("fp16", [False, True])
 def test_megabyte_transfers_on_threads(monkeypatch, fp16, streaming_readback):
-    """Inputs and outputs of >= 1.5 MB copied on several threads
+    """Inputs and outputs of >= 1.5 MB copied on several threads, in 2 or 4 parts
     (TFLITE_GLES_X_COPY_THREADS, delegate/runtime/host_copy.h; real GPUs
     use it, llvmpipe only when forced), with the streaming stores real GPUs
     use (and, with TFLITE_GLES_X_STREAMING_READBACK, the output's copy too):
@@ -101,11 +101,14 @@ def test_megabyte_transfers_on_threads(monkeypatch, fp16, streaming_readback):
     monkeypatch.setenv("TFLITE_GLES_X_COPY_THREADS", "4")
     monkeypatch.setenv("TFLITE_GLES_X_STREAMING_UPLOAD", "1")
     monkeypatch.setenv("TFLITE_GLES_X_STREAMING_READBACK", streaming_readback)
+    # Parts of >= 1 MB (the default: 2 parts) or >= 300 KB (4 parts,
+    # the threads' limit: TFLITE_GLES_X_COPY_MIN_PART_KB).
+    monkeypatch.setenv("TFLITE_GLES_X_COPY_MIN_PART_KB", "1024" if streaming_readback == "0" else "300")
     if streaming_readback == "1":
         # The readback conversion and its mapped staging, as on NVIDIA
         # (llvmpipe otherwise relays the output out on the CPU, no copy).
         monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "0")
-    shape = [1, 181, 203, 15]  # 2.2 MB a tensor: 2 parts, odd bytes
+    shape = [1, 181, 203, 15]  # 2.2 MB a tensor: 2 or 4 parts, odd bytes
     model = float_model(shape)
     delegate = gt.make_delegate({"precision_loss_allowed": fp16})
     gpu_interp = gt.interpreter(model, delegate)

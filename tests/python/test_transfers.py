@@ -203,6 +203,7 @@ def resize_output_model(shape, size, align_corners, half_pixel, also_read=False)
     return b.build()
 
 
+@pytest.mark.parametrize("rows", ["0", "1"], ids=["pixels", "rows"])
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 @pytest.mark.parametrize("shape,size,align_corners,half_pixel", [
     ([1, 4, 4, 21], [25, 25], False, False),  # DeepLab's 8x + 1, 21 classes
@@ -210,13 +211,15 @@ def resize_output_model(shape, size, align_corners, half_pixel, also_read=False)
     ([1, 3, 5, 9], [7, 4], True, False),      # align_corners, narrower in x
 ], ids=["deeplab-like", "half-pixel", "align-corners"])
 def test_an_output_resize_runs_on_the_cpu_at_readback(
-        monkeypatch, shape, size, align_corners, half_pixel, precision):
-    """TFLITE_GLES_X_CPU_READBACK_RESIZE (llvmpipe's default): the resize's
-    input is read back and interpolated on the CPU; the dispatch count
-    proves that the resize's dispatch is gone, and where its input is read
-    by another kernel too, that it stays."""
+        monkeypatch, shape, size, align_corners, half_pixel, precision, rows):
+    """TFLITE_GLES_X_CPU_READBACK_RESIZE (the default): the resize's input
+    is read back and interpolated on the CPU, per pixel (llvmpipe) or as
+    row blends (TFLITE_GLES_X_ROW_READBACK_RESIZE, real GPUs); the dispatch
+    count proves that the resize's dispatch is gone, and where its input is
+    read by another kernel too, that it stays."""
     monkeypatch.setenv("TFLITE_GLES_X_DIRECT_TRANSFERS", "1")
     monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_ROW_READBACK_RESIZE", rows)
     rng = np.random.default_rng(shape[-1])
     options = FP16 if precision == "fp16" else {}
 
@@ -240,13 +243,18 @@ def test_an_output_resize_runs_on_the_cpu_at_readback(
     ([1, 17, 17, 21], [257, 257]),   # DeepLab's 257x257x21: 5.5 MB, four parts
     ([2, 9, 9, 21], [181, 181]),     # the parts' rows cross the batch boundary
 ], ids=["deeplab", "two-batches"])
-def test_a_cpu_resize_at_readback_split_among_copy_threads(monkeypatch, shape, size):
+@pytest.mark.parametrize("kernel", ["pixels", "rows", "rows-streaming"])
+def test_a_cpu_resize_at_readback_split_among_copy_threads(monkeypatch, shape, size, kernel):
     """On real GPUs the copy threads (TFLITE_GLES_X_COPY_THREADS) share the
     rows of a resize done at readback; forced here with four threads, so
     each thread's rows, and the row-blend buffer each one keeps, are
-    checked against TFLite's CPU kernels."""
+    checked against TFLite's CPU kernels: the per-pixel loop, the row
+    blends (each thread's cache of two source rows crossing its band's and
+    the batches' edges) and their non-temporal stores."""
     for name, value in (("DIRECT_TRANSFERS", "1"), ("CPU_READBACK_RELAYOUT", "1"),
-                        ("CPU_READBACK_RESIZE", "1"), ("COPY_THREADS", "4")):
+                        ("CPU_READBACK_RESIZE", "1"), ("COPY_THREADS", "4"),
+                        ("ROW_READBACK_RESIZE", "0" if kernel == "pixels" else "1"),
+                        ("STREAMING_READBACK", "1" if kernel == "rows-streaming" else "0")):
         monkeypatch.setenv("TFLITE_GLES_X_" + name, value)
     rng = np.random.default_rng(size[0])
     model = resize_output_model(shape, size, align_corners=False, half_pixel=True)
