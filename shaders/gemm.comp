@@ -91,8 +91,10 @@
 // Shapes are @uniform values (written once at init), so layers that differ
 // only in size share one program; tile sizes are constants.
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = bias (one vec4 per
-// slice, zero-padded), 4 = EPILOGUE_IN (delegate/passes/fusion.h), as conv2d.comp;
-// then, with DW_PROLOGUE_*, the depthwise weights and bias.
+// slice, zero-padded), 4 = EPILOGUE_IN (delegate/passes/fusion.h), as conv2d.comp,
+// 5 = EPILOGUE_IN2 (a second epilogue operand: ENet's residual ADD at 4, then
+// its PRELU's per-channel alpha; it implies EPILOGUE_IN); then, with
+// DW_PROLOGUE_*, the depthwise weights and bias.
 //
 // @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1 PROLOGUE_IN PROLOGUE_IN2 FC_PROLOGUE FC1_MEAN RESIZE_PROLOGUE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
@@ -106,7 +108,7 @@
 // @axis - MEAN_PROLOGUE
 // @const A_VEC4=64
 // @uniform MEAN_PIXELS=4 MEAN_BATCH_STRIDE=8
-// @axis - EPILOGUE_IN SOFTMAX_EPILOGUE
+// @axis - EPILOGUE_IN EPILOGUE_IN2 SOFTMAX_EPILOGUE
 // @const SOFTMAX_BETA=1.0 READ_WRITE_BINDING_0=5 READ_WRITE_BINDING_1=6
 // @const EPILOGUE(x,index,slice)=(x)
 // @const DW_EPILOGUE(x)=(x)
@@ -123,8 +125,14 @@ TENSOR_OUT(out0, 0, Out0);
 TENSOR_IN(in0, 1, In0);
 TENSOR_IN(weights, 2, Weights);
 TENSOR_IN(bias, 3, Bias);
+#if defined(EPILOGUE_IN2) && !defined(EPILOGUE_IN)
+#define EPILOGUE_IN 1
+#endif
 #if defined(EPILOGUE_IN)
 TENSOR_IN(epilogue_in, 4, EpilogueIn);
+#endif
+#if defined(EPILOGUE_IN2)
+TENSOR_IN(epilogue_in2, 5, EpilogueIn2);
 #endif
 #if !defined(EPILOGUE)
 #define EPILOGUE(x, index, slice) (x)
@@ -162,7 +170,10 @@ TENSOR_IN(fc1_bias, FC1_B_BINDING, Fc1Bias);
 #if defined(DW_PROLOGUE_NONE) || defined(DW_PROLOGUE_RELU) || \
     defined(DW_PROLOGUE_RELU6) || defined(DW_PROLOGUE_RELU_N1_TO_1)
 #define DW_PROLOGUE 1
-#if defined(EPILOGUE_IN)
+#if defined(EPILOGUE_IN2)
+TENSOR_IN(dw_weights, 6, DwWeights);
+TENSOR_IN(dw_bias, 7, DwBias);
+#elif defined(EPILOGUE_IN)
 TENSOR_IN(dw_weights, 5, DwWeights);
 TENSOR_IN(dw_bias, 6, DwBias);
 #else
