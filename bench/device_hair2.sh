@@ -44,6 +44,14 @@ IN2=env.TFLITE_GLES_X_EPILOGUE_IN2
 TFLITE_GLES_LIB=$NEW_LIB timeout 40 python3 bench/options_ab.py --model "$HAIR" --iterations 300 \
   --variant "fp32-in2off:$IN2=0" --variant fp32: --variant "fp16-in2off:$F16,$IN2=0" \
   --variant "fp16:$F16" 2>&1 | grep -v "^INFO\|^WARNING" > "$OUT/ab.txt"
+# The 1x1 GEMMs (56, ~12 us each on 64x64 / 128x128 maps, far from the
+# bandwidth): gemm.comp's tile forced for every GEMM (TM/TN/TR/TS/KP; the
+# default picks 2/1/16/4/8 where 4/1/16/4/4 gives < 192 workgroups), as a
+# lead for the tile's owner, fp32 only.
+GT=env.TFLITE_GLES_GEMM_TILE
+TFLITE_GLES_LIB=$NEW_LIB timeout 40 python3 bench/options_ab.py --model "$HAIR" --iterations 300 \
+  --variant fp32: --variant "t4x1k4:$GT=4/1/16/4/4" --variant "t2x1k4:$GT=2/1/16/4/4" \
+  --variant "t2x2k2:$GT=2/2/16/4/2" 2>&1 | grep -v "^INFO\|^WARNING" > "$OUT/ab-tile.txt"
 RB=(--standin hair_segmentation_512 --standin hair_segmentation_512_builtin)
 for run in base new base2 new2; do
   case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
@@ -98,5 +106,5 @@ for name in ("base-fp32", "new-fp32", "base-fp16", "new-fp16"):
 PY
 cat "$OUT/summary.txt"
 grep -E "^(delegated|sum of)" "$OUT/profile-new-fp32.txt"
-grep -E "^\||invokes per" "$OUT/ab.txt"
+grep -E "^\||invokes per" "$OUT/ab.txt" "$OUT/ab-tile.txt" | cut -d: -f2-
 cat "$OUT/rb.txt"
