@@ -362,6 +362,36 @@ def test_mediapipe_convolution2d_transpose_bias(in_shape, out_c, kernel, stride,
     assert_close(gpu, cpu, fp16)
 
 
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("min_invocations", ["0", "65536"])
+@pytest.mark.parametrize("in_shape,out_c,kernel", [([1, 8, 14, 6], 5, 3), ([1, 10, 6, 16], 2, 3)])
+def test_transpose_conv_pixel_interleave(monkeypatch, in_shape, out_c, kernel, min_invocations,
+                                         fp16):
+    """Outputs of >= 128 pixels take 4-pixel register tiles; on many-core GPUs
+    (forced here with TFLITE_GLES_MIN_INVOCATIONS) the tile's pixels are
+    interleaved with the neighbouring invocations' (PIXEL_INTERLEAVE),
+    including a last group that runs past the row (14 and 6 pixels per
+    phase); the hair model's last layer is the second shape's kind. Even
+    sizes: MediaPipe's SAME output is then twice the input."""
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", min_invocations)
+    rng = np.random.default_rng(21)
+    n, h, w, in_c = in_shape
+    b = ModelBuilder()
+    x = b.add_input(in_shape)
+    weights = b.add_const(rng.uniform(-0.5, 0.5, [out_c, kernel, kernel, in_c]).astype(np.float32))
+    bias = b.add_const(rng.uniform(-1, 1, [out_c]).astype(np.float32))
+    o = b.add_tensor([n, 2 * h, 2 * w, out_c])
+    b.add_op("CUSTOM", [x, weights, bias], [o], custom_code="Convolution2DTransposeBias",
+             custom_options=struct.pack("<3i", 1, 2, 2))
+    model = b.build()
+    inputs = random_inputs([in_shape], seed=17)
+    cpu = run_tflite(model, inputs, use_xnnpack=True)
+    delegate = make_delegate({"precision_loss_allowed": fp16})
+    gpu = invoke(interpreter(model, delegate), inputs)
+    assert_fully_delegated(stats(delegate))
+    assert_close(gpu, cpu, fp16)
+
+
 def assert_declined(stats, capfd, op, reason):
     """The node stayed on the CPU and the log says which op and why."""
     assert stats["nodes_delegated"] == 0, stats
