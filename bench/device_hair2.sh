@@ -19,7 +19,7 @@
 # 3. options_ab.py, new library, one process: the second operand off
 #    (TFLITE_GLES_X_EPILOGUE_IN2=0, = base's dispatches) and on, fp32 / fp16.
 # 4. run_bench.py base / new / base / new (ours fp32 + fp16) and LiteRT GPU
-#    once, on the custom-op model and its builtin twin.
+#    once, on the custom-op model, its builtin twin and selfie segmentation.
 # Under 3 minutes; the short table is last.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -52,7 +52,10 @@ GT=env.TFLITE_GLES_GEMM_TILE
 TFLITE_GLES_LIB=$NEW_LIB timeout 40 python3 bench/options_ab.py --model "$HAIR" --iterations 300 \
   --variant fp32: --variant "t4x1k4:$GT=4/1/16/4/4" --variant "t2x1k4:$GT=2/1/16/4/4" \
   --variant "t2x2k2:$GT=2/2/16/4/2" 2>&1 | grep -v "^INFO\|^WARNING" > "$OUT/ab-tile.txt"
-RB=(--standin hair_segmentation_512 --standin hair_segmentation_512_builtin)
+# Selfie segmentation: its last layer is a transposed convolution too
+# (PIXEL_INTERLEAVE); a no-regression row.
+RB=(--standin hair_segmentation_512 --standin hair_segmentation_512_builtin
+    --model "$TFLITE_GLES_MODELS/selfie_segmentation.tflite")
 for run in base new base2 new2; do
   case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
   echo "== $run" >> "$OUT/rb.txt"
