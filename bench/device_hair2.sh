@@ -59,12 +59,12 @@ RB=(--standin hair_segmentation_512 --standin hair_segmentation_512_builtin
 for run in base new base2 new2; do
   case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
   echo "== $run" >> "$OUT/rb.txt"
-  TFLITE_GLES_LIB=$L timeout 40 python3 bench/run_bench.py "${RB[@]}" \
+  TFLITE_GLES_LIB=$L timeout 60 python3 bench/run_bench.py "${RB[@]}" \
     --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 2 \
     --out-dir /tmp/rb-$run --name rb 2>&1 | grep "^|" >> "$OUT/rb.txt"
 done
 echo "== LiteRT GPU" >> "$OUT/rb.txt"
-timeout 40 python3 bench/run_bench.py "${RB[@]}" --backends litert_gpu --iterations 200 \
+timeout 60 python3 bench/run_bench.py "${RB[@]}" --backends litert_gpu --iterations 200 \
   --max-seconds 2 --out-dir /tmp/rb-litert --name rb 2>&1 | grep "^|" >> "$OUT/rb.txt"
 # Per shader: dispatches, time-line span (sum of done-to-done steps), timer
 # query sum; the difference is what the GPU spends between dispatches.
