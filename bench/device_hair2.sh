@@ -54,6 +54,14 @@ TFLITE_GLES_LIB=$NEW_LIB timeout 40 python3 bench/options_ab.py --model "$HAIR" 
   --variant "t2x2k2:$GT=2/2/16/4/2" 2>&1 | grep -v "^INFO\|^WARNING" > "$OUT/ab-tile.txt"
 # Selfie segmentation: its last layer is a transposed convolution too
 # (PIXEL_INTERLEAVE); a no-regression row.
+# The invoke's ends (05:53 time line: GPU starts 192 us in, after a 153 us
+# CPU upload; 147 us from the GPU's end to the CPU's): waiting for the
+# readback fence by spinning, and the first flush right after the upload
+# conversion instead of after two dispatches.
+TFLITE_GLES_LIB=$NEW_LIB timeout 40 python3 bench/options_ab.py --model "$HAIR" --iterations 300 \
+  --variant fp32: --variant "spin:env.TFLITE_GLES_X_READBACK=mapped_spin" \
+  --variant "flush1:env.TFLITE_GLES_X_EARLY_FLUSH=1" --variant "ct2:env.TFLITE_GLES_X_COPY_THREADS=2" \
+  2>&1 | grep -v "^INFO\|^WARNING" > "$OUT/ab-io.txt"
 RB=(--standin hair_segmentation_512 --standin hair_segmentation_512_builtin
     --model "$TFLITE_GLES_MODELS/selfie_segmentation.tflite")
 for run in base new base2 new2; do
@@ -109,5 +117,5 @@ for name in ("base-fp32", "new-fp32", "base-fp16", "new-fp16"):
 PY
 cat "$OUT/summary.txt"
 grep -E "^(delegated|sum of)" "$OUT/profile-new-fp32.txt"
-grep -E "^\||invokes per" "$OUT/ab.txt" "$OUT/ab-tile.txt" | cut -d: -f2-
+grep -E "^\||invokes per" "$OUT/ab.txt" "$OUT/ab-tile.txt" "$OUT/ab-io.txt" | cut -d: -f2-
 cat "$OUT/rb.txt"
