@@ -10,15 +10,6 @@
 // TILE_SLICES output slices, in registers (as in conv2d.comp). Pixel groups
 // are numbered over (batch, row, phase, group): ROW_GROUPS per output row.
 //
-// PIXEL_INTERLEAVE (many-core GPUs; delegate/kernels/transpose_conv.cc):
-// invocation g of a phase takes that phase's pixels g, g + GROUPS_PER_PHASE,
-// g + 2 * GROUPS_PER_PHASE, ... instead of TILE_ROWS consecutive ones, so
-// that a warp's loads are one contiguous run of input pixels and its stores
-// one run of every STRIDE_W-th output pixel: consecutive tiles put the
-// lanes TILE_ROWS pixels apart (128 bytes at 4 rows, stride 2), and the
-// hair segmentation model's last layer (256x256x16 -> 512x512x2) moved
-// 8 MB in ~50 us on an H100, ~160 GB/s.
-//
 // Weights (binding 2): [slice group][tap][input slice][TILE_SLICES][4] vec4
 // like conv2d.comp; bias (binding 3): one vec4 per output slice.
 // Bindings: 0 = output, 1 = input.
@@ -28,7 +19,6 @@
 // layer), with its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 //
 // @axis - SLICES_ON_X
-// @axis - PIXEL_INTERLEAVE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=1
 // @const PIXEL_GROUPS=8 SLICE_GROUPS=1 GROUPS_PER_PHASE=1 IN_S=1 IN_H=2
@@ -88,12 +78,6 @@ void texture_out(int i, vec4 v) {
 
 #define TILE (TILE_ROWS * TILE_SLICES)
 #define ROW_GROUPS (STRIDE_W * GROUPS_PER_PHASE)
-// The phase's pixel index n of pixel p of invocation g (of its phase).
-#if defined(PIXEL_INTERLEAVE)
-#define PIXEL_N(g, p) ((g) + (p) * GROUPS_PER_PHASE)
-#else
-#define PIXEL_N(g, p) ((g) * TILE_ROWS + (p))
-#endif
 
 void main() {
 #if defined(SLICES_ON_X)
@@ -108,7 +92,7 @@ void main() {
   int b = row / OUT_H;
   int y = row % OUT_H;
   int phase = (pixel_group % ROW_GROUPS) / GROUPS_PER_PHASE;
-  int g = pixel_group % GROUPS_PER_PHASE;
+  int first_n = (pixel_group % GROUPS_PER_PHASE) * TILE_ROWS;
 
   vec4 acc[TILE];
   for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
@@ -121,13 +105,12 @@ void main() {
     for (int kx = 0; kx < KERNEL_W; ++kx) {
       int tx = phase + PAD_LEFT - kx + STRIDE_W * KERNEL_W;
       if (tx % STRIDE_W != 0) continue;
-      int ix0 = tx / STRIDE_W - KERNEL_W;
+      int ix0 = tx / STRIDE_W - KERNEL_W + first_n;
       int base[TILE_ROWS];
       bool inside[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
-        int ix = ix0 + PIXEL_N(g, p);
-        inside[p] = ix >= 0 && ix < IN_W;
-        base[p] = inside[p] ? (b * IN_S * IN_H + iy) * IN_W + ix : 0;
+        inside[p] = ix0 + p >= 0 && ix0 + p < IN_W;
+        base[p] = inside[p] ? (b * IN_S * IN_H + iy) * IN_W + ix0 + p : 0;
       }
       int w_index = ((group * KERNEL_H + ky) * KERNEL_W + kx) * IN_S *
                     TILE_SLICES * 4;
@@ -156,8 +139,8 @@ void main() {
     if (slice >= OUT_S) break;
     vec4 bias_value = LOAD(bias, slice);
     for (int p = 0; p < TILE_ROWS; ++p) {
-      int x = phase + STRIDE_W * PIXEL_N(g, p);
-      if (x >= OUT_W) break;  // n grows with p
+      int x = phase + STRIDE_W * (first_n + p);
+      if (x >= OUT_W) break;
       int index = ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x;
       vec4 value = zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + bias_value),
                                         index, slice),

@@ -209,12 +209,6 @@ Status BuildTransposeConv(const NodeView& node, GraphBuilder& builder) {
   TFG_ASSIGN_OR_RETURN(std::string act, kernels::ActivationDefine(spec.activation));
   if (!act.empty()) d[act] = "";
   if (tile.slices_on_x) d["SLICES_ON_X"] = "";
-  // Neighbouring invocations on neighbouring pixels where a warp's loads
-  // and stores coalesce (many-core GPUs: DeviceProfile::min_invocations);
-  // llvmpipe's few lanes keep each invocation's pixels consecutive.
-  if (builder.device().min_invocations > 0 && tile.rows > 1 && !tile.slices_on_x) {
-    d["PIXEL_INTERLEAVE"] = "";
-  }
   d["TILE_ROWS"] = std::to_string(tile.rows);
   d["TILE_SLICES"] = std::to_string(tile.slices);
   d["PIXEL_GROUPS"] = std::to_string(pixel_groups);

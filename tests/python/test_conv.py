@@ -365,15 +365,14 @@ def test_mediapipe_convolution2d_transpose_bias(in_shape, out_c, kernel, stride,
 @pytest.mark.parametrize("fp16", PRECISIONS)
 @pytest.mark.parametrize("min_invocations", ["0", "65536"])
 @pytest.mark.parametrize("in_shape,out_c,kernel", [([1, 256, 258, 4], 2, 3), ([1, 10, 6, 16], 2, 3)])
-def test_transpose_conv_pixel_interleave(monkeypatch, in_shape, out_c, kernel, min_invocations,
-                                         fp16):
+def test_transpose_conv_many_core_tiles(monkeypatch, in_shape, out_c, kernel, min_invocations,
+                                        fp16):
     """Many-core GPUs (forced here with TFLITE_GLES_MIN_INVOCATIONS) tile a
     transposed convolution for 65536 invocations: one pixel each on small
     maps (the second shape), 4-pixel tiles on a 512x516 output (the hair
-    model's last layer's kind), whose pixels are interleaved with the
-    neighbouring invocations' (PIXEL_INTERLEAVE), the last group running
-    past the row (258 pixels per phase). llvmpipe's own tiles with "0".
-    Even sizes: MediaPipe's SAME output is then twice the input."""
+    model's last layer's kind; the last tile runs past the row, 258 pixels
+    per phase). llvmpipe's own tiles with "0". Even sizes: MediaPipe's SAME
+    output is then twice the input."""
     monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", min_invocations)
     rng = np.random.default_rng(21)
     n, h, w, in_c = in_shape
