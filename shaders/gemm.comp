@@ -88,11 +88,10 @@
 // No workgroup waits for another, so this needs no forward-progress
 // guarantee between workgroups.
 //
-// Shapes are @uniform values (written once at init), so layers that differ
-// only in size share one program; tile sizes are constants.
+// Shapes are @uniform values (written once at init): layers differing only in size share a program; tiles are constants.
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = bias (one vec4 per
-// slice, zero-padded), 4 = EPILOGUE_IN (delegate/passes/fusion.h), as conv2d.comp;
-// then, with DW_PROLOGUE_*, the depthwise weights and bias.
+// slice, zero-padded), 4 = EPILOGUE_IN, 5 = EPILOGUE_IN2 (ENet's PRELU alpha after its residual ADD at 4;
+// delegate/passes/fusion.h), as conv2d.comp; then, with DW_PROLOGUE_* (not with EPILOGUE_IN2), the dw weights and bias.
 //
 // @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1 PROLOGUE_IN PROLOGUE_IN2 FC_PROLOGUE FC1_MEAN RESIZE_PROLOGUE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
@@ -106,7 +105,7 @@
 // @axis - MEAN_PROLOGUE
 // @const A_VEC4=64
 // @uniform MEAN_PIXELS=4 MEAN_BATCH_STRIDE=8
-// @axis - EPILOGUE_IN SOFTMAX_EPILOGUE
+// @axis - EPILOGUE_IN EPILOGUE_IN2 SOFTMAX_EPILOGUE
 // @const SOFTMAX_BETA=1.0 READ_WRITE_BINDING_0=5 READ_WRITE_BINDING_1=6
 // @const EPILOGUE(x,index,slice)=(x)
 // @const DW_EPILOGUE(x)=(x)
@@ -123,23 +122,24 @@ TENSOR_OUT(out0, 0, Out0);
 TENSOR_IN(in0, 1, In0);
 TENSOR_IN(weights, 2, Weights);
 TENSOR_IN(bias, 3, Bias);
-#if defined(EPILOGUE_IN)
+#if defined(EPILOGUE_IN) || defined(EPILOGUE_IN2)
 TENSOR_IN(epilogue_in, 4, EpilogueIn);
+#endif
+#if defined(EPILOGUE_IN2)
+TENSOR_IN(epilogue_in2, 5, EpilogueIn2);
 #endif
 #if !defined(EPILOGUE)
 #define EPILOGUE(x, index, slice) (x)
 #endif
-// MEAN_EPILOGUE(x): the fused mean's own epilogue on each averaged vec4 (a
-// quantized AVERAGE_POOL_2D's simulator step); SOFTMAX_OUT_EPILOGUE(x): the
-// fused softmax's, on each stored probability (a quantized SOFTMAX's).
+// MEAN_EPILOGUE(x) / SOFTMAX_OUT_EPILOGUE(x): the fused mean's / softmax's own epilogue on each
+// averaged vec4 / stored probability (a quantized AVERAGE_POOL_2D's / SOFTMAX's simulator step).
 #if !defined(MEAN_EPILOGUE)
 #define MEAN_EPILOGUE(x) (x)
 #endif
 #if !defined(SOFTMAX_OUT_EPILOGUE)
 #define SOFTMAX_OUT_EPILOGUE(x) (x)
 #endif
-// Prologue choices of the first @axis imply what they build on (PROLOGUE,
-// PROLOGUE_CHAIN, FC1_ACT and FC1_EPILOGUE always come with them).
+// First-@axis prologue choices imply what they build on (PROLOGUE, PROLOGUE_CHAIN, FC1_ACT, FC1_EPILOGUE come too).
 #if defined(PROLOGUE_IN2) && !defined(PROLOGUE_IN)
 #define PROLOGUE_IN 1
 #endif

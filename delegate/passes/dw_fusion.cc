@@ -87,9 +87,11 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     Dispatch& gemm = list[i];
+    // EPILOGUE_IN2: the depthwise weights' bindings would follow two
+    // epilogue operands (rare: a PRELU after a residual ADD).
     if (gemm.shader != "gemm" || gemm.defines.count("SPLIT_K") ||
         HasPrologue(gemm) || gemm.specialize || gemm.outputs.size() != 1 ||
-        gemm.inputs.size() < 3) {
+        gemm.inputs.size() < 3 || gemm.defines.count("EPILOGUE_IN2")) {
       continue;
     }
     const ValueId a = gemm.inputs[0];
@@ -267,7 +269,8 @@ int FuseSoftmaxIntoGemm(const DeviceProfile& device, std::vector<Value>* values,
       const Dispatch& gemm = list[i];
       const long long rows = IntDefine(gemm, "ROWS");
       if (gemm.shader != "gemm" || !gemm.defines.count("SPLIT_K") ||
-          gemm.defines.count("EPILOGUE_IN") || gemm.defines.count("SOFTMAX_EPILOGUE") ||
+          gemm.defines.count("EPILOGUE_IN") || gemm.defines.count("EPILOGUE_IN2") ||
+          gemm.defines.count("SOFTMAX_EPILOGUE") ||
           gemm.specialize || gemm.outputs.size() != 1 || !gemm.read_write.empty() ||
           rows < 1 || rows > kMaxFusedSoftmaxRows || IntDefine(gemm, "TILE_ROWS") != rows) {
         continue;

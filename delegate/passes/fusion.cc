@@ -123,10 +123,20 @@ bool TakesEpilogueOperand(const Dispatch& producer) {
 
 // Whether a producer that has its epilogue operand may take a second one:
 // an elementwise binary op with a tensor B (elementwise.comp EPILOGUE_IN2,
-// binding 4) that has none yet.
+// binding 4) that has none yet; or a tiled GEMM (gemm.comp EPILOGUE_IN2,
+// binding 5) with nothing bound after its epilogue operand: ENet's
+// bottleneck ends in 1x1 CONV + residual ADD + PRELU, whose ADD takes the
+// first operand and whose per-channel alpha then stayed a dispatch of its
+// own (27 of the hair segmentation stand-in's 122).
 bool TakesSecondEpilogueOperand(const Dispatch& producer) {
+  if (!producer.defines.count("EPILOGUE_IN") || producer.defines.count("EPILOGUE_IN2")) {
+    return false;
+  }
+  if (producer.shader == "gemm") {
+    return producer.inputs.size() == 4 && producer.read_write.empty() &&
+           producer.outputs.size() == 1;
+  }
   return producer.shader == "elementwise" && !producer.defines.count("B_LITERAL") &&
-         producer.defines.count("EPILOGUE_IN") && !producer.defines.count("EPILOGUE_IN2") &&
          producer.inputs.size() == 3;
 }
 
@@ -234,6 +244,7 @@ int FuseEpilogues(const std::vector<Value>& values,
     merged.defines[kEpilogueDefine] = *with_unary;
     if (extra >= 0) {
       // EPILOGUE_IN2 implies EPILOGUE_IN in the shader (one axis of it).
+      // The GEMM passes after this one refuse either (dw_fusion.cc).
       if (second) merged.defines.erase("EPILOGUE_IN");
       merged.defines[second ? "EPILOGUE_IN2" : "EPILOGUE_IN"] = "";
       merged.inputs.push_back(extra);

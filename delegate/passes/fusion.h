@@ -63,9 +63,9 @@ constexpr char kSoftmaxOutEpilogueDefine[] = "SOFTMAX_OUT_EPILOGUE(x)";
 // (DeviceProfile::fuse_elementwise_chains). An epilogue with a tensor
 // operand is left unfused where it would make the producer bind more than
 // `max_dispatch_buffers` buffers (DeviceProfile::max_dispatch_buffers).
-// `second_operand`: an elementwise binary producer with a tensor B that
-// already has its epilogue operand may take a second one (elementwise.comp
-// EPILOGUE_IN2; DeviceProfile::epilogue_second_operand).
+// `second_operand`: an elementwise binary producer with a tensor B, or a
+// tiled GEMM, that already has its epilogue operand may take a second one
+// (elementwise.comp / gemm.comp EPILOGUE_IN2; DeviceProfile::epilogue_second_operand).
 int FuseEpilogues(const std::vector<Value>& values,
                   const std::vector<ValueId>& keep,
                   std::vector<Dispatch>* dispatches,

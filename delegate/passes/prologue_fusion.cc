@@ -236,7 +236,7 @@ int FuseGemmChains(const DeviceProfile& device, const std::vector<Value>& values
     if (producer < 0) continue;
     const Dispatch& first = list[producer];
     if (!IsOneRowSplitK(first) || first.outputs[0] != hidden || first.inputs.size() != 3 ||
-        first.defines.count("EPILOGUE_IN")) {
+        first.defines.count("EPILOGUE_IN") || first.defines.count("EPILOGUE_IN2")) {
       continue;
     }
     // The first layer's activation (its ACT_* define) and its epilogue, if

@@ -362,6 +362,36 @@ def test_mediapipe_convolution2d_transpose_bias(in_shape, out_c, kernel, stride,
     assert_close(gpu, cpu, fp16)
 
 
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("min_invocations", ["0", "65536"])
+@pytest.mark.parametrize("in_shape,out_c,kernel", [([1, 256, 258, 4], 2, 3), ([1, 10, 6, 16], 2, 3)])
+def test_transpose_conv_many_core_tiles(monkeypatch, in_shape, out_c, kernel, min_invocations,
+                                        fp16):
+    """Many-core GPUs (forced here with TFLITE_GLES_MIN_INVOCATIONS) tile a
+    transposed convolution for 65536 invocations: one pixel each on small
+    maps (the second shape), 4-pixel tiles on a 512x516 output (the hair
+    model's last layer's kind; the last tile runs past the row, 258 pixels
+    per phase). llvmpipe's own tiles with "0". Even sizes: MediaPipe's SAME
+    output is then twice the input."""
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", min_invocations)
+    rng = np.random.default_rng(21)
+    n, h, w, in_c = in_shape
+    b = ModelBuilder()
+    x = b.add_input(in_shape)
+    weights = b.add_const(rng.uniform(-0.5, 0.5, [out_c, kernel, kernel, in_c]).astype(np.float32))
+    bias = b.add_const(rng.uniform(-1, 1, [out_c]).astype(np.float32))
+    o = b.add_tensor([n, 2 * h, 2 * w, out_c])
+    b.add_op("CUSTOM", [x, weights, bias], [o], custom_code="Convolution2DTransposeBias",
+             custom_options=struct.pack("<3i", 1, 2, 2))
+    model = b.build()
+    inputs = random_inputs([in_shape], seed=17)
+    cpu = run_tflite(model, inputs, use_xnnpack=True)
+    delegate = make_delegate({"precision_loss_allowed": fp16})
+    gpu = invoke(interpreter(model, delegate), inputs)
+    assert_fully_delegated(stats(delegate))
+    assert_close(gpu, cpu, fp16)
+
+
 def assert_declined(stats, capfd, op, reason):
     """The node stayed on the CPU and the log says which op and why."""
     assert stats["nodes_delegated"] == 0, stats

@@ -237,6 +237,27 @@ def test_fused_chain_agrees_and_saves_dispatches(chain, fp16):
     assert plain_stats["dispatches"] - fused_stats["dispatches"] == saved
 
 
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("second", ["1", "0"])
+def test_gemm_takes_prelu_after_residual_add(monkeypatch, fp16, second):
+    """ENet's bottleneck end on the tiled GEMM that real GPUs run (forced
+    here): 1x1 conv + x, then PRELU with per-channel alpha. The ADD takes
+    gemm.comp's epilogue operand, alpha its second one (EPILOGUE_IN2):
+    both fold (2 dispatches saved); without the second operand, 1."""
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_EPILOGUE_IN2", second)
+    c = Chain([1, 12, 10, 20], seed=13)
+    ch = c.shapes[c.x][3]
+    z = c.binary("ADD", c.conv(c.x, ch), c.x)
+    model = c.build([c.binary("PRELU", z, c.const([1, 1, ch], 0.05, 0.4))])
+    inputs = random_inputs(c.input_shapes, seed=4)
+    cpu, (fused, fused_stats), (plain, plain_stats) = run_both(model, inputs, fp16)
+    assert_fully_delegated(fused_stats)
+    assert_close(fused, cpu, fp16)
+    assert_close(plain, cpu, fp16)
+    assert plain_stats["dispatches"] - fused_stats["dispatches"] == (2 if second == "1" else 1)
+
+
 def test_mobilenet_v2_style_block_fuses_residual(monkeypatch):
     """Expand 1x1 (RELU6) -> depthwise (RELU6) -> project 1x1 -> ADD of the
     block input: the ADD folds into the projection; values stay right. (The
