@@ -108,7 +108,7 @@
 // @uniform MEAN_PIXELS=4 MEAN_BATCH_STRIDE=8
 // @axis - EPILOGUE_IN SOFTMAX_EPILOGUE
 // @const SOFTMAX_BETA=1.0 READ_WRITE_BINDING_0=5 READ_WRITE_BINDING_1=6
-// @const EPILOGUE(x,index,slice)=(x)
+// @const EPILOGUE(x,index,slice)=(x) FMA_CHAIN=0
 // @const DW_EPILOGUE(x)=(x)
 // @const MEAN_EPILOGUE(x)=(x) SOFTMAX_OUT_EPILOGUE(x)=(x)
 // @const PROLOGUE(x,index,slice)=(x) PROLOGUE_CHAIN(x,index,slice)=(x)
@@ -566,8 +566,19 @@ void main() {
       MATH_P vec4 w2 = LOAD(weights, w + 2);
       MATH_P vec4 w3 = LOAD(weights, w + 3);
       for (int i = 0; i < TILE_ROWS; ++i) {
+#if defined(FMA_CHAIN) && FMA_CHAIN
+        // Each product fused into the accumulator: 4 FMAs per step instead
+        // of a multiply, 3 FMAs and an add (ACC_P == MATH_P only).
+        ACC_P vec4 t = acc[i * TILE_SLICES + j];
+        t += w0 * a[i].x;
+        t += w1 * a[i].y;
+        t += w2 * a[i].z;
+        t += w3 * a[i].w;
+        acc[i * TILE_SLICES + j] = t;
+#else
         acc[i * TILE_SLICES + j] +=
             w0 * a[i].x + w1 * a[i].y + w2 * a[i].z + w3 * a[i].w;
+#endif
       }
     }
   }

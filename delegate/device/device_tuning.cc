@@ -307,6 +307,13 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // session 12"): NVIDIA, where it was measured.
   device->window_conv_row_reuse = device->gpu->IsNvidia();
   Apply(o.window_reuse, &device->window_conv_row_reuse);
+  // Off until measured (docs/perf/log.md, "gap2, session 13").
+  device->window_conv_small = false;
+  Apply(o.window_small, &device->window_conv_small);
+  device->window_conv_acc_mediump = false;
+  Apply(o.window_acc16, &device->window_conv_acc_mediump);
+  device->fma_chain = false;
+  Apply(o.fma_chain, &device->fma_chain);
   Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
   if (!o.pointwise_tile.empty()) device->conv_tile_override = o.pointwise_tile;
   // Off until measured (docs/perf/log.md, "llvm, session 10").
