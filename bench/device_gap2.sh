@@ -39,7 +39,7 @@ SM=(--match "CONV_2D v1 @3 " --match "CONV_2D v1 @272 " --match "CONV_2D v1 @240
 sweep() {
   local lib=$1 model=$2; shift 2
   TFLITE_GLES_LIB=$lib timeout 110 python3 bench/conv_sweep.py --model "$model" --stat min \
-    --rounds 6 --per-round 10 --peak 67 "$@" 2>&1 | grep -v "^INFO\|^WARNING: All log"
+    --rounds ${GAP2_ROUNDS:-6} --per-round ${GAP2_PER:-10} --peak 67 "$@" 2>&1 | grep -v "^INFO\|^WARNING: All log"
 }
 FM=env.TFLITE_GLES_X_FMA_CHAIN=1
 S_VARIANTS=${GAP2_STYLE:-"f32: f32-small:$WS f32-fma:$FM f32-small-fma:$WS,$FM f32-noupload:$NU
@@ -68,7 +68,7 @@ timeout 90 python3 bench/fp16_precision.py --model style_transfer_f16_384 \
 for run in base new base2 new2; do
   case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
   TFLITE_GLES_LIB=$L timeout 60 python3 bench/run_bench.py --model "$STYLE" --model "$DEEP" \
-    --backends gles_fp32,gles_fp16 --iterations 100 --max-seconds 2 \
+    --backends gles_fp32,gles_fp16 --iterations ${GAP2_ITER:-100} --max-seconds 2 \
     --out-dir /tmp/gap2-bench --name $run > /tmp/gap2-rb-$run.txt 2>&1
   echo "== run_bench, $run"; grep -E "^\| [a-z_0-9.]+tflite \|" /tmp/gap2-rb-$run.txt | head -4
 done > "$OUT/bench.md"
