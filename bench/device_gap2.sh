@@ -15,7 +15,7 @@
 #    both have one precision), FUSE_UPLOAD=0 (@3 without its read of the
 #    host-memory staging), gemm.comp tiles for DeepLab (TFLITE_GLES_GEMM_TILE).
 # 2. fp16_precision.py: the model-level error of those switches against
-#    LiteRT CPU with test_models' criteria (and fp32 with WINDOW_SMALL).
+#    LiteRT CPU with test_models' criteria; test_models' fp16 cases.
 # 3. run_bench.py style + DeepLab, base / new / base / new (ours fp32, fp16).
 # Prints the short tables last. About 2.5 minutes.
 set -u
@@ -42,12 +42,13 @@ sweep() {
     --rounds ${GAP2_ROUNDS:-6} --per-round ${GAP2_PER:-10} --peak 67 "$@" 2>&1 | grep -v "^INFO\|^WARNING: All log"
 }
 FM=env.TFLITE_GLES_X_FMA_CHAIN=1
-S_VARIANTS=${GAP2_STYLE:-"f32: f32-small:$WS f32-fma:$FM f32-small-fma:$WS,$FM f32-noupload:$NU
-  f16:$F16 f16-small:$F16,$WS f16-acc16:$F16,$WA f16-acc16-fma:$F16,$WA,$FM
-  f16-small-acc16-fma:$F16,$WS,$WA,$FM f16-m2:$F16,$M2"}
-D_VARIANTS=${GAP2_DEEP:-"f32: f32-fma:$FM f32-g4x2:$G=4/2/16/4/4 f32-g4x2-fma:$G=4/2/16/4/4,$FM
-  f32-g8x1:$G=8/1/16/4/4 f32-g4x4k2:$G=4/4/16/4/2 f32-g2x2k8:$G=2/2/16/4/8 f32-g4x2k2:$G=4/2/16/4/2
-  f16:$F16 f16-g4x2:$F16,$G=4/2/16/4/4 f16-m2:$F16,$M2 f16-m2-fma:$F16,$M2,$FM"}
+# Call 1 (05:50) measured WINDOW_SMALL, WINDOW_ACC16, FMA_CHAIN and gemm
+# tiles (docs/perf/log.md, "gap2, session 13"); the new default since is
+# FP16_MATH=2 on NVIDIA: M1 is the old default.
+M1=env.TFLITE_GLES_X_FP16_MATH=1
+S_VARIANTS=${GAP2_STYLE:-"f32: f32-noupload:$NU f16:$F16 f16-m1:$F16,$M1 f16-fma:$F16,$FM
+  f16-noupload:$F16,$NU"}
+D_VARIANTS=${GAP2_DEEP:-"f32: f16:$F16 f16-m1:$F16,$M1 f16-fma:$F16,$FM"}
 sargs=(); for v in $S_VARIANTS; do sargs+=(--variant "$v"); done
 dargs=(); for v in $D_VARIANTS; do dargs+=(--variant "$v"); done
 {
@@ -60,11 +61,16 @@ dargs=(); for v in $D_VARIANTS; do dargs+=(--variant "$v"); done
   echo "== new library, DeepLab"
   sweep "$NEW_LIB" "$DEEP" --by-flops --top 5 "${dargs[@]}"
 } > "$OUT/layers.md" 2>&1
-P_VARIANTS=${GAP2_PREC:-"f16: f16-acc16:$WA f16-acc16-fma:$WA,$FM f16-small:$WS f16-m2:$M2
-  f16-m2-fma:$M2,$FM f32:precision_loss_allowed=false f32-small-fma:precision_loss_allowed=false,$WS,$FM"}
+P_VARIANTS=${GAP2_PREC:-"f16: f16-m1:$M1"}
 pargs=(); for v in $P_VARIANTS; do pargs+=(--variant "$v"); done
-timeout 90 python3 bench/fp16_precision.py --model style_transfer_f16_384 \
-  --model deeplabv3_257_mv_gpu "${pargs[@]}" 2>&1 | grep "^|" > "$OUT/precision.md"
+timeout 60 python3 bench/fp16_precision.py --model style_transfer_f16_384 \
+  --model deeplabv3_257_mv_gpu --model selfie_segmentation "${pargs[@]}" 2>&1 \
+  | grep "^|" > "$OUT/precision.md"
+# The new defaults against every model's fp16 criteria on this GPU.
+timeout 120 python3 -m pytest -q -rf --tb=line -p no:cacheprovider -k fp16 \
+  tests/python/test_models.py > /tmp/gap2-tests.txt 2>&1
+{ echo "== test_models fp16 (new library): $(tail -n 1 /tmp/gap2-tests.txt)"
+  grep -E "^(FAILED|ERROR)" /tmp/gap2-tests.txt | head; } >> "$OUT/precision.md"
 for run in base new base2 new2; do
   case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
   TFLITE_GLES_LIB=$L timeout 60 python3 bench/run_bench.py --model "$STYLE" --model "$DEEP" \
