@@ -23,7 +23,8 @@ OUT=${OUT:-/tmp/out}
 M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
 BASE_LIB=$(readlink -f "${BASE_LIB:-.devbuild/base/libtflite_gles.so}")
 NEW_LIB=$PWD/build/libtflite_gles.so
-export PYTHONPATH=${PYTHONPATH:-}:$PWD/bench:$PWD/tests/python:$PWD/tools
+# No bench/ on PYTHONPATH: its profile.py would shadow the standard library's
+# (pytest's import of it failed in call 2); the scripts find their modules.
 mkdir -p "$OUT" ../shared/models
 cp "$M"/*.tflite ../shared/models/ 2>/dev/null   # where the model catalog looks
 F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
