@@ -72,8 +72,8 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     if (out_c < 1 || (out_c + 3) / 4 != out_s) continue;
     // The device's block, else smaller ones until one fits (the last, 1 x 8
     // x 8, needs 2 x 16 x 16 x 16 bytes at 9x9: within 16 KB). ROW_REUSE
-    // (weights staged too) in the first block where it fits, else the
-    // window alone in the first that fits (the GLES 3.1 minimum of 16 KB).
+    // (weights staged too) where it fits (WINDOW_SMALL: the first such
+    // block), else the window alone in the first that fits.
     const long long tile_slices = IntDefine(d, "TILE_SLICES");
     const long long weight_slices = (out_s + tile_slices - 1) / tile_slices * tile_slices;
     auto fits = [&](const std::array<int, 3>& b, bool reuse) {
@@ -93,6 +93,9 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     for (bool reuse : {true, false}) {
       if (reuse && !device.window_conv_row_reuse) continue;
       for (const std::array<int, 3>& b : blocks) {
+        // Without WINDOW_SMALL, ROW_REUSE only in the device's own block
+        // (as before it: a smaller block goes without).
+        if (reuse && !small && b != blocks[0]) break;
         if (fits(b, reuse)) {
           block = b;
           row_reuse = reuse;
