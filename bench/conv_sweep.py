@@ -40,6 +40,12 @@ def main() -> int:
     # its clock sag between profiled invokes (a variant's every dispatch,
     # the MEANs too, 2x slower in some rounds), which medians carry along.
     parser.add_argument("--stat", choices=["median", "min"], default="median")
+    # A cell's fraction of this peak (TFLOP/s; 67: the H100's fp32 FMA rate).
+    parser.add_argument("--peak", type=float, default=0.0)
+    # Only the layers whose label contains one of these (all --top if none).
+    parser.add_argument("--match", action="append", default=[])
+    # The --top dispatches by FLOPs instead of by time.
+    parser.add_argument("--by-flops", action="store_true")
     args = parser.parse_args()
 
     runs = []
@@ -75,6 +81,10 @@ def main() -> int:
     tables = [medians(run) for run in runs]
     base = tables[0]
     order = sorted(range(len(base)), key=lambda i: -base[i]["ms"])[:args.top]
+    if args.match or args.by_flops:
+        order = [i for i in range(len(base))
+                 if not args.match or any(m in base[i]["label"] + " " for m in args.match)]
+        order = sorted(order, key=lambda i: -base[i]["flops"])[:args.top]
     print(f"# {Path(args.model).name}: {args.stat} ms per dispatch (TFLOP/s), "
           f"{args.rounds}x{args.per_round} profiled invokes per variant")
     print("| layer | " + " | ".join(run["name"] for run in runs) + " |")
@@ -88,7 +98,8 @@ def main() -> int:
                 cells.append("-")
                 continue
             rate = row["flops"] / (row["ms"] * 1e9) if row["flops"] and row["ms"] > 0 else 0
-            cells.append(f"{row['ms'] * 1e3:.1f} us ({rate:.1f})")
+            share = f", {100 * rate / args.peak:.0f} %" if args.peak else ""
+            cells.append(f"{row['ms'] * 1e3:.1f} us ({rate:.1f}{share})")
         print(f"| {base[i]['label'][:48]} | " + " | ".join(cells) + " |")
     print("| sum of dispatches ms | " +
           " | ".join(f"{sum(r['ms'] for r in t):.3f}" for t in tables) + " |")

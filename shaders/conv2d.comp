@@ -97,7 +97,7 @@
 // @const EPILOGUE(x,index,slice)=(x) PROLOGUE(x,slice)=(x)
 // @axis - BHWC_INPUT TEXTURE_INPUT BHWC_BYTES_INPUT
 // @const IN_C=3 INPUT_QUANT(x)=(x) GATHER_MIRROR=0 GATHER_UPSAMPLE=1
-// @const STAGED_SCALE=0.5 STAGED_ZERO_POINT=3 STAGED_FLIP=128u
+// @const STAGED_SCALE=0.5 STAGED_ZERO_POINT=3 STAGED_FLIP=128u FMA_CHAIN=0
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -169,6 +169,11 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 #endif
 #if !defined(ACC_P)
 #define ACC_P highp
+#endif
+#if defined(FMA_CHAIN) && FMA_CHAIN  // one FMA per product (ACC_P == MATH_P only), as gemm.comp
+#define ACC_STEP(C, A) { C += w0 * A.x; C += w1 * A.y; C += w2 * A.z; C += w3 * A.w; }
+#else
+#define ACC_STEP(C, A) C += w0 * A.x + w1 * A.y + w2 * A.z + w3 * A.w
 #endif
 
 #if defined(GATHER_MIRROR)
@@ -288,7 +293,7 @@ void st_stage(int s) {
           MATH_P vec4 w3 = st_w[wi + o * 4 + 3];                                   \
           for (int p = 0; p < TILE_ROWS; ++p) {                                    \
             MATH_P vec4 x = row[p + kx];                                           \
-            acc[p * TILE_SLICES + o] += w0 * x.x + w1 * x.y + w2 * x.z + w3 * x.w; \
+            ACC_STEP(acc[p * TILE_SLICES + o], x);                                 \
           }                                                                        \
         }                                                                          \
       }                                                                            \
@@ -533,10 +538,7 @@ void main() {
         MATH_P vec4 w2 = LOAD(weights, w_index + 2);
         MATH_P vec4 w3 = LOAD(weights, w_index + 3);
         w_index += 4;
-        for (int p = 0; p < TILE_ROWS; ++p) {
-          acc[p * TILE_SLICES + o] +=
-              w0 * x[p].x + w1 * x[p].y + w2 * x[p].z + w3 * x[p].w;
-        }
+        for (int p = 0; p < TILE_ROWS; ++p) ACC_STEP(acc[p * TILE_SLICES + o], x[p]);
       }
     }
   }

@@ -47,7 +47,7 @@
 // @const LOCAL_X=16 LOCAL_Y=8 LOCAL_Z=1 PX=2 KERNEL_H=9 KERNEL_W=9
 // @const IN_SLICES=2 IN_C=8 OUT_SLICES=1 OUT_LANES=3 TILE_SLICES=1 GATHER_MIRROR=0
 // @const MATH_P=highp ACC_P=highp EPILOGUE(x,index,slice)=(x) INPUT_QUANT(x)=(x)
-// @const PROLOGUE(x,slice)=(x) GATHER_UPSAMPLE=1
+// @const PROLOGUE(x,slice)=(x) GATHER_UPSAMPLE=1 FMA_CHAIN=0
 // @uniform IN_H=16 IN_W=16 IN_HW=256 OUT_H=16 OUT_W=16 OUT_HW=256 OUT_C=3
 // @uniform PAD_TOP=4 PAD_LEFT=4
 
@@ -233,11 +233,24 @@ void main() {
           MATH_P ACC_T w2 = LANES(WEIGHT(w + 2));
           MATH_P ACC_T w3 = LANES(WEIGHT(w + 3));
           for (int p = 0; p < PX; ++p) {
+#if defined(FMA_CHAIN) && FMA_CHAIN
+            // Every product fused into the accumulator (one FMA each): the
+            // sum-then-add form costs a multiply and an add more per 3-4
+            // products. Only where ACC_P is MATH_P (the kernel's choice),
+            // else each product would change precision on its way in.
+            ACC_P ACC_T a = acc[p * OUT_SLICES + o];
+            a += w0 * x[p].x;
+            if (lanes > 1) a += w1 * x[p].y;
+            if (lanes > 2) a += w2 * x[p].z;
+            if (lanes > 3) a += w3 * x[p].w;
+            acc[p * OUT_SLICES + o] = a;
+#else
             MATH_P ACC_T sum = w0 * x[p].x;
             if (lanes > 1) sum += w1 * x[p].y;
             if (lanes > 2) sum += w2 * x[p].z;
             if (lanes > 3) sum += w3 * x[p].w;
             acc[p * OUT_SLICES + o] += sum;
+#endif
           }
         }
       }

@@ -14,12 +14,12 @@
 //
 // Default (tiled): a workgroup computes WG_ROWS rows x WG_SLICES slices with
 // LOCAL_X x K_PARTS invocations. Invocation (tx, part) accumulates
-// TILE_ROWS x TILE_SLICES vec4s over the depth steps d with
-// d % K_PARTS == part; its rows are tx % THREADS_R + i * THREADS_R and its
-// slices tx / THREADS_R + j * THREADS_S, so neighbouring invocations load
-// neighbouring pixels and store them. Weights (binding 2): [slice group]
-// [step][WG_SLICES][4] vec4 (vec4 k of a slice holds input lane k's weights
-// for its 4 output channels), zero-padded.
+// TILE_ROWS x TILE_SLICES vec4s over the depth steps d with d % K_PARTS ==
+// part (FMA_CHAIN: one FMA per product, where ACC_P is MATH_P); its rows
+// are tx % THREADS_R + i * THREADS_R and its slices tx / THREADS_R + j *
+// THREADS_S: neighbouring invocations load and store neighbouring pixels.
+// Weights (binding 2): [slice group][step][WG_SLICES][4] vec4 (vec4 k of a
+// slice: input lane k's weights for its 4 output channels), zero-padded.
 //
 // SPLIT_K (few rows: FC layers, a classifier's logits): invocation (slice,
 // part) sums steps d with d % K_PARTS == part for TILE_ROWS rows. Weights:
@@ -107,7 +107,7 @@
 // @uniform MEAN_PIXELS=4 MEAN_BATCH_STRIDE=8
 // @axis - EPILOGUE_IN EPILOGUE_IN2 SOFTMAX_EPILOGUE
 // @const SOFTMAX_BETA=1.0 READ_WRITE_BINDING_0=5 READ_WRITE_BINDING_1=6
-// @const EPILOGUE(x,index,slice)=(x)
+// @const EPILOGUE(x,index,slice)=(x) FMA_CHAIN=0
 // @const DW_EPILOGUE(x)=(x)
 // @const MEAN_EPILOGUE(x)=(x) SOFTMAX_OUT_EPILOGUE(x)=(x)
 // @const PROLOGUE(x,index,slice)=(x) PROLOGUE_CHAIN(x,index,slice)=(x)
@@ -465,6 +465,11 @@ void main() {
 #define ACC_P highp
 #endif
 #define WG_SLICES (TILE_SLICES * THREADS_S)
+#if defined(FMA_CHAIN) && FMA_CHAIN  // 4 FMAs a step, not a multiply, 3 FMAs and an add
+#define ACC_STEP(C, A) { C += w0 * A.x; C += w1 * A.y; C += w2 * A.z; C += w3 * A.w; }
+#else
+#define ACC_STEP(C, A) C += w0 * A.x + w1 * A.y + w2 * A.z + w3 * A.w
+#endif
 
 void main() {
   int tx = int(gl_LocalInvocationID.x);
@@ -561,14 +566,9 @@ void main() {
 #endif
     for (int j = 0; j < TILE_SLICES; ++j) {
       int w = group_weights + (d * WG_SLICES + ts + j * THREADS_S) * 4;
-      MATH_P vec4 w0 = LOAD(weights, w);
-      MATH_P vec4 w1 = LOAD(weights, w + 1);
-      MATH_P vec4 w2 = LOAD(weights, w + 2);
-      MATH_P vec4 w3 = LOAD(weights, w + 3);
-      for (int i = 0; i < TILE_ROWS; ++i) {
-        acc[i * TILE_SLICES + j] +=
-            w0 * a[i].x + w1 * a[i].y + w2 * a[i].z + w3 * a[i].w;
-      }
+      MATH_P vec4 w0 = LOAD(weights, w), w1 = LOAD(weights, w + 1);
+      MATH_P vec4 w2 = LOAD(weights, w + 2), w3 = LOAD(weights, w + 3);
+      for (int i = 0; i < TILE_ROWS; ++i) ACC_STEP(acc[i * TILE_SLICES + j], a[i]);
     }
   }
 #if K_PARTS > 1

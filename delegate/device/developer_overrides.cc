@@ -152,6 +152,9 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.conv_k_split = Switch("TFLITE_GLES_X_CONV_KSPLIT");
   o.conv_smem_tile = Switch("TFLITE_GLES_X_CONV_SMEM_TILE");
   o.window_reuse = Switch("TFLITE_GLES_X_WINDOW_REUSE");
+  o.window_small = Switch("TFLITE_GLES_X_WINDOW_SMALL");
+  o.window_acc16 = Switch("TFLITE_GLES_X_WINDOW_ACC16");
+  o.fma_chain = Switch("TFLITE_GLES_X_FMA_CHAIN");
   o.dilated_dw_reuse = Switch("TFLITE_GLES_X_DILATED_DW_REUSE");
   o.pointwise_tile = Text("TFLITE_GLES_X_POINTWISE_TILE");
   o.conv_unroll = Switch("TFLITE_GLES_X_CONV_UNROLL");

@@ -92,6 +92,9 @@ struct DeveloperOverrides {
   std::optional<bool> report_init_phases;        // TFLITE_GLES_X_INIT_PHASES
   std::string dump_graph;                        // TFLITE_GLES_DUMP_GRAPH (a path)
   std::optional<bool> window_reuse;              // TFLITE_GLES_X_WINDOW_REUSE
+  std::optional<bool> window_small;              // TFLITE_GLES_X_WINDOW_SMALL
+  std::optional<bool> window_acc16;              // TFLITE_GLES_X_WINDOW_ACC16
+  std::optional<bool> fma_chain;                 // TFLITE_GLES_X_FMA_CHAIN
   std::string dump_shaders;                      // TFLITE_GLES_X_DUMP_SHADERS (a folder)
   // The user switch for the device profile (delegate/device/device_profiles.h;
   // README): read here with the rest, parsed where the profile is chosen.

@@ -280,6 +280,19 @@ struct DeviceProfile {
   // conv2d_window.comp ROW_REUSE: window rows slid in registers over the taps
   // and weights in shared memory, where they fit (NVIDIA; TFLITE_GLES_X_WINDOW_REUSE).
   bool window_conv_row_reuse = false;
+  // Window convolutions for 3x3 and larger windows over up to 8 input and 4
+  // output slices too (style's @240 and @256; the K_SPLIT and SMEM_TILE
+  // layers otherwise), in blocks down to 2 x 16 x 4 where the many slices'
+  // window and weights need them (TFLITE_GLES_X_WINDOW_SMALL).
+  bool window_conv_small = false;
+  // With fp16 storage and mediump products, conv2d_window.comp's
+  // accumulators in mediump too (TFLITE_GLES_X_WINDOW_ACC16).
+  bool window_conv_acc_mediump = false;
+  // conv2d_window.comp's and gemm.comp's (tiled) products fused one by one
+  // into their accumulators (FMA_CHAIN) instead of summed per step and then
+  // added, where products and accumulators have one precision
+  // (TFLITE_GLES_X_FMA_CHAIN).
+  bool fma_chain = false;
   // With fp16 storage, conv2d.comp's and gemm.comp's (tiled) products in
   // mediump (1) and their accumulators too (2); 0: highp. Set by
   // TuneForDevice; TFLITE_GLES_X_FP16_MATH=0/1/2.

@@ -360,6 +360,11 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   d["ROW_STEP"] = "1";
   if (builder.device().fp16 && builder.device().fp16_math >= 1) d["MATH_P"] = "mediump";
   if (builder.device().fp16 && builder.device().fp16_math >= 2) d["ACC_P"] = "mediump";
+  // Products fused one by one into the accumulators (DeviceProfile::fma_chain)
+  // where both have one precision (gemm.comp's rule).
+  d["FMA_CHAIN"] = builder.device().fma_chain &&
+                           (!builder.device().fp16 || builder.device().fp16_math != 1)
+                       ? "1" : "0";
   if (k_split) {
     d["K_SPLIT"] = "";
     d["ROW_STEP"] = std::to_string(split.row_step);

@@ -425,6 +425,10 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
   d["WEIGHT_SLICES"] = std::to_string(weight_slices);
   if (builder.device().fp16 && builder.device().fp16_math >= 1) d["MATH_P"] = "mediump";
   if (builder.device().fp16 && builder.device().fp16_math >= 2) d["ACC_P"] = "mediump";
+  // The tiled core's products fused into its accumulators (DeviceProfile::
+  // fma_chain) where products and accumulators have one precision.
+  const bool one_precision = !builder.device().fp16 || builder.device().fp16_math != 1;
+  d["FMA_CHAIN"] = builder.device().fma_chain && one_precision ? "1" : "0";
   // The prologues' shapes (DW_PROLOGUE_*, MEAN_PROLOGUE, set by
   // delegate/passes/dw_fusion.cc); unused here, but every @uniform needs a value.
   for (const char* name : {"DW_IN_H", "DW_IN_W", "DW_OUT_W", "DW_STRIDE_H",

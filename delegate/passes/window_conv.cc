@@ -3,6 +3,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "delegate/passes/fusion.h"
 
@@ -15,6 +16,12 @@ constexpr long long kMinTaps = 25;
 // Slices of the input and the output: the window of every input slice sits
 // in shared memory, every output slice in registers.
 constexpr long long kMaxSlices = 2;
+// DeviceProfile::window_conv_small: a 3x3 window over up to 8 input slices
+// (window rows of 8 slices and all weights in shared memory; registers for
+// PX x 4 output vec4s).
+constexpr long long kMinSmallTaps = 9;
+constexpr long long kMaxSmallInSlices = 8;
+constexpr long long kMaxSmallOutSlices = 4;
 
 // Shared memory of a block's window (vec4 of 16 bytes each, whatever the
 // precision: mediump may be stored wider).
@@ -45,10 +52,13 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     const long long in_s = IntDefine(d, "IN_S"), out_s = IntDefine(d, "OUT_S");
     const long long out_hw = IntDefine(d, "OUT_HW"), out_w = IntDefine(d, "OUT_W");
     const long long rows = IntDefine(d, "ROWS");
+    // WINDOW_SMALL: 3x3 windows over up to 8 input / 4 output slices too.
+    const bool small = device.window_conv_small;
     if (IntDefine(d, "STRIDE_H") != 1 || IntDefine(d, "STRIDE_W") != 1 ||
         IntDefine(d, "DILATION_H") != 1 || IntDefine(d, "DILATION_W") != 1 ||
-        kh * kw < kMinTaps || in_s < 1 || in_s > kMaxSlices || out_s < 1 ||
-        out_s > kMaxSlices || IntDefine(d, "TILE_SLICES") < 1 ||
+        kh * kw < (small ? kMinSmallTaps : kMinTaps) || in_s < 1 ||
+        in_s > (small ? kMaxSmallInSlices : kMaxSlices) || out_s < 1 ||
+        out_s > (small ? kMaxSmallOutSlices : kMaxSlices) || IntDefine(d, "TILE_SLICES") < 1 ||
         IntDefine(d, "SLICE_GROUPS") * IntDefine(d, "TILE_SLICES") < out_s || out_w < 1 ||
         out_hw < out_w ||
         out_hw % out_w != 0 || rows < out_hw || rows % out_hw != 0) {
@@ -61,28 +71,41 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     const long long out_c = IntDefine(d, "OUT_C");
     if (out_c < 1 || (out_c + 3) / 4 != out_s) continue;
     // The device's block, else smaller ones until one fits (the last, 1 x 8
-    // x 8, needs 2 x 16 x 16 x 16 bytes at 9x9: within 16 KB).
-    std::array<int, 3> block = device.window_conv_block;
+    // x 8, needs 2 x 16 x 16 x 16 bytes at 9x9: within 16 KB). ROW_REUSE
+    // (weights staged too) where it fits (WINDOW_SMALL: the first such
+    // block), else the window alone in the first that fits.
     const long long tile_slices = IntDefine(d, "TILE_SLICES");
     const long long weight_slices = (out_s + tile_slices - 1) / tile_slices * tile_slices;
-    // Off where the weights do not fit beside the first block (the GLES 3.1
-    // minimum of 16 KB): the window alone, as before.
-    const bool row_reuse =
-        device.window_conv_row_reuse &&
-        WindowBytes(block, in_s, kh, kw, true, weight_slices) <= gpu.max_shared_memory_bytes;
-    auto fits = [&](const std::array<int, 3>& b) {
-      return WindowBytes(b, in_s, kh, kw, row_reuse, weight_slices) <=
+    auto fits = [&](const std::array<int, 3>& b, bool reuse) {
+      return WindowBytes(b, in_s, kh, kw, reuse, weight_slices) <=
                  gpu.max_shared_memory_bytes &&
              1LL * b[1] * b[2] <= gpu.max_workgroup_invocations &&
              b[1] <= gpu.max_workgroup_size[0] && b[2] <= gpu.max_workgroup_size[1];
     };
-    for (const std::array<int, 3>& smaller :
-         {std::array<int, 3>{2, 16, 8}, std::array<int, 3>{1, 16, 8},
-          std::array<int, 3>{1, 8, 8}}) {
-      if (fits(block)) break;
-      block = smaller;
+    // 2 x 16 x 4 only for WINDOW_SMALL's many slices (8 x 6 window rows and
+    // 4 x 9 x 8 weight quads: 47.6 KB, within NVIDIA's 48 KB).
+    std::vector<std::array<int, 3>> blocks = {device.window_conv_block, {2, 16, 8}};
+    if (small) blocks.push_back({2, 16, 4});
+    blocks.push_back({1, 16, 8});
+    blocks.push_back({1, 8, 8});
+    std::array<int, 3> block{};
+    bool row_reuse = false, found = false;
+    for (bool reuse : {true, false}) {
+      if (reuse && !device.window_conv_row_reuse) continue;
+      for (const std::array<int, 3>& b : blocks) {
+        // Without WINDOW_SMALL, ROW_REUSE only in the device's own block
+        // (as before it: a smaller block goes without).
+        if (reuse && !small && b != blocks[0]) break;
+        if (fits(b, reuse)) {
+          block = b;
+          row_reuse = reuse;
+          found = true;
+          break;
+        }
+      }
+      if (found) break;
     }
-    if (!fits(block)) continue;
+    if (!found) continue;
     const long long batch = rows / out_hw;
     const long long out_h = out_hw / out_w;
     std::map<std::string, std::string> defines;
@@ -103,6 +126,17 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     defines["PX"] = std::to_string(block[0]);
     if (!defines.count("GATHER_UPSAMPLE")) defines["GATHER_UPSAMPLE"] = "1";
     if (row_reuse) defines["ROW_REUSE"] = "";
+    // Mediump accumulators (DeviceProfile::window_conv_acc_mediump): only
+    // where the products are mediump already (fp16 storage).
+    if (device.window_conv_acc_mediump && defines.count("MATH_P") &&
+        defines["MATH_P"] == "mediump") {
+      defines["ACC_P"] = "mediump";
+    }
+    // Products fused into the accumulators (DeviceProfile::fma_chain) where
+    // both have one precision.
+    const std::string math_p = defines.count("MATH_P") ? defines["MATH_P"] : "highp";
+    const std::string acc_p = defines.count("ACC_P") ? defines["ACC_P"] : "highp";
+    defines["FMA_CHAIN"] = device.fma_chain && math_p == acc_p ? "1" : "0";
     d.shader = "conv2d_window";
     d.defines = std::move(defines);
     const long long block_w = 1LL * block[0] * block[1];

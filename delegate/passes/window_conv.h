@@ -14,6 +14,8 @@
 // block fits the device's shared memory and workgroup limits
 // (DeviceProfile::window_conv_block, else smaller blocks down to the GLES
 // 3.1 minimums). Its weights, bias and bindings stay as they are.
+// DeviceProfile::window_conv_small widens that to 3x3 and larger windows over
+// up to 8 input and 4 output slices (style's @240 and @256).
 #pragma once
 
 #include <vector>

@@ -60,6 +60,9 @@ def test_conv2d_with_shared_memory_tiles(monkeypatch, in_shape, filter_shape, op
 def test_conv2d_with_shared_memory_tiles_after_a_mirror_pad(monkeypatch, in_shape, out_c,
                                                            fp16):
     from test_mirror_pad_fusion import pad_conv_model
+    # Both paths with their products fused one by one (FMA_CHAIN; the test
+    # above runs them summed per step).
+    monkeypatch.setenv("TFLITE_GLES_X_FMA_CHAIN", "1")
     if in_shape[3] <= 4:  # style transfer's first layer reads the image's staging
         monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
         monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")

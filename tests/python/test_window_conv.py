@@ -104,15 +104,22 @@ def test_window_convolution_matches_the_cpu(monkeypatch, tmp_path, in_shape, out
     assert_close(window, cpu, fp16)
     # ROW_REUSE (registers slid over the taps, weights in shared memory;
     # NVIDIA's default), forced both ways here; the dumped program shows it.
-    for reuse in ("0", "1"):
+    # With FMA_CHAIN too (products fused into the accumulators one by one;
+    # in fp32, where products and accumulators have one precision).
+    for reuse, fma in (("0", "0"), ("1", "0"), ("1", "1")):
         monkeypatch.setenv("TFLITE_GLES_X_WINDOW_REUSE", reuse)
-        monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path / reuse))
-        (tmp_path / reuse).mkdir()
+        monkeypatch.setenv("TFLITE_GLES_X_FMA_CHAIN", fma)
+        folder = tmp_path / (reuse + fma)
+        monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(folder))
+        folder.mkdir()
         again, _, _ = run(monkeypatch, model, inputs, fp16, block)
-        dumped = [p.read_text() for p in (tmp_path / reuse).glob("*.comp")]
+        dumped = [p.read_text() for p in folder.glob("*.comp")]
         dumped = [t for t in dumped if "// @dump shader conv2d_window" in t]
         assert dumped
         assert any("#define ROW_REUSE" in text for text in dumped) == (reuse == "1")
+        for text in dumped:  # fused where products and accumulators are both highp
+            one_precision = "#define MATH_P mediump" not in text
+            assert ("#define FMA_CHAIN 1" in text) == (fma == "1" and one_precision)
         assert_close(again, cpu, fp16)
 
 
@@ -124,3 +131,33 @@ def test_small_windows_and_many_slices_keep_the_gather(monkeypatch):
         outputs, shaders, _ = run(monkeypatch, model, inputs, False, "1")
         assert "conv2d_window" not in shaders
         assert_close(outputs, gt.invoke(gt.interpreter(model), inputs))
+
+
+# DeviceProfile::window_conv_small (TFLITE_GLES_X_WINDOW_SMALL): 3x3 windows
+# over up to 8 input / 4 output slices (style's @240 32 -> 16 after a 2x
+# nearest upsampling, @256 16 -> 8) in the window kernel, whichever block
+# fits (on llvmpipe's 32 KB: 1/8/8 with ROW_REUSE for 8 slices).
+# DeviceProfile::fma_chain (TFLITE_GLES_X_FMA_CHAIN) with ROW_REUSE.
+SMALL_CASES = [
+    ([1, 14, 13, 32], 16, ((1, 1), (1, 1))),
+    ([1, 11, 19, 16], 7, None),
+]
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("in_shape,out_c,pads", SMALL_CASES)
+def test_window_small_takes_3x3_layers_of_many_slices(monkeypatch, in_shape, out_c, pads, fp16):
+    model, shapes = window_model(in_shape, out_c, (3, 3), pads, "REFLECT",
+                                 "VALID" if pads else "SAME", seed=in_shape[3])
+    inputs = random_inputs(shapes, seed=4)
+    cpu = gt.invoke(gt.interpreter(model), inputs)
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_SMALL", "1")
+    for reuse in ("0", "1"):
+        # ROW_REUSE off and on, the second with FMA_CHAIN (products fused
+        # into the accumulators one by one).
+        monkeypatch.setenv("TFLITE_GLES_X_WINDOW_REUSE", reuse)
+        monkeypatch.setenv("TFLITE_GLES_X_FMA_CHAIN", reuse)
+        outputs, shaders, stats = run(monkeypatch, model, inputs, fp16, "1")
+        assert_fully_delegated(stats)
+        assert shaders.count("conv2d_window") == 1, shaders
+        assert_close(outputs, cpu, fp16)
