@@ -1,37 +1,28 @@
 #version 310 es
 // Convolution as a register-tiled GEMM over PHWC4 tensors: CONV_2D (1x1 and
 // general) and FULLY_CONNECTED.
-//
 // The output is a matrix of ROWS rows (output pixels over all batches) by
 // OUT_S channel slices. Each invocation computes TILE_ROWS consecutive rows x
-// TILE_SLICES output slices in registers (8-16 vec4 accumulators: fewer
-// starve the FMA units of reuse, more spill; see
-// ../shared/research/llvmpipe.md), so each input vec4 it loads feeds
-// TILE_SLICES x 4 FMAs and each weight vec4 feeds TILE_ROWS of them.
-//
+// TILE_SLICES output slices in registers (8-32 vec4 accumulators), so each
+// input vec4 it loads feeds TILE_SLICES x 4 FMAs and each weight vec4
+// feeds TILE_ROWS of them.
 // Two ways to read the input:
 //  - default (1x1 convolution, fully connected): row r reads the DEPTH_STEPS
-//    input vec4s at row_base + d * DEPTH_STRIDE, with row_base =
-//    (r / ROW_PIXELS) * IN_S * IN_HW + r % ROW_PIXELS. A 1x1 convolution or
-//    an FC over the last dimension has ROW_PIXELS = IN_HW, DEPTH_STEPS =
-//    IN_S, DEPTH_STRIDE = IN_HW; an FC over a whole flattened 4-D input has
-//    ROW_PIXELS = 1, DEPTH_STEPS = IN_S * IN_HW, DEPTH_STRIDE = 1.
+//    input vec4s at row_base + d * DEPTH_STRIDE, row_base = (r / ROW_PIXELS)
+//    * IN_S * IN_HW + r % ROW_PIXELS: ROW_PIXELS = IN_HW, DEPTH_STEPS = IN_S,
+//    DEPTH_STRIDE = IN_HW for a 1x1 convolution or an FC over the last
+//    dimension; 1, IN_S * IN_HW, 1 for an FC over a flattened 4-D input.
 //  - GENERIC (any kernel size, stride, dilation, padding): row r is output
 //    pixel (b, y, x); for each kernel tap (ky, kx) and input slice it reads
 //    input pixel (y * STRIDE_H - PAD_TOP + ky * DILATION_H, x * ...), zero
 //    outside the input. No im2col buffer: the taps are gathered in place.
-//
-// Weights (binding 2) are packed by the kernel in exactly the order read:
-// [slice group][tap][depth step][TILE_SLICES][4] vec4, where vec4 k of
-// output slice o holds the weights of input lane k for that slice's 4 output
-// channels. Bias (binding 3): one vec4 per output slice, padded to whole
-// groups. Padded weights and bias are zero.
-//
+// Weights (binding 2), packed in the order read: [slice group][tap][depth
+// step][TILE_SLICES][4] vec4, vec4 k of output slice o holding input lane k's
+// weights for the slice's 4 output channels. Bias (binding 3): one vec4 per
+// output slice, padded to whole groups. Padding is zero.
 // SLICES_ON_X puts slice groups on x and row groups on y: small maps (7x7,
 // FC) have more independent slices than pixels, and llvmpipe vectorizes x.
-//
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = packed bias.
-//
 // How the input is read, besides a PHWC4 tensor: docs/conv2d_gather.md says
 // what each of these defines means and which pass sets it.
 //  - BHWC_INPUT, INPUT_QUANT(x), BHWC_BYTES_INPUT: a partition input of
@@ -45,35 +36,28 @@
 //    PROLOGUE(x,slice) (+ shift at binding 5, ReLU) on every gathered vec4;
 //    zero padding stays zero. Not with EPILOGUE_IN (same bindings).
 // EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step
-// fused into the store, its tensor operand, if any, at binding 4
-// (EPILOGUE_IN).
-//
+// fused into the store, its tensor operand, if any, at binding 4 (EPILOGUE_IN).
 // K_SPLIT (GENERIC, rows on x, LOCAL_Y 1; DeviceProfile::conv_k_split): the
 // LOCAL_Z invocations along z of a workgroup share one output tile and
 // take every LOCAL_Z-th (tap, input slice) step of its sum; the partial
-// sums meet in shared memory ((LOCAL_Z - 1) x LOCAL_X x TILE vec4s:
-// the kernel keeps LOCAL_X * LOCAL_Z and that within the device's limits,
-// falling back to a tile within the GLES 3.1 minimums, 128 and 16 KB) and
-// the z = 0 invocation stores. On a GPU of thousands of
-// lanes a 96x96 map has too few output tiles to keep every core busy
-// unless each invocation takes one pixel x one slice, whose loads then
-// outnumber its FMAs; splitting the sum gives both a register tile and
-// enough invocations (docs/perf/log.md, "perf, session 9").
-//
+// sums meet in shared memory ((LOCAL_Z - 1) x LOCAL_X x TILE vec4s, within
+// the device's limits or the GLES 3.1 minimums, 128 and 16 KB) and the
+// z = 0 invocation stores: a register tile and enough invocations for a
+// GPU of thousands of lanes (docs/perf/log.md, "perf, session 9").
+// ROWS_UNROLLED (ROW_STEP 1; DeviceProfile::conv_unrolled_tile): each step's
+// slices and the stores' rows written out instead of loops (llvmpipe:
+// 3-6x faster from ~24 accumulators; docs/perf/log.md, "llvm4, session 13").
 // K_UNROLL=2 (1x1 / FC path; DeviceProfile::conv_k_unroll): two depth steps
 // per loop iteration.
-//
-// ROW_STEP (K_SPLIT; 1 otherwise): the step between an invocation's rows.
-// 1 gives each invocation TILE_ROWS consecutive pixels; LOCAL_X gives
-// neighbouring invocations neighbouring pixels (rows w * LOCAL_X *
-// TILE_ROWS + x + p * LOCAL_X for invocation x of workgroup w), so each of
-// a warp's vec4 loads and stores is one contiguous run, not vec4s TILE_ROWS
-// pixels apart (DeviceProfile::conv_split_tile).
-//
+// ROW_STEP (K_SPLIT; 1 otherwise): the step between an invocation's rows;
+// 1: TILE_ROWS consecutive pixels; LOCAL_X: neighbouring invocations take
+// neighbouring pixels (rows w * LOCAL_X * TILE_ROWS + x + p * LOCAL_X for
+// invocation x of workgroup w), so a warp's loads and stores are contiguous
+// runs (DeviceProfile::conv_split_tile).
 // MATH_P / ACC_P (default highp): the precision of the products and of the
 // accumulators; mediump where fp16 storage and DeviceProfile::fp16_math
-// ask for it (NVIDIA's GLES runs mediump vec4 FMAs as packed halves, ~4x
-// its highp rate: bench/fp16_probe.py, docs/perf/log.md "conv, session 10").
+// ask for it (NVIDIA runs mediump vec4 FMAs as packed halves, ~4x highp:
+// bench/fp16_probe.py, docs/perf/log.md "conv, session 10").
 //
 // Shapes are uniforms (egl/shader_source.h), so every layer with the same
 // tile, window and activation runs one program; the tile, window, stride
@@ -84,7 +68,7 @@
 //
 // @axis - GENERIC
 // @axis - ONE_INPUT_SLICE
-// @axis - K_SPLIT SMEM_TILE
+// @axis - K_SPLIT SMEM_TILE ROWS_UNROLLED
 // @axis - SLICES_ON_X
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=8 LOCAL_Y=1 LOCAL_Z=1 TILE_ROWS=4 TILE_SLICES=2
@@ -506,14 +490,10 @@ void main() {
     for (int o = 0; o < TILE_SLICES; ++o) {
       int wa = w_index + o * 4;
       int wb = wa + TILE_SLICES * 4;
-      vec4 a0 = LOAD(weights, wa);
-      vec4 a1 = LOAD(weights, wa + 1);
-      vec4 a2 = LOAD(weights, wa + 2);
-      vec4 a3 = LOAD(weights, wa + 3);
-      vec4 b0 = LOAD(weights, wb);
-      vec4 b1 = LOAD(weights, wb + 1);
-      vec4 b2 = LOAD(weights, wb + 2);
-      vec4 b3 = LOAD(weights, wb + 3);
+      vec4 a0 = LOAD(weights, wa), a1 = LOAD(weights, wa + 1);
+      vec4 a2 = LOAD(weights, wa + 2), a3 = LOAD(weights, wa + 3);
+      vec4 b0 = LOAD(weights, wb), b1 = LOAD(weights, wb + 1);
+      vec4 b2 = LOAD(weights, wb + 2), b3 = LOAD(weights, wb + 3);
       for (int p = 0; p < TILE_ROWS; ++p) {
         acc[p * TILE_SLICES + o] += a0 * xa[p].x + a1 * xa[p].y + a2 * xa[p].z +
                                     a3 * xa[p].w + b0 * xb[p].x + b1 * xb[p].y +
@@ -532,14 +512,25 @@ void main() {
         base[p] += depth_stride;
       }
 #endif
+#if defined(ROWS_UNROLLED)
+      // Each slice written out too (llvmpipe): NIR leaves a slice loop over
+      // 8 rows rolled, and acc[] indexed by its counter lives in scratch.
+#define STEP_SLICE(O) if (O < TILE_SLICES) { int w_ = w_index + 4 * O;                        \
+        MATH_P vec4 w0 = LOAD(weights, w_), w1 = LOAD(weights, w_ + 1);                       \
+        MATH_P vec4 w2 = LOAD(weights, w_ + 2), w3 = LOAD(weights, w_ + 3);                   \
+        for (int p = 0; p < TILE_ROWS; ++p) acc[p * TILE_SLICES + min(O, TILE_SLICES - 1)] += \
+            w0 * x[p].x + w1 * x[p].y + w2 * x[p].z + w3 * x[p].w; }
+      STEP_SLICE(0) STEP_SLICE(1) STEP_SLICE(2) STEP_SLICE(3)
+      STEP_SLICE(4) STEP_SLICE(5) STEP_SLICE(6) STEP_SLICE(7)
+      w_index += 4 * TILE_SLICES;
+#else
       for (int o = 0; o < TILE_SLICES; ++o) {
-        MATH_P vec4 w0 = LOAD(weights, w_index);
-        MATH_P vec4 w1 = LOAD(weights, w_index + 1);
-        MATH_P vec4 w2 = LOAD(weights, w_index + 2);
-        MATH_P vec4 w3 = LOAD(weights, w_index + 3);
+        MATH_P vec4 w0 = LOAD(weights, w_index), w1 = LOAD(weights, w_index + 1);
+        MATH_P vec4 w2 = LOAD(weights, w_index + 2), w3 = LOAD(weights, w_index + 3);
         w_index += 4;
         for (int p = 0; p < TILE_ROWS; ++p) ACC_STEP(acc[p * TILE_SLICES + o], x[p]);
       }
+#endif
     }
   }
 
@@ -571,6 +562,24 @@ void main() {
     b[o] = LOAD(bias, min(group * TILE_SLICES + o, out_s - 1));
   }
   ivec2 out_pixel = div_mod(first_row, out_hw);  // then one row at a time
+#if defined(ROWS_UNROLLED) && ROW_STEP == 1
+  // Each row written out (llvmpipe): NIR leaves this loop rolled from ~24
+  // accumulators on, and acc[] indexed by its counter lives in scratch.
+#define STORE_AT(P, O) if (O < TILE_SLICES && group * TILE_SLICES + O < out_s) {            \
+    int slice = group * TILE_SLICES + O, index = row_index + slice * out_hw;               \
+    int o_ = min(O, TILE_SLICES - 1);                                                         \
+    STORE(out0, index, zero_padded(EPILOGUE(activate(acc[min(P, TILE_ROWS - 1) * TILE_SLICES + o_] \
+                                                     + b[o_]), index, slice), slice, out_c)); }
+#define STORE_ROW(P) if (P < TILE_ROWS && first_row + P < rows) {                            \
+    int row_index = out_pixel.x * out_s * out_hw + out_pixel.y;                              \
+    int carry = out_pixel.y + 1 >= out_hw ? 1 : 0;                                            \
+    out_pixel += ivec2(carry, 1 - carry * out_hw);                                            \
+    STORE_AT(P, 0) STORE_AT(P, 1) STORE_AT(P, 2) STORE_AT(P, 3)                               \
+    STORE_AT(P, 4) STORE_AT(P, 5) STORE_AT(P, 6) STORE_AT(P, 7) }
+  STORE_ROW(0) STORE_ROW(1) STORE_ROW(2) STORE_ROW(3) STORE_ROW(4) STORE_ROW(5) STORE_ROW(6)
+  STORE_ROW(7) STORE_ROW(8) STORE_ROW(9) STORE_ROW(10) STORE_ROW(11) STORE_ROW(12) STORE_ROW(13)
+  STORE_ROW(14) STORE_ROW(15)
+#else
   for (int p = 0; p < TILE_ROWS; ++p) {
     int r = first_row + p * ROW_STEP;
     if (r >= rows) break;
@@ -584,11 +593,10 @@ void main() {
       int slice = group * TILE_SLICES + o;
       if (slice >= out_s) break;
       int index = row_index + slice * out_hw;
-      STORE(out0, index,
-            zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + b[o]),
-                                 index, slice),
-                        slice, out_c));
+      STORE(out0, index, zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + b[o]),
+                                              index, slice), slice, out_c));
     }
   }
+#endif
 }
 #endif  // SMEM_TILE

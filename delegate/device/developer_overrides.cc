@@ -158,6 +158,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.dilated_dw_reuse = Switch("TFLITE_GLES_X_DILATED_DW_REUSE");
   o.pointwise_tile = Text("TFLITE_GLES_X_POINTWISE_TILE");
   o.conv_unroll = Switch("TFLITE_GLES_X_CONV_UNROLL");
+  o.gemm_group_block = Switch("TFLITE_GLES_X_GEMM_GROUP_BLOCK");
+  o.conv_unrolled_tile = Switch("TFLITE_GLES_X_CONV_UNROLLED_TILE");
   o.fuse_mirror_pad = Switch("TFLITE_GLES_X_FUSE_MIRROR_PAD");
   o.resize_view = Switch("TFLITE_GLES_X_RESIZE_VIEW");
   o.fuse_ew_prologue = Switch("TFLITE_GLES_X_FUSE_EW_PROLOGUE");

@@ -40,6 +40,8 @@ struct DeveloperOverrides {
   std::optional<bool> dilated_dw_reuse;          // TFLITE_GLES_X_DILATED_DW_REUSE
   std::string pointwise_tile;                    // TFLITE_GLES_X_POINTWISE_TILE
   std::optional<bool> conv_unroll;               // TFLITE_GLES_X_CONV_UNROLL
+  std::optional<bool> gemm_group_block;          // TFLITE_GLES_X_GEMM_GROUP_BLOCK
+  std::optional<bool> conv_unrolled_tile;       // TFLITE_GLES_X_CONV_UNROLLED_TILE
   std::optional<bool> fuse_ew_prologue;          // TFLITE_GLES_X_FUSE_EW_PROLOGUE
   std::optional<bool> fuse_fc_chain;             // TFLITE_GLES_X_FUSE_FC_CHAIN
   std::optional<bool> fuse_chain_mean;           // TFLITE_GLES_X_FUSE_CHAIN_MEAN

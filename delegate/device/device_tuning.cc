@@ -336,6 +336,12 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // Off until measured (docs/perf/log.md, "llvm, session 10").
   device->conv_k_unroll = false;
   Apply(o.conv_unroll, &device->conv_k_unroll);
+  // Off: on DeepLab it made llvmpipe's 1x1 layers ~7 % slower, though a
+  // probe GEMM ran faster (docs/perf/log.md, "llvm4, session 13").
+  device->gemm_group_block = false;
+  Apply(o.gemm_group_block, &device->gemm_group_block);
+  device->conv_unrolled_tile = device->gpu->IsLlvmpipe();
+  Apply(o.conv_unrolled_tile, &device->conv_unrolled_tile);
   Apply(o.fuse_mirror_pad, &device->fuse_mirror_pad);
   Apply(o.resize_view, &device->identity_resize_view);
   Apply(o.batch_gemms, &device->batch_gemms);

@@ -223,6 +223,22 @@ struct DeviceProfile {
   // conv2d.comp's 1x1 / FC loop takes two depth steps per iteration
   // (K_UNROLL=2). Set by TuneForDevice; TFLITE_GLES_X_CONV_UNROLL=0/1.
   bool conv_k_unroll = false;
+  // conv2d.comp's 1x1 GEMMs with pixels on x run in workgroups of 8 pixel
+  // tiles x up to 16 slice groups (kernels::GemmGroupLocalSize) instead of
+  // 64 pixel tiles of one group: llvmpipe runs a workgroup's rows of 8
+  // invocations one after another on one core, so the groups of a row
+  // read its input while it is still in that core's caches, where 64
+  // tiles of one group stream the whole input from L3 once per group.
+  // Set by TuneForDevice (llvmpipe); TFLITE_GLES_X_GEMM_GROUP_BLOCK=0/1.
+  bool gemm_group_block = false;
+  // conv2d.comp writes each depth step's slices and the stores' rows out
+  // (ROWS_UNROLLED) instead of loops that Mesa's NIR leaves rolled from
+  // ~24 accumulators on (the tile then lives in scratch memory, 3-6x
+  // slower), and 1x1 layers on maps of >= 128 pixels take 6 pixels x 4
+  // slices instead of 4 x 4 (24 accumulators: ~12 % less time on DeepLab's
+  // 1x1 layers on llvmpipe, docs/perf/log.md "llvm4, session 13"). Set by
+  // TuneForDevice (llvmpipe); TFLITE_GLES_X_CONV_UNROLLED_TILE=0/1.
+  bool conv_unrolled_tile = false;
   // A MIRROR_PAD that only a general convolution reads is done in that
   // convolution's gather (delegate/passes/mirror_pad_fusion.h);
   // TFLITE_GLES_X_FUSE_MIRROR_PAD=0/1.

@@ -167,6 +167,21 @@ std::array<uint32_t, 3> LocalSize2d(uint32_t grid_x, uint32_t grid_y) {
   return {x, y, 1};
 }
 
+std::array<uint32_t, 3> GemmGroupLocalSize(uint32_t groups) {
+  uint32_t y = 8;
+  if (groups <= 16) {
+    y = groups;
+  } else {
+    for (uint32_t d = 16; d >= 4; --d) {
+      if (groups % d == 0) {
+        y = d;
+        break;
+      }
+    }
+  }
+  return {8, y, 1};
+}
+
 std::vector<float> PackGemmWeights(int out_c, int taps, int in_lanes,
                                    int tile_slices, const WeightAt& weight) {
   const int out_slices = (out_c + 3) / 4;
@@ -261,6 +276,10 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   const int depth_steps = gemm ? gemm->depth_steps : in_shape.slices();
   GemmTile tile = ChooseGemmTile(rows, out_shape.slices(), depth_steps,
                                  builder.device().min_invocations);
+  if (gemm && rows >= 128 && builder.device().conv_unrolled_tile && !tile.slices_on_x &&
+      tile.slices == 4 && builder.device().min_invocations == 0) {
+    tile.rows = 6;  // DeviceProfile::conv_unrolled_tile
+  }
   const std::string& forced = builder.device().conv_tile_override;
   if (gemm && rows >= 128 && !forced.empty()) {
     // "ROWS,SLICES" (or '/'): a sweep's tile; a bad value declines the node.
@@ -357,7 +376,15 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   const uint32_t gy = static_cast<uint32_t>(tile.slices_on_x ? row_tiles : groups);
   dispatch.grid = {gx, gy, 1};
   dispatch.local = LocalSize2d(gx, gy);
+  if (gemm && !tile.slices_on_x && builder.device().gemm_group_block) {
+    dispatch.local = GemmGroupLocalSize(gy);
+  }
   d["ROW_STEP"] = "1";
+  // conv2d.comp writes out up to 16 rows x 8 slices.
+  if (builder.device().conv_unrolled_tile && !k_split && smem.local_x == 0 &&
+      tile.rows <= 16 && tile.slices <= 8) {
+    d["ROWS_UNROLLED"] = "";
+  }
   if (builder.device().fp16 && builder.device().fp16_math >= 1) d["MATH_P"] = "mediump";
   if (builder.device().fp16 && builder.device().fp16_math >= 2) d["ACC_P"] = "mediump";
   // Products fused one by one into the accumulators (DeviceProfile::fma_chain)

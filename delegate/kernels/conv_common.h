@@ -117,6 +117,11 @@ ValueId NewGemmWeights(GraphBuilder& builder, int out_c, int taps, int in_lanes,
 // along x, 8 lanes at a time) and 64 invocations in all (real GPUs want
 // whole warps).
 std::array<uint32_t, 3> LocalSize2d(uint32_t grid_x, uint32_t grid_y);
+// DeviceProfile::gemm_group_block's workgroup for a grid of grid_x pixel
+// tiles by `groups` slice groups: 8 tiles x the groups, or the largest
+// divisor of them from 4 to 16 (else 8), so that few invocations fall
+// past the last group.
+std::array<uint32_t, 3> GemmGroupLocalSize(uint32_t groups);
 
 // The fused activations the convolution family runs: the ReLU family and
 // none. TFLite's CPU kernels of these ops apply a fused activation only as a

@@ -254,6 +254,38 @@ def test_pointwise_with_two_depth_steps_per_iteration(monkeypatch, in_c):
     assert_close(gpu, cpu)
 
 
+@pytest.mark.parametrize("switch,value", [
+    ("TFLITE_GLES_X_CONV_UNROLLED_TILE", "0"),   # session 12's loops, 4x4
+    ("TFLITE_GLES_X_CONV_UNROLLED_TILE", "1"),   # written out, 6x4 (llvmpipe's default)
+    ("TFLITE_GLES_X_POINTWISE_TILE", "16/1"),    # the most rows written out
+    ("TFLITE_GLES_X_POINTWISE_TILE", "2/8"),     # the most slices written out
+    ("TFLITE_GLES_X_GEMM_GROUP_BLOCK", "1"),     # 8 pixel tiles x the slice groups
+])
+def test_pointwise_tiles_written_out(monkeypatch, switch, value):
+    """conv2d.comp's 1x1 path with ROWS_UNROLLED (DeviceProfile::
+    conv_unrolled_tile; on by default on llvmpipe, forced by the tile
+    switches there) and its loops, on a map of 143 pixels (not a multiple
+    of 6 or 16 rows), 30 channels (a half-empty last slice, 8 slices: two
+    groups of 4, one of 8), an ADD epilogue and ReLU6."""
+    monkeypatch.setenv(switch, value)
+    in_shape = [1, 11, 13, 20]
+    b = ModelBuilder()
+    x = b.add_input(in_shape)
+    rng = np.random.default_rng(8)
+    w = b.add_const(rng.uniform(-0.5, 0.5, [30, 1, 1, 20]).astype(np.float32))
+    bias = b.add_const(rng.uniform(-1, 1, [30]).astype(np.float32))
+    y = b.add_tensor([1, 11, 13, 30])
+    b.add_op("CONV_2D", [x, w, bias], [y], window(activation="NONE"))
+    other = b.add_input([1, 11, 13, 30])
+    out = b.add_tensor([1, 11, 13, 30])
+    b.add_op("ADD", [y, other], [out], {"fused_activation_function": "RELU6"})
+    model = b.build()
+    inputs = random_inputs([in_shape, [1, 11, 13, 30]], seed=9)
+    cpu, gpu, stats = run_cpu_and_gpu(model, inputs, {})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu)
+
+
 # (input shape, outputs, keep_num_dims, bias)
 FC_CASES = [
     ([2, 13], 5, False, True),
