@@ -1,6 +1,5 @@
 #version 310 es
-// Convolution as a register-tiled GEMM over PHWC4 tensors: CONV_2D (1x1 and
-// general) and FULLY_CONNECTED.
+// A register-tiled GEMM over PHWC4: CONV_2D (1x1 and general), FULLY_CONNECTED.
 // The output is a matrix of ROWS rows (output pixels over all batches) by
 // OUT_S channel slices. Each invocation computes TILE_ROWS consecutive rows x
 // TILE_SLICES output slices in registers (8-32 vec4 accumulators), so each
@@ -47,8 +46,7 @@
 // ROWS_UNROLLED (ROW_STEP 1; DeviceProfile::conv_unrolled_tile): each step's
 // slices and the stores' rows written out instead of loops (llvmpipe:
 // 3-6x faster from ~24 accumulators; docs/perf/log.md, "llvm4, session 13").
-// K_UNROLL=2 (1x1 / FC path; DeviceProfile::conv_k_unroll): two depth steps
-// per loop iteration.
+// K_UNROLL=2 (1x1 / FC; DeviceProfile::conv_k_unroll): two depth steps per loop.
 // ROW_STEP (K_SPLIT; 1 otherwise): the step between an invocation's rows;
 // 1: TILE_ROWS consecutive pixels; LOCAL_X: neighbouring invocations take
 // neighbouring pixels (rows w * LOCAL_X * TILE_ROWS + x + p * LOCAL_X for
