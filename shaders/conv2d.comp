@@ -19,8 +19,7 @@
 // step][TILE_SLICES][4] vec4, vec4 k of output slice o holding input lane k's
 // weights for the slice's 4 output channels. Bias (binding 3): one vec4 per
 // output slice, padded to whole groups. Padding is zero.
-// SLICES_ON_X puts slice groups on x and row groups on y: small maps (7x7,
-// FC) have more independent slices than pixels, and llvmpipe vectorizes x.
+// SLICES_ON_X: slice groups on x, row groups on y, for small maps (7x7, FC).
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = packed bias.
 // How the input is read, besides a PHWC4 tensor: docs/conv2d_gather.md says
 // what each of these defines means and which pass sets it.
