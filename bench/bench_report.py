@@ -113,7 +113,8 @@ def markdown(report: dict, chart_name: str) -> str:
            _load_line(report),
            f"- on-disk shader caches: {report['shader_cache']}",
            f"- warm latency: median, min and p90 of up to {report['iterations']} invokes "
-           f"after {report['warmup']} untimed ones; each invoke includes input upload "
+           f"after {report['warmup']} untimed ones and at least "
+           f"{report.get('warmup_seconds', 0)} s of them; each invoke includes input upload "
            "(set_tensor / TensorBuffer.write) and output readback (get_tensor / read); "
            "every worker runs with fixed glibc malloc thresholds (MALLOC_TRIM_THRESHOLD_ "
            "etc., bench/run_bench.py) so that freeing each invoke's output arrays does "
