@@ -296,10 +296,8 @@ struct DeviceProfile {
   // conv2d_window.comp ROW_REUSE: window rows slid in registers over the taps
   // and weights in shared memory, where they fit (NVIDIA; TFLITE_GLES_X_WINDOW_REUSE).
   bool window_conv_row_reuse = false;
-  // Window convolutions for 3x3 and larger windows over up to 8 input and 4
-  // output slices too (style's @240 and @256; the K_SPLIT and SMEM_TILE
-  // layers otherwise), in blocks down to 2 x 16 x 4 where the many slices'
-  // window and weights need them (TFLITE_GLES_X_WINDOW_SMALL).
+  // Window convolutions for 3x3+ windows over up to 8 input / 4 output slices
+  // too (style's @240, @256), blocks down to 2 x 16 x 4 (TFLITE_GLES_X_WINDOW_SMALL).
   bool window_conv_small = false;
   // With fp16 storage and mediump products, conv2d_window.comp's
   // accumulators in mediump too (TFLITE_GLES_X_WINDOW_ACC16).
