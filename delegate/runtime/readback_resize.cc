@@ -20,25 +20,17 @@ bool ParseFloatLiteral(const std::string& text, float* value) {
   return end != start && *end == ')' && std::isfinite(*value) && *value > 0.0f;
 }
 
-// One output position's two source neighbours along an axis and the weight
-// of the upper one, as resize.comp and TFLite compute them.
-struct Span {
-  int lo;
-  int hi;
-  float frac;
-};
+}  // namespace
 
-Span SourceSpan(int o, float scale, int size, bool half_pixel) {
+ResizeSpan SourceSpan(int o, float scale, int size, bool half_pixel) {
   const float source = half_pixel ? (static_cast<float>(o) + 0.5f) * scale - 0.5f
                                   : static_cast<float>(o) * scale;
-  Span span;
+  ResizeSpan span;
   span.lo = std::max(static_cast<int>(std::floor(source)), 0);
   span.hi = std::min(static_cast<int>(std::ceil(source)), size - 1);
   span.frac = source - static_cast<float>(span.lo);
   return span;
 }
-
-}  // namespace
 
 ReadbackResize ReadbackResizeOf(const Dispatch& dispatch, const Shape4& source) {
   ReadbackResize resize;
@@ -73,7 +65,7 @@ void ResizeBilinearPhwc4ToBhwc(const float* phwc4, const ReadbackResize& resize,
   // The source in BHWC first (a few thousand vec4s): then both passes below
   // walk contiguous channel runs, which the compiler vectorises.
   Phwc4ToBhwc(phwc4, in, source);
-  std::vector<Span> columns(static_cast<size_t>(out.w));
+  std::vector<ResizeSpan> columns(static_cast<size_t>(out.w));
   for (int x = 0; x < out.w; ++x) {
     columns[x] = SourceSpan(x, resize.scale_w, in.w, resize.half_pixel);
   }
@@ -87,14 +79,14 @@ void ResizeBilinearPhwc4ToBhwc(const float* phwc4, const ReadbackResize& resize,
       // Along y, the whole source row at once; then along x per pixel.
       // Separable: the same weights as TFLite's four-term sum, rounded in
       // another order (a few ulp).
-      const Span r = SourceSpan(y, resize.scale_h, in.h, resize.half_pixel);
+      const ResizeSpan r = SourceSpan(y, resize.scale_h, in.h, resize.half_pixel);
       const float* top = image + static_cast<size_t>(r.lo) * row;
       const float* bottom = image + static_cast<size_t>(r.hi) * row;
       for (size_t i = 0; i < row; ++i) {
         blended[i] = top[i] * (1.0f - r.frac) + bottom[i] * r.frac;
       }
       for (int x = 0; x < out.w; ++x, o += c) {
-        const Span& s = columns[x];
+        const ResizeSpan& s = columns[x];
         const float* left = blended + static_cast<size_t>(s.lo) * c;
         const float* right = blended + static_cast<size_t>(s.hi) * c;
         for (size_t k = 0; k < c; ++k) {

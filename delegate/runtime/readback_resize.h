@@ -23,6 +23,16 @@ struct ReadbackResize {
   int step = -1;            // its step, skipped while the CPU resizes
 };
 
+// One output position's two source neighbours along an axis and the weight
+// of the upper one, as resize.comp and TFLite compute them (source = o *
+// scale, or (o + 0.5) * scale - 0.5; neighbours clamped to [0, size)).
+struct ResizeSpan {
+  int lo;
+  int hi;
+  float frac;
+};
+ResizeSpan SourceSpan(int o, float scale, int size, bool half_pixel);
+
 // The ReadbackResize of `dispatch` if it is a bilinear resize of an input of
 // shape `source` (resize.comp's defines); inactive otherwise.
 ReadbackResize ReadbackResizeOf(const Dispatch& dispatch, const Shape4& source);

@@ -14,38 +14,19 @@
 namespace tflite_gles {
 namespace {
 
-// Source neighbours and the upper one's weight along an axis, as TFLite
-// computes them (readback_resize.cc's SourceSpan, kept separate so that the
-// llvmpipe path and this one can change independently).
-struct Span {
-  int lo;
-  int hi;
-  float frac;
-};
-
-Span SpanOf(int o, float scale, int size, bool half_pixel) {
-  const float source = half_pixel ? (static_cast<float>(o) + 0.5f) * scale - 0.5f
-                                  : static_cast<float>(o) * scale;
-  Span span;
-  span.lo = std::max(static_cast<int>(std::floor(source)), 0);
-  span.hi = std::min(static_cast<int>(std::ceil(source)), size - 1);
-  span.frac = source - static_cast<float>(span.lo);
-  return span;
-}
-
 // Source row `y` of batch `b` interpolated along x into `row` (out_w * c
 // floats, plus 4 of slack): per output pixel the source's slices are
 // blended as whole vec4s and stored at the pixel's channel offset; a last
 // partial slice's extra lanes land on the next pixel's first channels,
 // which that pixel then overwrites (the slack takes the last pixel's).
 void InterpolateRow(const float* phwc4, const Shape4& in, int b, int y,
-                    const std::vector<Span>& columns, float* row) {
+                    const std::vector<ResizeSpan>& columns, float* row) {
   const int slices = in.slices();
   const size_t plane = static_cast<size_t>(in.h) * in.w * 4;  // one slice
   const float* base = phwc4 + (static_cast<size_t>(b) * slices * in.h + y) * in.w * 4;
   const size_t c = static_cast<size_t>(in.c);
   float* o = row;
-  for (const Span& s : columns) {
+  for (const ResizeSpan& s : columns) {
     const float* left = base + static_cast<size_t>(s.lo) * 4;
     const float* right = base + static_cast<size_t>(s.hi) * 4;
     const float wl = 1.0f - s.frac;
@@ -140,9 +121,9 @@ void ResizeBilinearRowsPhwc4ToBhwc(const float* phwc4, const ReadbackResize& res
   const size_t slot = n + 4;                           // + InterpolateRow's slack
   const int threads = workers == nullptr ? 1 : workers->threads();
   scratch->resize(slot * 2 * static_cast<size_t>(threads));
-  std::vector<Span> columns(static_cast<size_t>(out.w));
+  std::vector<ResizeSpan> columns(static_cast<size_t>(out.w));
   for (int x = 0; x < out.w; ++x) {
-    columns[x] = SpanOf(x, resize.scale_w, in.w, resize.half_pixel);
+    columns[x] = SourceSpan(x, resize.scale_w, in.w, resize.half_pixel);
   }
   // Output rows (batch-major) [begin, end); `rows` holds two interpolated
   // source rows, reused while consecutive output rows share them (~8 output
@@ -163,7 +144,7 @@ void ResizeBilinearRowsPhwc4ToBhwc(const float* phwc4, const ReadbackResize& res
     };
     for (int r = begin; r < end; ++r) {
       const int b = r / out.h;
-      const Span s = SpanOf(r % out.h, resize.scale_h, in.h, resize.half_pixel);
+      const ResizeSpan s = SourceSpan(r % out.h, resize.scale_h, in.h, resize.half_pixel);
       const long long top_key = static_cast<long long>(b) * in.h + s.lo;
       const long long bottom_key = static_cast<long long>(b) * in.h + s.hi;
       const float* top = get(b, s.lo, top_key, bottom_key);
