@@ -21,21 +21,14 @@
 # 4. run_bench.py base / new / base / new (ours fp32 + fp16) and LiteRT GPU
 #    once, on the custom-op model, its builtin twin and selfie segmentation.
 # Under 3 minutes; the short table is last.
-set -u
-OUT=${OUT:-/tmp/out}
-BASE_LIB=${BASE_LIB:-$PWD/.devbuild/base/libtflite_gles.so}
-NEW_LIB=$PWD/build/libtflite_gles.so
-F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
+source "$(dirname "$0")/device_common.sh"
 HAIR=build/models/hair_segmentation_512.tflite
-mkdir -p "$OUT"
 python3 tools/build_standins.py build/models hair_segmentation_512 \
   hair_segmentation_512_builtin hair_segmentation_512_exact > "$OUT/standins.txt" 2>&1
 for lib in base new; do
-  case $lib in base) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
   for p in fp32 fp16; do
     v="$p:"; [ $p = fp16 ] && v="fp16:$F16"
-    TFLITE_GLES_LIB=$L TFLITE_GLES_X_TIMELINE=1 timeout 30 python3 bench/wall_split.py \
-      --model "$HAIR" --iterations 400 --variant "$v" > "$OUT/timeline-$lib-$p.txt" 2>&1
+    device_timeline "$(device_lib $lib)" "$HAIR" "$v" "$OUT/timeline-$lib-$p.txt"
   done
 done
 TFLITE_GLES_LIB=$NEW_LIB timeout 30 python3 bench/profile.py --model "$HAIR" --iterations 20 \
@@ -64,16 +57,8 @@ TFLITE_GLES_LIB=$NEW_LIB timeout 40 python3 bench/options_ab.py --model "$HAIR" 
   2>&1 | grep -v "^INFO\|^WARNING" > "$OUT/ab-io.txt"
 RB=(--standin hair_segmentation_512 --standin hair_segmentation_512_builtin
     --model "$TFLITE_GLES_MODELS/selfie_segmentation.tflite")
-for run in base new base2 new2; do
-  case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
-  echo "== $run" >> "$OUT/rb.txt"
-  TFLITE_GLES_LIB=$L timeout 60 python3 bench/run_bench.py "${RB[@]}" \
-    --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 2 \
-    --out-dir /tmp/rb-$run --name rb 2>&1 | grep "^|" >> "$OUT/rb.txt"
-done
-echo "== LiteRT GPU" >> "$OUT/rb.txt"
-timeout 60 python3 bench/run_bench.py "${RB[@]}" --backends litert_gpu --iterations 200 \
-  --max-seconds 2 --out-dir /tmp/rb-litert --name rb 2>&1 | grep "^|" >> "$OUT/rb.txt"
+device_rounds "$OUT/rb.txt" 60 "base new base2 new2" "${RB[@]}"
+device_litert_gpu "$OUT/rb.txt" 60 "${RB[@]}"
 # Per shader: dispatches, time-line span (sum of done-to-done steps), timer
 # query sum; the difference is what the GPU spends between dispatches.
 python3 - "$OUT" <<'PY' > "$OUT/summary.txt" 2>&1

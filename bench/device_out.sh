@@ -14,21 +14,14 @@
 #    split from 2 MB (=1024 KB parts, base) vs 1 MB (512, new default).
 # 3. run_bench.py base / new / base / new (DeepLab, style; ours fp32 +
 #    fp16), LiteRT GPU once. Under 3 minutes; the table is last.
-set -u
-OUT=${OUT:-/tmp/out}
-M=${TFLITE_GLES_MODELS:?source bench/device_env.sh first}
-BASE_LIB=${BASE_LIB:-$PWD/.devbuild/base/libtflite_gles.so}
-NEW_LIB=$PWD/build/libtflite_gles.so
-F16="precision_loss_allowed=true,inference_priority1=min_memory_usage"
+source "$(dirname "$0")/device_common.sh"
 DL="$M/deeplabv3_257_mv_gpu.tflite"
 ST="$M/style_transfer_f16_384.tflite"
-mkdir -p "$OUT"
 for model in deeplab style; do
   case $model in deeplab) F=$DL ;; *) F=$ST ;; esac
   for p in fp32 fp16; do
     v="fp32:"; [ $p = fp16 ] && v="fp16:$F16"
-    TFLITE_GLES_LIB=$NEW_LIB TFLITE_GLES_X_TIMELINE=1 timeout 30 python3 bench/wall_split.py \
-      --model "$F" --iterations 300 --variant "$v" > "$OUT/timeline-$model-$p.txt" 2>&1
+    device_timeline "$NEW_LIB" "$F" "$v" "$OUT/timeline-$model-$p.txt" 300
   done
 done
 RR=env.TFLITE_GLES_X_CPU_READBACK_RESIZE; RW=env.TFLITE_GLES_X_ROW_READBACK_RESIZE
@@ -48,16 +41,8 @@ MP=env.TFLITE_GLES_X_COPY_MIN_PART_KB
     --variant "fp16-512:$F16" 2>&1
 } | grep -v "^INFO\|^WARNING" > "$OUT/ab.txt"
 MODELS=(--model "$DL" --model "$ST")
-for run in base new base2 new2; do
-  case $run in base*) L=$BASE_LIB ;; *) L=$NEW_LIB ;; esac
-  echo "== $run" >> "$OUT/rb.txt"
-  TFLITE_GLES_LIB=$L timeout 40 python3 bench/run_bench.py "${MODELS[@]}" \
-    --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 2 --out-dir /tmp/rb-$run \
-    --name rb 2>&1 | grep "^|" >> "$OUT/rb.txt"
-done
-echo "== LiteRT GPU" >> "$OUT/rb.txt"
-timeout 40 python3 bench/run_bench.py "${MODELS[@]}" --backends litert_gpu --iterations 200 \
-  --max-seconds 2 --out-dir /tmp/rb-litert --name rb 2>&1 | grep "^|" >> "$OUT/rb.txt"
+device_rounds "$OUT/rb.txt" 40 "base new base2 new2" "${MODELS[@]}"
+device_litert_gpu "$OUT/rb.txt" 40 "${MODELS[@]}"
 for f in "$OUT"/timeline-*.txt; do
   echo "== $(basename "$f" .txt)"
   grep -E "mean of [0-9]+ invokes: upload" "$f" | tail -1 | cut -c20-
