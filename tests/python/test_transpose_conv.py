@@ -63,11 +63,10 @@ MEDIAPIPE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("fp16", PRECISIONS)
-@pytest.mark.parametrize("in_shape,out_c,kernel,stride,padding", MEDIAPIPE_CASES)
-def test_mediapipe_convolution2d_transpose_bias(in_shape, out_c, kernel, stride, padding,
-                                                 fp16):
-    rng = np.random.default_rng(12)
+def mediapipe_transpose_model(in_shape, out_c, kernel, stride, padding, seed):
+    """A Convolution2DTransposeBias of MediaPipe's options (padding 1 = SAME,
+    2 = VALID) with seeded weights and bias, its output by MediaPipe's rule."""
+    rng = np.random.default_rng(seed)
     n, h, w, in_c = in_shape
 
     def size(i):  # MediaPipe's output size rule
@@ -81,13 +80,24 @@ def test_mediapipe_convolution2d_transpose_bias(in_shape, out_c, kernel, stride,
     o = b.add_tensor([n, size(h), size(w), out_c])
     b.add_op("CUSTOM", [x, weights, bias], [o], custom_code="Convolution2DTransposeBias",
              custom_options=struct.pack("<3i", padding, stride, stride))
-    model = b.build()
-    inputs = random_inputs([in_shape], seed=13)
+    return b.build()
+
+
+def assert_delegate_matches_xnnpack(model, in_shape, seed, fp16):
+    inputs = random_inputs([in_shape], seed=seed)
     cpu = run_tflite(model, inputs, use_xnnpack=True)
     delegate = make_delegate({"precision_loss_allowed": fp16})
     gpu = invoke(interpreter(model, delegate), inputs)
     assert_fully_delegated(stats(delegate))
     assert_close(gpu, cpu, fp16)
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,out_c,kernel,stride,padding", MEDIAPIPE_CASES)
+def test_mediapipe_convolution2d_transpose_bias(in_shape, out_c, kernel, stride, padding,
+                                                 fp16):
+    model = mediapipe_transpose_model(in_shape, out_c, kernel, stride, padding, seed=12)
+    assert_delegate_matches_xnnpack(model, in_shape, 13, fp16)
 
 
 @pytest.mark.parametrize("fp16", PRECISIONS)
@@ -102,19 +112,5 @@ def test_transpose_conv_many_core_tiles(monkeypatch, in_shape, out_c, kernel, mi
     per phase). llvmpipe's own tiles with "0". Even sizes: MediaPipe's SAME
     output is then twice the input."""
     monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", min_invocations)
-    rng = np.random.default_rng(21)
-    n, h, w, in_c = in_shape
-    b = ModelBuilder()
-    x = b.add_input(in_shape)
-    weights = b.add_const(rng.uniform(-0.5, 0.5, [out_c, kernel, kernel, in_c]).astype(np.float32))
-    bias = b.add_const(rng.uniform(-1, 1, [out_c]).astype(np.float32))
-    o = b.add_tensor([n, 2 * h, 2 * w, out_c])
-    b.add_op("CUSTOM", [x, weights, bias], [o], custom_code="Convolution2DTransposeBias",
-             custom_options=struct.pack("<3i", 1, 2, 2))
-    model = b.build()
-    inputs = random_inputs([in_shape], seed=17)
-    cpu = run_tflite(model, inputs, use_xnnpack=True)
-    delegate = make_delegate({"precision_loss_allowed": fp16})
-    gpu = invoke(interpreter(model, delegate), inputs)
-    assert_fully_delegated(stats(delegate))
-    assert_close(gpu, cpu, fp16)
+    model = mediapipe_transpose_model(in_shape, out_c, kernel, 2, 1, seed=21)
+    assert_delegate_matches_xnnpack(model, in_shape, 17, fp16)
