@@ -165,13 +165,7 @@ def main() -> int:
             t = time.perf_counter()
             run()
             times.append(time.perf_counter() - t)
-    base = None
-    flops = 2.0 * 9 * h * h * ch
-    for variant, _, times in runs:
-        med = sorted(times)[len(times) // 2]
-        base = base or (med, min(times))
-        print(f"{variant:9s} median {med * 1e3:7.3f} ms ({med / base[0]:.3f})  min {min(times) * 1e3:7.3f} "
-              f"({min(times) / base[1]:.3f})  {flops / min(times) / 1e9:5.1f} GFLOP/s at min")
+    p.print_round_robin(runs, 2.0 * 9 * h * h * ch, 9, 3)
     return 0
 
 

@@ -156,6 +156,19 @@ def texture_buffer(gl, unit: int, buf: int) -> None:
     gl.glTexBuffer(GL_TEXTURE_BUFFER, GL_RGBA32F, buf)
 
 
+def print_round_robin(runs, flops: float, width: int, decimals: int) -> None:
+    """One line per (name, _, times) of a round-robin run: median and min,
+    each also as a fraction of the first variant's, and GFLOP/s at the min
+    (shared by llvm_tile_probe.py and llvm_dw_probe.py)."""
+    base = None
+    for name, _, times in runs:
+        med = sorted(times)[len(times) // 2]
+        base = base or (med, min(times))
+        print(f"{name:{width}s} median {med * 1e3:7.{decimals}f} ms ({med / base[0]:.3f})  "
+              f"min {min(times) * 1e3:7.{decimals}f} ({min(times) / base[1]:.3f})  "
+              f"{flops / min(times) / 1e9:5.1f} GFLOP/s at min")
+
+
 def main() -> int:
     args = sys.argv[1:]
     k, n = 320, 256

@@ -113,12 +113,7 @@ def main() -> int:
                     lo, hi = (int(v, 16) for v in fields[0].split("-"))
                     mem.seek(lo)
                     Path(dump, f"{lo:x}.bin").write_bytes(mem.read(hi - lo))
-    base = None
-    for spec, _, times in runs:
-        med = sorted(times)[len(times) // 2]
-        base = base or (med, min(times))
-        print(f"{spec:12s} median {med * 1e3:7.2f} ms ({med / base[0]:.3f})  min {min(times) * 1e3:7.2f} "
-              f"({min(times) / base[1]:.3f})  {flops / min(times) / 1e9:5.1f} GFLOP/s at min")
+    p.print_round_robin(runs, flops, 12, 2)
     return 0
 
 
