@@ -63,3 +63,15 @@ device_place_models() {
   mkdir -p ../shared/models
   cp "$M"/*.tflite ../shared/models/ 2>/dev/null
 }
+
+# device_timeline_summary: for every $OUT/timeline-*.txt (device_timeline's
+# logs), its mean upload/submit/wait split, its GPU time line and its table.
+device_timeline_summary() {
+  local f
+  for f in "$OUT"/timeline-*.txt; do
+    echo "== $(basename "$f" .txt)"
+    grep -E "mean of [0-9]+ invokes: upload" "$f" | tail -1 | cut -c20-
+    grep -E "time line" "$f" | tail -1 | cut -c20-
+    grep -E "^\| (fp|variant)" "$f"
+  done
+}

@@ -48,12 +48,7 @@ RV=env.TFLITE_GLES_X_RESIZE_VIEW; SR=env.TFLITE_GLES_X_STREAMING_READBACK
 device_models deeplabv3_257_mv_gpu style_transfer_f16_384 palm_detection_full face_detection_short_range
 device_rounds "$OUT/rb-all.txt" 100 "base new base2 new2" "${MODELS[@]}" --standin mobilenet_v1_1.0_224
 device_litert_gpu "$OUT/rb-all.txt" 100 "${MODELS[@]}" --standin mobilenet_v1_1.0_224
-for f in "$OUT"/timeline-*.txt; do
-  echo "== $(basename "$f" .txt)"
-  grep -E "mean of [0-9]+ invokes: upload" "$f" | tail -1 | cut -c20-
-  grep -E "time line" "$f" | tail -1 | cut -c20-
-  grep -E "^\| (fp|variant)" "$f"
-done
+device_timeline_summary
 # The last report's dispatches of DeepLab fp32 (the longest first 12, then
 # the whole list in the file).
 grep -E "^INFO: tflite-gles: +[0-9]+ " "$OUT/timeline-deeplab-fp32.txt" | tail -40 | cut -c20-130

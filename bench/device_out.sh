@@ -43,12 +43,7 @@ MP=env.TFLITE_GLES_X_COPY_MIN_PART_KB
 MODELS=(--model "$DL" --model "$ST")
 device_rounds "$OUT/rb.txt" 40 "base new base2 new2" "${MODELS[@]}"
 device_litert_gpu "$OUT/rb.txt" 40 "${MODELS[@]}"
-for f in "$OUT"/timeline-*.txt; do
-  echo "== $(basename "$f" .txt)"
-  grep -E "mean of [0-9]+ invokes: upload" "$f" | tail -1 | cut -c20-
-  grep -E "time line" "$f" | tail -1 | cut -c20-
-  grep -E "^\| (fp|variant)" "$f"
-done
+device_timeline_summary
 grep -E "^INFO: tflite-gles: +[0-9]+ " "$OUT/timeline-deeplab-fp32.txt" | tail -8 | cut -c20-130
 grep -E "^\||invokes per" "$OUT/ab.txt"
 grep -E "^==|^\| (deeplab|style)|^\| model" "$OUT/rb.txt"
