@@ -55,6 +55,26 @@ void ApplyWindowConv(const std::string& text, DeviceProfile* device) {
                text.c_str());
 }
 
+// TFLITE_GLES_X_CONV_SMEM_BLOCK=LX/LY/PX/SL: conv2d.comp SMEM_TILE's block
+// (invocations along x and y, pixels and output slices per invocation) for
+// every layer that takes SMEM_TILE (sweeps); whether it fits the device is
+// checked where it is used (kernels::ChooseSmemTile).
+void ApplySmemBlock(const std::string& text, std::array<int, 4>* block) {
+  int v[4];
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2], &v[3],
+                  &tail) == 4 &&
+      v[0] >= 1 && v[0] <= 1024 && v[1] >= 1 && v[1] <= 1024 && v[2] >= 1 && v[2] <= 16 &&
+      v[3] >= 1 && v[3] <= 8) {
+    *block = {v[0], v[1], v[2], v[3]};
+    return;
+  }
+  std::fprintf(stderr,
+               "WARNING: tflite-gles: TFLITE_GLES_X_CONV_SMEM_BLOCK='%s' is not "
+               "LX/LY/PX/SL; ignored\n",
+               text.c_str());
+}
+
 }  // namespace
 
 bool PreferTextureBufferReads(const egl::GpuInfo& gpu) {
@@ -320,6 +340,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // workgroup on one core, where staging only adds barriers.
   device->conv_smem_tile = device->gpu->IsNvidia();
   Apply(o.conv_smem_tile, &device->conv_smem_tile);
+  if (!o.conv_smem_block.empty()) ApplySmemBlock(o.conv_smem_block, &device->conv_smem_block);
   // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
   // session 12"): NVIDIA, where it was measured.
   device->window_conv_row_reuse = device->gpu->IsNvidia();

@@ -208,9 +208,10 @@ struct DeviceProfile {
   bool conv_k_split = false;
   // General stride-1 convolutions on large maps stage each input slice's
   // tile and weights in shared memory (shaders/conv2d.comp SMEM_TILE), in
-  // place of K_SPLIT or the plain gather. Set by TuneForDevice;
-  // TFLITE_GLES_X_CONV_SMEM_TILE=0/1 (tests force it on llvmpipe).
+  // place of K_SPLIT or the plain gather; TFLITE_GLES_X_CONV_SMEM_TILE=0/1.
+  // Its block LX/LY/PX/SL, all 0: kernels::ChooseSmemTile's; TFLITE_GLES_X_CONV_SMEM_BLOCK.
   bool conv_smem_tile = false;
+  std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across
   // a block of outputs a dilation apart (shaders/depthwise_conv2d.comp)
   // instead of gathering every tap. Set by TuneForDevice;

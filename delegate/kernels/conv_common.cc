@@ -247,8 +247,12 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
   }
   const long long shared_limit = device.gpu ? device.gpu->max_shared_memory_bytes : 16384;
   const long long invocations_limit = device.gpu ? device.gpu->max_workgroup_invocations : 128;
-  const SmemTile candidates[] = {{16, 8, 2, 2}, {16, 8, 2, 1}, {32, 4, 1, 1}};
+  // A forced block (TFLITE_GLES_X_CONV_SMEM_BLOCK) first, where it fits.
+  const auto& forced = device.conv_smem_block;
+  const SmemTile candidates[] = {{forced[0], forced[1], forced[2], forced[3]},
+                                 {16, 8, 2, 2}, {16, 8, 2, 1}, {32, 4, 1, 1}};
   for (SmemTile tile : candidates) {
+    if (tile.local_x == 0) continue;
     tile.slices = std::min(tile.slices, out.slices());
     const int row = tile.local_x * tile.pixels + window->kernel_w - 1;
     const int padded_row = (row - 1) + (row - 1) / 8 + 1;  // ST_SWP
