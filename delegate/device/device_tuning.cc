@@ -26,7 +26,7 @@ void ApplyConvTile(const std::string& text, DeviceProfile::ConvSplitTile* tile) 
                   &v[3], &v[4], &tail) == 5 &&
       std::all_of(v, v + 5, [](int x) { return x >= 1 && x <= 1024; }) &&
       (v[4] == 1 || v[4] == v[3])) {
-    *tile = {v[0], v[1], v[2], v[3], v[4]};
+    *tile = {v[0], v[1], v[2], v[3], v[4], false};  // as forced: not refilled
     return;
   }
   std::fprintf(stderr,
@@ -279,7 +279,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // four largest layers 1.1-1.3x faster (the same with step 1; 2x1, 1x2,
   // 4x4, 8x2, 8 parts, 64 wide were no better; docs/perf/log.md, "conv,
   // session 10"). Measured on NVIDIA only: other GPUs take the same until
-  // someone measures them (bench/device_conv_sweep.sh sweeps it).
+  // someone measures them (bench/device_conv_sweep.sh sweeps it). Layers
+  // with too few invocations refill it (kernels::FillSplitTile).
   if (!device->gpu->IsLlvmpipe()) device->conv_split_tile = {2, 2, 4, 32, 32};
   // With fp16 storage, the convolutions' products in mediump (accumulators
   // stay highp): NVIDIA's GLES runs mediump vec4 FMAs as packed halves at

@@ -278,12 +278,10 @@ struct DeviceProfile {
   // contiguous). A tile over the device's workgroup or shared-memory limits
   // falls back to 4 x 2, 4 parts, 32 wide, step 1 (within the GLES 3.1
   // minimums). Set by TuneForDevice; TFLITE_GLES_X_CONV_TILE=R/S/K/L/STEP.
+  // `fill`: shrunk per layer on many-core GPUs (kernels::FillSplitTile); not when forced.
   struct ConvSplitTile {
-    int rows = 4;
-    int slices = 2;
-    int parts = 4;
-    int local_x = 32;
-    int row_step = 1;
+    int rows = 4, slices = 2, parts = 4, local_x = 32, row_step = 1;
+    bool fill = true;
   };
   ConvSplitTile conv_split_tile;
   // General convolutions of a large window over few channels (style
