@@ -239,7 +239,7 @@ std::vector<float> PackBias(const std::vector<float>& bias, int out_c,
 // slices out as steps; with 8, style's @240 ran 1.06x / 1.24x slower than
 // K_SPLIT in fp32 / fp16 on an H200: docs/perf/log.md "peak, session 11").
 // Many-core GPUs (DeviceProfile::min_invocations): where the block leaves
-// fewer invocations, 16 x 8 of one pixel x one slice: on an H100 hair's
+// fewer invocations, 16 x 8 of one pixel x one slice: on NVIDIA hair's
 // 128x128x16 layers (128 workgroups of 2 x 2 for 132 SMs) ran 23.4 -> 16.0
 // µs fp32, 19.5 -> 14.0 fp16 (docs/perf/log.md, "conv3, session 14").
 SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
@@ -280,7 +280,7 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
 
 // Many-core GPUs (min_invocations > 0): a layer whose K_SPLIT tile leaves
 // fewer invocations doubles the parts (each keeping >= 8 steps, at most 8
-// parts), then halves the rows, then the slices. On an H100 hair's 64x64x32
+// parts), then halves the rows, then the slices. On NVIDIA hair's 64x64x32
 // 3x3 layers (2 x 2, 4 parts: 32768 invocations) ran 24.4 -> 16.8 µs fp32,
 // 18.4 -> 14.9 fp16 with 8 parts; the layers with enough invocations were
 // no faster that way (docs/perf/log.md, "conv3, session 14").
