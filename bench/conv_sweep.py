@@ -15,6 +15,7 @@ ms and TFLOP/s, plus the sum of all dispatches and the median invoke wall.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -46,6 +47,9 @@ def main() -> int:
     parser.add_argument("--match", action="append", default=[])
     # The --top dispatches by FLOPs instead of by time.
     parser.add_argument("--by-flops", action="store_true")
+    # Also a table of this shader's dispatches summed per layer shape
+    # (window, channels, output map: the model's op of each label's @node).
+    parser.add_argument("--groups", metavar="SHADER")
     args = parser.parse_args()
 
     runs = []
@@ -101,11 +105,49 @@ def main() -> int:
             share = f", {100 * rate / args.peak:.0f} %" if args.peak else ""
             cells.append(f"{row['ms'] * 1e3:.1f} us ({rate:.1f}{share})")
         print(f"| {base[i]['label'][:48]} | " + " | ".join(cells) + " |")
+    if args.groups:
+        print_groups(args, base, tables, [run["name"] for run in runs])
     print("| sum of dispatches ms | " +
           " | ".join(f"{sum(r['ms'] for r in t):.3f}" for t in tables) + " |")
     print("| invoke wall ms | " +
           " | ".join(f"{statistics.median(run['walls']):.3f}" for run in runs) + " |")
     return 0
+
+
+def layer_shapes(model: str) -> dict[int, str]:
+    """node index -> "KHxKW I->O HxW" of the model's convolutions."""
+    interp = gt.interpreter(model)
+    shapes = {t["index"]: list(t["shape"]) for t in interp.get_tensor_details()}
+    found = {}
+    for op in interp._get_ops_details():
+        if op["op_name"] == "CONV_2D":
+            o, kh, kw, i = shapes[op["inputs"][1]]
+            h, w = shapes[op["outputs"][0]][1:3]
+            found[op["index"]] = f"{kh}x{kw} {i}->{o} {h}x{w}"
+    return found
+
+
+def print_groups(args, base, tables, names) -> None:
+    """Per layer shape: the dispatches' summed µs and overall TFLOP/s."""
+    shapes = layer_shapes(args.model)
+    groups: dict[str, list[str]] = {}
+    for row in base:
+        # A fused label ("MIRROR_PAD v1 @237 + CONV_2D v1 @240"): its convolution's.
+        nodes = [int(n) for n in re.findall(r"@(\d+)", row["label"]) if int(n) in shapes]
+        if row["shader"] == args.groups:
+            key = shapes[nodes[0]] if nodes else "other"
+            groups.setdefault(key, []).append(row["label"])
+    print(f"\n| {args.groups} by layer shape (count) | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for key, labels in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        cells = []
+        for table in tables:
+            rows = [r for r in table if r["label"] in labels]
+            ms = sum(r["ms"] for r in rows)
+            rate = sum(r["flops"] for r in rows) / (ms * 1e9) if ms > 0 else 0
+            cells.append(f"{ms * 1e3:.1f} us ({rate:.1f})" if len(rows) == len(labels) else "-")
+        print(f"| {key} ({len(labels)}) | " + " | ".join(cells) + " |")
+    print()
 
 
 if __name__ == "__main__":

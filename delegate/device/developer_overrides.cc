@@ -174,6 +174,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.fuse_upsample = Switch("TFLITE_GLES_X_FUSE_UPSAMPLE");
   o.epilogue_in2 = Switch("TFLITE_GLES_X_EPILOGUE_IN2");
   o.fp16_math = NonNegative("TFLITE_GLES_X_FP16_MATH");
+  o.conv_smem_block = Text("TFLITE_GLES_X_CONV_SMEM_BLOCK");
   // Shapes compiled in vs uniforms (A/B runs, tests of both paths).
   o.specialize_shapes = Switch("TFLITE_GLES_SPECIALIZE_SHAPES");
   o.specialize_gemm_rows = NonNegative("TFLITE_GLES_SPECIALIZE_GEMM_ROWS");

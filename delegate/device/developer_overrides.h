@@ -56,6 +56,7 @@ struct DeveloperOverrides {
   std::optional<bool> fuse_upsample;             // TFLITE_GLES_X_FUSE_UPSAMPLE
   std::optional<bool> epilogue_in2;              // TFLITE_GLES_X_EPILOGUE_IN2
   std::optional<long long> fp16_math;            // TFLITE_GLES_X_FP16_MATH
+  std::string conv_smem_block;                   // TFLITE_GLES_X_CONV_SMEM_BLOCK
   std::optional<bool> specialize_shapes;         // TFLITE_GLES_SPECIALIZE_SHAPES
   std::optional<long long> specialize_gemm_rows; // TFLITE_GLES_SPECIALIZE_GEMM_ROWS
   std::optional<bool> dw_register_tiles;         // TFLITE_GLES_X_DW_REGISTER_TILES

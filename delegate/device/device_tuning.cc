@@ -26,7 +26,7 @@ void ApplyConvTile(const std::string& text, DeviceProfile::ConvSplitTile* tile) 
                   &v[3], &v[4], &tail) == 5 &&
       std::all_of(v, v + 5, [](int x) { return x >= 1 && x <= 1024; }) &&
       (v[4] == 1 || v[4] == v[3])) {
-    *tile = {v[0], v[1], v[2], v[3], v[4]};
+    *tile = {v[0], v[1], v[2], v[3], v[4], false};  // as forced: not refilled
     return;
   }
   std::fprintf(stderr,
@@ -52,6 +52,26 @@ void ApplyWindowConv(const std::string& text, DeviceProfile* device) {
   std::fprintf(stderr,
                "WARNING: tflite-gles: TFLITE_GLES_X_WINDOW_CONV='%s' is not 0, 1 or "
                "PX/LOCAL_X/LOCAL_Y; ignored\n",
+               text.c_str());
+}
+
+// TFLITE_GLES_X_CONV_SMEM_BLOCK=LX/LY/PX/SL: conv2d.comp SMEM_TILE's block
+// (invocations along x and y, pixels and output slices per invocation) for
+// every layer that takes SMEM_TILE (sweeps); whether it fits the device is
+// checked where it is used (kernels::ChooseSmemTile).
+void ApplySmemBlock(const std::string& text, std::array<int, 4>* block) {
+  int v[4];
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2], &v[3],
+                  &tail) == 4 &&
+      v[0] >= 1 && v[0] <= 1024 && v[1] >= 1 && v[1] <= 1024 && v[2] >= 1 && v[2] <= 16 &&
+      v[3] >= 1 && v[3] <= 8) {
+    *block = {v[0], v[1], v[2], v[3]};
+    return;
+  }
+  std::fprintf(stderr,
+               "WARNING: tflite-gles: TFLITE_GLES_X_CONV_SMEM_BLOCK='%s' is not "
+               "LX/LY/PX/SL; ignored\n",
                text.c_str());
 }
 
@@ -259,7 +279,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // four largest layers 1.1-1.3x faster (the same with step 1; 2x1, 1x2,
   // 4x4, 8x2, 8 parts, 64 wide were no better; docs/perf/log.md, "conv,
   // session 10"). Measured on NVIDIA only: other GPUs take the same until
-  // someone measures them (bench/device_conv_sweep.sh sweeps it).
+  // someone measures them (bench/device_conv_sweep.sh sweeps it). Layers
+  // with too few invocations refill it (kernels::FillSplitTile).
   if (!device->gpu->IsLlvmpipe()) device->conv_split_tile = {2, 2, 4, 32, 32};
   // With fp16 storage, the convolutions' products in mediump (accumulators
   // stay highp): NVIDIA's GLES runs mediump vec4 FMAs as packed halves at
@@ -320,6 +341,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // workgroup on one core, where staging only adds barriers.
   device->conv_smem_tile = device->gpu->IsNvidia();
   Apply(o.conv_smem_tile, &device->conv_smem_tile);
+  if (!o.conv_smem_block.empty()) ApplySmemBlock(o.conv_smem_block, &device->conv_smem_block);
   // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
   // session 12"): NVIDIA, where it was measured.
   device->window_conv_row_reuse = device->gpu->IsNvidia();

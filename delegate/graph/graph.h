@@ -208,9 +208,10 @@ struct DeviceProfile {
   bool conv_k_split = false;
   // General stride-1 convolutions on large maps stage each input slice's
   // tile and weights in shared memory (shaders/conv2d.comp SMEM_TILE), in
-  // place of K_SPLIT or the plain gather. Set by TuneForDevice;
-  // TFLITE_GLES_X_CONV_SMEM_TILE=0/1 (tests force it on llvmpipe).
+  // place of K_SPLIT or the plain gather; TFLITE_GLES_X_CONV_SMEM_TILE=0/1.
+  // Its block LX/LY/PX/SL, all 0: kernels::ChooseSmemTile's; TFLITE_GLES_X_CONV_SMEM_BLOCK.
   bool conv_smem_tile = false;
+  std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across
   // a block of outputs a dilation apart (shaders/depthwise_conv2d.comp)
   // instead of gathering every tap. Set by TuneForDevice;
@@ -277,12 +278,10 @@ struct DeviceProfile {
   // contiguous). A tile over the device's workgroup or shared-memory limits
   // falls back to 4 x 2, 4 parts, 32 wide, step 1 (within the GLES 3.1
   // minimums). Set by TuneForDevice; TFLITE_GLES_X_CONV_TILE=R/S/K/L/STEP.
+  // `fill`: shrunk per layer on many-core GPUs (kernels::FillSplitTile); not when forced.
   struct ConvSplitTile {
-    int rows = 4;
-    int slices = 2;
-    int parts = 4;
-    int local_x = 32;
-    int row_step = 1;
+    int rows = 4, slices = 2, parts = 4, local_x = 32, row_step = 1;
+    bool fill = true;
   };
   ConvSplitTile conv_split_tile;
   // General convolutions of a large window over few channels (style

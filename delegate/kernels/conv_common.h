@@ -94,6 +94,10 @@ struct SmemTile {
 };
 SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
                         const Shape4& in, const Shape4& out);
+// K_SPLIT's tile for one layer: the device's, refilled on many-core GPUs.
+DeviceProfile::ConvSplitTile FillSplitTile(DeviceProfile::ConvSplitTile tile, long long rows,
+                                           int out_slices, long long steps,
+                                           long long min_invocations);
 
 struct LazyWeights {
   int tensor = -1;

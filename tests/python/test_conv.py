@@ -154,6 +154,23 @@ def test_conv2d_with_the_sum_split_by_tile(monkeypatch, tile, case):
     assert_close(gpu, cpu)
 
 
+# K_SPLIT's and SMEM_TILE's tiles refilled for a many-core GPU (TFLITE_GLES_MIN_INVOCATIONS
+# forced on llvmpipe): 8 parts where each keeps >= 8 steps, then fewer rows and slices;
+# SMEM_TILE's one pixel x one slice (FillSplitTile, ChooseSmemTile).
+@pytest.mark.parametrize("min_invocations", ["2000", "1000000"])
+@pytest.mark.parametrize("case", KSPLIT_CASES[:1] + KSPLIT_CASES[4:6] + [
+    ([1, 130, 129, 16], [12, 3, 3, 16], window(activation="RELU"), "smem")])
+def test_conv2d_with_tiles_that_fill_the_gpu(monkeypatch, min_invocations, case):
+    in_shape, filter_shape, options, smem = case
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_TILE", "1" if smem else "0")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", min_invocations)
+    model = conv_model("CONV_2D", in_shape, filter_shape, options, seed=filter_shape[0])
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=7), {})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu)
+
+
 # Mediump products (1) and accumulators (2) with fp16 storage
 # (TFLITE_GLES_X_FP16_MATH): a split 3x3 convolution, a 1x1 convolution on
 # gemm.comp and one on conv2d.comp. llvmpipe computes mediump in fp32, so

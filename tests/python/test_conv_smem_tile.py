@@ -76,3 +76,19 @@ def test_conv2d_with_shared_memory_tiles_after_a_mirror_pad(monkeypatch, in_shap
     assert_close(tiled, cpu, fp16)
     if in_shape[3] > 4 and not fp16:
         assert not np.array_equal(plain[0], tiled[0]), "the shared-memory path did not run"
+
+
+# SMEM_TILE's block forced (TFLITE_GLES_X_CONV_SMEM_BLOCK=LX/LY/PX/SL, the
+# device sweeps' switch): one output slice per invocation, 4-row and 8-wide
+# workgroups, 4 pixels per invocation, on a map no multiple of any of them.
+@pytest.mark.parametrize("block", ["16/8/1/1", "16/4/2/2", "8/8/4/1"])
+def test_conv2d_with_forced_shared_memory_blocks(monkeypatch, block):
+    in_shape = [1, 130, 129, 16]
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_BLOCK", block)
+    model = conv_model("CONV_2D", in_shape, [12, 3, 3, 16], window(activation="RELU"), seed=3)
+    cpu, (plain, _), (tiled, tiled_stats) = run_switch_off_and_on(
+        monkeypatch, SMEM_SWITCH, model, random_inputs([in_shape], seed=13), {})
+    assert_fully_delegated(tiled_stats)
+    assert_close(plain, cpu, False)
+    assert_close(tiled, cpu, False)
+    assert not np.array_equal(plain[0], tiled[0]), "the shared-memory path did not run"
