@@ -15,6 +15,7 @@ ms and TFLOP/s, plus the sum of all dispatches and the median invoke wall.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -46,6 +47,11 @@ def main() -> int:
     parser.add_argument("--match", action="append", default=[])
     # The --top dispatches by FLOPs instead of by time.
     parser.add_argument("--by-flops", action="store_true")
+    # Every dispatch of these shaders (comma-separated, e.g. gemm,gemm_chain), in the
+    # model's order (--top ignored).
+    parser.add_argument("--shader")
+    # Every variant's per-dispatch times (label, shader, us) as JSON here.
+    parser.add_argument("--json")
     args = parser.parse_args()
 
     runs = []
@@ -85,6 +91,13 @@ def main() -> int:
         order = [i for i in range(len(base))
                  if not args.match or any(m in base[i]["label"] + " " for m in args.match)]
         order = sorted(order, key=lambda i: -base[i]["flops"])[:args.top]
+    shaders = args.shader.split(",") if args.shader else []
+    if shaders:
+        order = [i for i in range(len(base)) if base[i]["shader"] in shaders]
+    if args.json:
+        Path(args.json).write_text(json.dumps({run["name"]: [
+            [r["label"], r["shader"], round(r["ms"] * 1e3, 2)] for r in table]
+            for run, table in zip(runs, tables)}))
     print(f"# {Path(args.model).name}: {args.stat} ms per dispatch (TFLOP/s), "
           f"{args.rounds}x{args.per_round} profiled invokes per variant")
     print("| layer | " + " | ".join(run["name"] for run in runs) + " |")
@@ -101,6 +114,9 @@ def main() -> int:
             share = f", {100 * rate / args.peak:.0f} %" if args.peak else ""
             cells.append(f"{row['ms'] * 1e3:.1f} us ({rate:.1f}{share})")
         print(f"| {base[i]['label'][:48]} | " + " | ".join(cells) + " |")
+    for shader in shaders:
+        print(f"| sum of {shader} ms | " + " | ".join(
+            f"{sum(r['ms'] for r in t if r['shader'] == shader):.3f}" for t in tables) + " |")
     print("| sum of dispatches ms | " +
           " | ".join(f"{sum(r['ms'] for r in t):.3f}" for t in tables) + " |")
     print("| invoke wall ms | " +

@@ -396,23 +396,24 @@ struct DeviceProfile {
   // An elementwise step whose output only a tiled GEMM reads (a squeeze-
   // and-excitation block's x * scale) runs in that GEMM's loads, and a
   // one-row split-K GEMM whose output only another one reads runs in that
-  // one's workgroups (delegate/passes/prologue_fusion.h). Set by
-  // TuneForDevice; TFLITE_GLES_X_FUSE_EW_PROLOGUE=0/1,
-  // TFLITE_GLES_X_FUSE_FC_CHAIN=0/1.
+  // one's workgroups (delegate/passes/prologue_fusion.h); two tiled 1x1 GEMMs in
+  // a row as one (passes/gemm_chain.h). Set by TuneForDevice; TFLITE_GLES_X_FUSE_EW_PROLOGUE,
+  // TFLITE_GLES_X_FUSE_FC_CHAIN, TFLITE_GLES_X_FUSE_GEMM_PAIRS (0/1).
   bool fuse_elementwise_into_gemm = false;
   bool fuse_gemm_chains = false;
-  // Those chains also take the whole-map mean before them (FC1_MEAN). Off:
-  // on the H100 a fused 16x16x96 block took 37 us against ~18 for its mean
-  // and chain apart (docs/perf/log.md, "seg, session 11");
-  // TFLITE_GLES_X_FUSE_CHAIN_MEAN=0/1.
+  bool fuse_gemm_pairs = false;
+  // Those chains also take the whole-map mean before them (FC1_MEAN). Off: on the H100 a fused
+  // 16x16x96 block took 37 us against ~18 for its mean and chain apart (docs/perf/log.md,
+  // "seg, session 11"); TFLITE_GLES_X_FUSE_CHAIN_MEAN=0/1.
   bool fuse_mean_into_gemm_chains = false;
   // A bilinear RESIZE that only a tiled GEMM reads runs in its loads
   // (prologue_fusion.h). Set by TuneForDevice;
   // TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0/1.
   bool fuse_resize_into_gemm = false;
-  // For sweeps: gemm.comp's tile as "TM,TN,TR,TS,KP" or "splitk,SLICES,KP"
-  // (kernels/gemm.h); empty: chosen per layer shape.
+  // Sweeps: gemm.comp's tile "TM,TN,TR,TS,KP" / "splitk,SLICES,KP" (kernels/gemm.h); empty: per
+  // shape, narrow outputs with fewer THREADS_S if gemm_narrow_tiles (TFLITE_GLES_X_GEMM_NARROW).
   std::string gemm_tile_override;
+  bool gemm_narrow_tiles = false;
   // Every dispatch compiles its shapes in (Dispatch::specialize): one
   // program per layer shape. Set by TuneForDevice (false: shapes are
   // uniforms); TFLITE_GLES_SPECIALIZE_SHAPES=0/1 overrides it, for A/B runs.
