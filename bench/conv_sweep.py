@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import sys
 import time
@@ -66,15 +67,26 @@ def main() -> int:
         interp.invoke()
         runs.append({"name": name, "delegate": delegate, "interp": interp,
                      "profiles": [], "walls": []})
-    for _ in range(args.rounds):
-        for run in runs:
-            for _ in range(args.per_round):
-                start = time.perf_counter()
-                run["interp"].invoke()
-                run["walls"].append((time.perf_counter() - start) * 1e3)
-                entries = gt.profile(run["delegate"])
-                if entries:
-                    run["profiles"].append(entries)
+    # A SIGTERM (a device script's `timeout`) ends the rounds early: the
+    # tables of the rounds done so far are still printed.
+    def stop(*_):
+        raise InterruptedError
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        for done in range(args.rounds):
+            for run in runs:
+                for _ in range(args.per_round):
+                    start = time.perf_counter()
+                    run["interp"].invoke()
+                    run["walls"].append((time.perf_counter() - start) * 1e3)
+                    entries = gt.profile(run["delegate"])
+                    if entries:
+                        run["profiles"].append(entries)
+    except InterruptedError:
+        print(f"# stopped by SIGTERM in round {done + 1} of {args.rounds}")
+        runs = [run for run in runs if run["profiles"]]
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
     def medians(run):
         profiles = [p for p in run["profiles"] if len(p) == len(run["profiles"][0])]
