@@ -444,6 +444,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // projection) as one dispatch (docs/perf/log.md, "hair3, session 14").
   device->fuse_gemm_pairs = device->shared_memory_gemm && !device->gpu->IsLlvmpipe();
   Apply(o.fuse_gemm_pairs, &device->fuse_gemm_pairs);
+  if (!o.gemm_pair_tile.empty()) device->gemm_pair_tile_override = o.gemm_pair_tile;
   device->fuse_mean_into_gemm_chains = false;
   Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
   device->fuse_resize_into_gemm = device->shared_memory_gemm;
@@ -451,10 +452,6 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the
   // GEMM kernels decline with the parse error, so the sweep notices.
   if (!o.gemm_tile.empty()) device->gemm_tile_override = o.gemm_tile;
-  // Narrow GEMM outputs with their idle THREADS_S on rows (kernels/gemm.cc;
-  // docs/perf/log.md, "hair3, session 14").
-  device->gemm_narrow_tiles = device->shared_memory_gemm && !device->gpu->IsLlvmpipe();
-  Apply(o.gemm_narrow, &device->gemm_narrow_tiles);
   FitDeviceLimits(device);
 }
 

@@ -166,14 +166,6 @@ StatusOr<SharedGemmTile> ChooseSharedGemmTile(long long rows, int out_slices,
     tile.tile_slices = c[1];
     tile.threads_r = c[2];
     tile.threads_s = c[3];
-    if (device.gemm_narrow_tiles && out_slices < tile.threads_s) {
-      // Fewer output slices than THREADS_S (ENet's 1x1 projections to 4
-      // channels on 256x256): the idle invocations take rows instead, in a
-      // workgroup of the same size.
-      const int slices = PowerOfTwoAtLeast(out_slices);
-      tile.threads_r *= tile.threads_s / slices;
-      tile.threads_s = slices;
-    }
     // As many parts as measured, the workgroup and shared memory allow, and
     // at least one depth step each.
     tile.k_parts = PowerOfTwoAtMost(std::max<long long>(

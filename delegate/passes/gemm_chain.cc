@@ -1,6 +1,7 @@
 #include "delegate/passes/gemm_chain.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "delegate/kernels/gemm.h"
@@ -42,7 +43,20 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
   if (!device.shared_memory_gemm || !device.fuse_gemm_pairs || !device.gpu) return 0;
   std::vector<Dispatch>& list = *dispatches;
   DispatchScan scan(values, list);
-  const int local_x = std::min(256, device.gpu->max_workgroup_invocations);
+  int local_x = std::min(256, device.gpu->max_workgroup_invocations);
+  // A forced tile (sweeps): "WG_ROWS,LOCAL_X" ('/' for ','), powers of two
+  // with WG_ROWS <= LOCAL_X; anything else leaves the rule's.
+  int forced_rows = 0;
+  {
+    int rows = 0, width = 0;
+    std::string text = Replaced(device.gemm_pair_tile_override, "/", ",");
+    if (std::sscanf(text.c_str(), "%d,%d", &rows, &width) == 2 && rows >= 1 && width >= rows &&
+        width <= device.gpu->max_workgroup_invocations && (rows & (rows - 1)) == 0 &&
+        (width & (width - 1)) == 0) {
+      forced_rows = rows;
+      local_x = width;
+    }
+  }
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     if (scan.removed[i] || !IsPlainTiledGemm(list[i]) || list[i].defines.count("EPILOGUE_IN2")) {
@@ -82,8 +96,9 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
     const long long rows = IntDefine(second, "ROWS");
     const int s1 = static_cast<int>(IntDefine(first, "OUT_S"));
     const int out_s = static_cast<int>(IntDefine(second, "OUT_S"));
-    int wg_rows = 64;
+    int wg_rows = std::min(64, local_x);
     while (wg_rows > 8 && (rows + wg_rows - 1) / wg_rows < 256) wg_rows /= 2;
+    if (forced_rows > 0) wg_rows = forced_rows;
     const int slice_threads = local_x / wg_rows;
     const int slice_threads2 = std::min(slice_threads, kernels::PowerOfTwoAtLeast(out_s));
     const int k_parts2 = slice_threads / slice_threads2;

@@ -212,23 +212,6 @@ TEST(SharedMemoryGemm, TileChoiceStaysWithinTheWorkgroupAndSharedMemory) {
       << bad.status().message();
 }
 
-TEST(SharedMemoryGemm, NarrowOutputsPutTheIdleSliceInvocationsOnRows) {
-  DeviceProfile device;
-  device.gpu = &TestGpuInfo();
-  device.min_invocations = 1 << 15;
-  device.gemm_narrow_tiles = true;
-  // The hair stand-in's 256x256 16 -> 4 and a 2-slice output; 4 slices keep 4.
-  const long long shapes[][4] = {{65536, 1, 4, 1}, {16384, 2, 16, 2}, {16384, 4, 16, 4}};
-  for (const auto& s : shapes) {
-    auto tile = kernels::ChooseSharedGemmTile(s[0], static_cast<int>(s[1]),
-                                              static_cast<int>(s[2]), device);
-    ASSERT_TRUE(tile.ok()) << tile.status().message();
-    SCOPED_TRACE(tile->ToString());
-    EXPECT_EQ(tile->threads_s, s[3]);
-    EXPECT_EQ(tile->local_x(), 64);
-  }
-}
-
 TEST(SharedMemoryGemm, DepthwiseFusedTilesUseRegisterTilesOnlyOnSmallMaps) {
   DeviceProfile device;
   device.gpu = &TestGpuInfo();

@@ -38,8 +38,6 @@ def test_enet_bottlenecks(monkeypatch, shape, mid, fp16):
     inputs = random_inputs(c.input_shapes, seed=5)
     monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
     monkeypatch.setenv("TFLITE_GLES_X_EPILOGUE_IN2", "1")
-    # The unfused projections to one slice on gemm.comp's narrow tile.
-    monkeypatch.setenv("TFLITE_GLES_X_GEMM_NARROW", "1")
     cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
         monkeypatch, SWITCH, model, inputs, {"precision_loss_allowed": fp16})
     assert_fully_delegated(fused_stats)
