@@ -9,8 +9,9 @@
 #   bash bench/device_hair3.sh
 # 1. bench/conv_sweep.py --shader gemm_chain (GPU timer queries per
 #    dispatch, variants in one process, invokes interleaved): the pairs'
-#    tile (TFLITE_GLES_X_GEMM_PAIR_TILE=WG_ROWS/LOCAL_X) forced for all, fp32
-#    and fp16; tables in $OUT/hair3-sweep.txt.
+#    tile (TFLITE_GLES_X_GEMM_PAIR_TILE=WG_ROWS/LOCAL_X) forced for all, and
+#    shapes compiled in (TFLITE_GLES_SPECIALIZE_SHAPES), fp32 and fp16;
+#    tables in $OUT/hair3-sweep.txt.
 # 2. Which models fuse pairs on this GPU (gemm_chain dispatches per model).
 # 3. bench/options_ab.py (wall of set_tensor + invoke + get_tensor, one
 #    process, 300 interleaved invokes): pairs on / off, fp32 and fp16, with
@@ -41,10 +42,15 @@ sweep() {
   timeout "$limit" python3 bench/conv_sweep.py --model "$HAIR" --shader gemm_chain \
     --rounds 20 --per-round 4 "${vs[@]}" 2>&1 | grep -v "^INFO\|^WARNING" >> "$SWEEP"
 }
-PT=("rule:" "8x256:$T=8/256" "16x256:$T=16/256" "32x256:$T=32/256" "64x256:$T=64/256"
-    "8x128:$T=8/128" "16x128:$T=16/128" "32x512:$T=32/512" "64x512:$T=64/512")
-sweep "pair tiles fp32" "" 10 "${PT[@]}"
-sweep "pair tiles fp16" "$F16" 9 "${PT[@]}"
+# spec: shapes compiled in (every program: the pairs' loops get constant trip
+# counts the compiler can unroll; the other dispatches change too, so read
+# the gemm_chain rows).
+S=env.TFLITE_GLES_SPECIALIZE_SHAPES=1
+PT=("rule:" "spec:$S" "8x256:$T=8/256" "16x256:$T=16/256" "32x256:$T=32/256"
+    "64x256:$T=64/256" "8x128:$T=8/128" "16x128:$T=16/128" "32x512:$T=32/512"
+    "64x512:$T=64/512" "spec16x128:$S,$T=16/128" "spec32x256:$S,$T=32/256")
+sweep "pair tiles fp32" "" 11 "${PT[@]}"
+sweep "pair tiles fp16" "$F16" 10 "${PT[@]}"
 echo "== gemm_chain dispatches / all dispatches per model (fp32)" >> "$RB"
 TFLITE_GLES_LIB=$NEW_LIB timeout 12 python3 - "$M" build/models >> "$RB" 2>/dev/null <<'PY'
 import glob, sys
