@@ -55,25 +55,28 @@ def main() -> int:
     parser.add_argument("--json")
     args = parser.parse_args()
 
-    runs = []
-    for text in args.variant:
-        name, options, env = variants.parse_variant(text)
-        delegate, interp = variants.variant_interpreter(
-            args.model, {"enable_profiling": "true", **options}, env)
-        details = interp.get_input_details()
-        inputs = make_inputs([(d["shape"], d["dtype"]) for d in details], seed=1)
-        for detail, value in zip(details, inputs):
-            interp.set_tensor(detail["index"], value)
-        interp.invoke()
-        runs.append({"name": name, "delegate": delegate, "interp": interp,
-                     "profiles": [], "walls": []})
-    # A SIGTERM (a device script's `timeout`) ends the rounds early: the
-    # tables of the rounds done so far are still printed.
+    # A SIGTERM (a device script's `timeout`) ends the variants' setup or
+    # the rounds early: the tables of what was done are still printed (each
+    # variant set up has its first invoke's profile).
     def stop(*_):
         raise InterruptedError
 
     signal.signal(signal.SIGTERM, stop)
+    runs = []
+    done = -1
     try:
+        for text in args.variant:
+            name, options, env = variants.parse_variant(text)
+            delegate, interp = variants.variant_interpreter(
+                args.model, {"enable_profiling": "true", **options}, env)
+            details = interp.get_input_details()
+            inputs = make_inputs([(d["shape"], d["dtype"]) for d in details], seed=1)
+            for detail, value in zip(details, inputs):
+                interp.set_tensor(detail["index"], value)
+            interp.invoke()
+            first = gt.profile(delegate)
+            runs.append({"name": name, "delegate": delegate, "interp": interp,
+                         "profiles": [first] if first else [], "walls": []})
         for done in range(args.rounds):
             for run in runs:
                 for _ in range(args.per_round):
@@ -84,7 +87,8 @@ def main() -> int:
                     if entries:
                         run["profiles"].append(entries)
     except InterruptedError:
-        print(f"# stopped by SIGTERM in round {done + 1} of {args.rounds}")
+        print(f"# stopped by SIGTERM in round {done + 1} of {args.rounds} "
+              f"({len(runs)} of {len(args.variant)} variants set up)")
         runs = [run for run in runs if run["profiles"]]
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
@@ -132,7 +136,8 @@ def main() -> int:
     print("| sum of dispatches ms | " +
           " | ".join(f"{sum(r['ms'] for r in t):.3f}" for t in tables) + " |")
     print("| invoke wall ms | " +
-          " | ".join(f"{statistics.median(run['walls']):.3f}" for run in runs) + " |")
+          " | ".join(f"{statistics.median(run['walls']):.3f}" if run["walls"] else "-"
+                   for run in runs) + " |")
     return 0
 
 
