@@ -73,9 +73,12 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
     const ValueId y = second.outputs[0];
     // The fused dispatch runs at the first's place: the second's other
     // inputs must be as they are there, and nothing in between may use y.
+    // (x as the second's epilogue operand too would be read in the dispatch
+    // that writes it: left apart.)
     bool moves = values[y].storage_of < 0;
     for (size_t k = 1; k < second.inputs.size() && moves; ++k) {
-      moves = !scan.WrittenBetween(producer, i, StorageRoot(values, second.inputs[k]));
+      const ValueId root = StorageRoot(values, second.inputs[k]);
+      moves = root != x && !scan.WrittenBetween(producer, i, root);
     }
     for (size_t j = producer + 1; j < i && moves; ++j) {
       if (scan.removed[j]) continue;
