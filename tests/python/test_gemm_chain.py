@@ -45,3 +45,31 @@ def test_enet_bottlenecks(monkeypatch, shape, mid, fp16):
     assert_close(fused, cpu, fp16)
     # The first block's expansion and the second's projection.
     assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("case", ["widening second", "deep first", "x in the second's epilogue"])
+def test_pairs_the_pass_leaves_apart(monkeypatch, case):
+    """A second GEMM wider than x (MobileNet v2's expansion after its
+    projection), a first of more than 8 input slices (DeepLab's 512 -> 256
+    before its logits), and x read again by the second's own epilogue (it
+    would be read in the dispatch that writes it) stay two dispatches, and
+    the answers stay the CPU's."""
+    shape, mid, wide = [1, 32, 32, 16], 8, 16
+    if case == "deep first":
+        shape = [1, 32, 32, 40]
+    c = Chain(shape, seed=len(case))
+    x = prelu(c, c.conv(c.x, wide))
+    if case == "widening second":
+        y = prelu(c, c.conv(x, 2 * wide))
+    elif case == "x in the second's epilogue":
+        y = c.binary("ADD", c.conv(x, wide), x)
+    else:
+        y = prelu(c, c.conv(x, mid))
+    model = c.build([y])
+    inputs = random_inputs(c.input_shapes, seed=6)
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_EPILOGUE_IN2", "1")
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, inputs)
+    assert_close(fused, cpu)
+    assert fused_stats["dispatches"] == plain_stats["dispatches"], (fused_stats, plain_stats)
