@@ -394,18 +394,19 @@ struct DeviceProfile {
   // An elementwise step whose output only a tiled GEMM reads (a squeeze-
   // and-excitation block's x * scale) runs in that GEMM's loads, and a
   // one-row split-K GEMM whose output only another one reads runs in that
-  // one's workgroups (delegate/passes/prologue_fusion.h); two tiled 1x1 GEMMs in a row as one
-  // (passes/gemm_chain.h; its tile "WG_ROWS,LOCAL_X" forced by gemm_pair_tile_override). Set by
-  // TuneForDevice; TFLITE_GLES_X_FUSE_EW_PROLOGUE, _FUSE_FC_CHAIN, _FUSE_GEMM_PAIRS (0/1),
-  // TFLITE_GLES_X_GEMM_PAIR_TILE.
+  // one's workgroups (delegate/passes/prologue_fusion.h). Set by TuneForDevice;
+  // TFLITE_GLES_X_FUSE_EW_PROLOGUE=0/1, TFLITE_GLES_X_FUSE_FC_CHAIN=0/1.
   bool fuse_elementwise_into_gemm = false;
   bool fuse_gemm_chains = false;
-  bool fuse_gemm_pairs = false;
-  std::string gemm_pair_tile_override;
   // Those chains also take the whole-map mean before them (FC1_MEAN). Off: on the H100 a fused
   // 16x16x96 block took 37 us against ~18 for its mean and chain apart (docs/perf/log.md,
   // "seg, session 11"); TFLITE_GLES_X_FUSE_CHAIN_MEAN=0/1.
   bool fuse_mean_into_gemm_chains = false;
+  // Two tiled 1x1 GEMMs in a row as one dispatch (delegate/passes/gemm_chain.h). Set by
+  // TuneForDevice; TFLITE_GLES_X_FUSE_GEMM_PAIRS=0/1; TFLITE_GLES_X_GEMM_PAIR_TILE=WG_ROWS,LOCAL_X
+  // forces its tile (sweeps).
+  bool fuse_gemm_pairs = false;
+  std::string gemm_pair_tile_override;
   // A bilinear RESIZE that only a tiled GEMM reads runs in its loads
   // (prologue_fusion.h). Set by TuneForDevice;
   // TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0/1.
