@@ -15,7 +15,9 @@ ms and TFLOP/s, plus the sum of all dispatches and the median invoke wall.
 from __future__ import annotations
 
 import argparse
+import json
 import re
+import signal
 import statistics
 import sys
 import time
@@ -50,29 +52,49 @@ def main() -> int:
     # Also a table of this shader's dispatches summed per layer shape
     # (window, channels, output map: the model's op of each label's @node).
     parser.add_argument("--groups", metavar="SHADER")
+    # Every dispatch of these shaders (comma-separated, e.g. gemm,gemm_chain), in the
+    # model's order (--top ignored).
+    parser.add_argument("--shader")
+    # Every variant's per-dispatch times (label, shader, us) as JSON here.
+    parser.add_argument("--json")
     args = parser.parse_args()
 
+    # A SIGTERM (a device script's `timeout`) ends the variants' setup or
+    # the rounds early: the tables of what was done are still printed (each
+    # variant set up has its first invoke's profile).
+    def stop(*_):
+        raise InterruptedError
+
+    signal.signal(signal.SIGTERM, stop)
     runs = []
-    for text in args.variant:
-        name, options, env = variants.parse_variant(text)
-        delegate, interp = variants.variant_interpreter(
-            args.model, {"enable_profiling": "true", **options}, env)
-        details = interp.get_input_details()
-        inputs = make_inputs([(d["shape"], d["dtype"]) for d in details], seed=1)
-        for detail, value in zip(details, inputs):
-            interp.set_tensor(detail["index"], value)
-        interp.invoke()
-        runs.append({"name": name, "delegate": delegate, "interp": interp,
-                     "profiles": [], "walls": []})
-    for _ in range(args.rounds):
-        for run in runs:
-            for _ in range(args.per_round):
-                start = time.perf_counter()
-                run["interp"].invoke()
-                run["walls"].append((time.perf_counter() - start) * 1e3)
-                entries = gt.profile(run["delegate"])
-                if entries:
-                    run["profiles"].append(entries)
+    done = -1
+    try:
+        for text in args.variant:
+            name, options, env = variants.parse_variant(text)
+            delegate, interp = variants.variant_interpreter(
+                args.model, {"enable_profiling": "true", **options}, env)
+            details = interp.get_input_details()
+            inputs = make_inputs([(d["shape"], d["dtype"]) for d in details], seed=1)
+            for detail, value in zip(details, inputs):
+                interp.set_tensor(detail["index"], value)
+            interp.invoke()
+            first = gt.profile(delegate)
+            runs.append({"name": name, "delegate": delegate, "interp": interp,
+                         "profiles": [first] if first else [], "walls": []})
+        for done in range(args.rounds):
+            for run in runs:
+                for _ in range(args.per_round):
+                    start = time.perf_counter()
+                    run["interp"].invoke()
+                    run["walls"].append((time.perf_counter() - start) * 1e3)
+                    entries = gt.profile(run["delegate"])
+                    if entries:
+                        run["profiles"].append(entries)
+    except InterruptedError:
+        print(f"# stopped by SIGTERM in round {done + 1} of {args.rounds} "
+              f"({len(runs)} of {len(args.variant)} variants set up)")
+        runs = [run for run in runs if run["profiles"]]
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
     def medians(run):
         profiles = [p for p in run["profiles"] if len(p) == len(run["profiles"][0])]
@@ -89,6 +111,13 @@ def main() -> int:
         order = [i for i in range(len(base))
                  if not args.match or any(m in base[i]["label"] + " " for m in args.match)]
         order = sorted(order, key=lambda i: -base[i]["flops"])[:args.top]
+    shaders = args.shader.split(",") if args.shader else []
+    if shaders:
+        order = [i for i in range(len(base)) if base[i]["shader"] in shaders]
+    if args.json:
+        Path(args.json).write_text(json.dumps({run["name"]: [
+            [r["label"], r["shader"], round(r["ms"] * 1e3, 2)] for r in table]
+            for run, table in zip(runs, tables)}))
     print(f"# {Path(args.model).name}: {args.stat} ms per dispatch (TFLOP/s), "
           f"{args.rounds}x{args.per_round} profiled invokes per variant")
     print("| layer | " + " | ".join(run["name"] for run in runs) + " |")
@@ -105,12 +134,16 @@ def main() -> int:
             share = f", {100 * rate / args.peak:.0f} %" if args.peak else ""
             cells.append(f"{row['ms'] * 1e3:.1f} us ({rate:.1f}{share})")
         print(f"| {base[i]['label'][:48]} | " + " | ".join(cells) + " |")
+    for shader in shaders:
+        print(f"| sum of {shader} ms | " + " | ".join(
+            f"{sum(r['ms'] for r in t if r['shader'] == shader):.3f}" for t in tables) + " |")
     if args.groups:
         print_groups(args, base, tables, [run["name"] for run in runs])
     print("| sum of dispatches ms | " +
           " | ".join(f"{sum(r['ms'] for r in t):.3f}" for t in tables) + " |")
     print("| invoke wall ms | " +
-          " | ".join(f"{statistics.median(run['walls']):.3f}" for run in runs) + " |")
+          " | ".join(f"{statistics.median(run['walls']):.3f}" if run["walls"] else "-"
+                   for run in runs) + " |")
     return 0
 
 

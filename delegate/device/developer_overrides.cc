@@ -173,6 +173,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.norm_prologue = Switch("TFLITE_GLES_X_NORM_PROLOGUE");
   o.fuse_upsample = Switch("TFLITE_GLES_X_FUSE_UPSAMPLE");
   o.epilogue_in2 = Switch("TFLITE_GLES_X_EPILOGUE_IN2");
+  o.fuse_gemm_pairs = Switch("TFLITE_GLES_X_FUSE_GEMM_PAIRS");
+  o.gemm_pair_tile = Text("TFLITE_GLES_X_GEMM_PAIR_TILE");
   o.fp16_math = NonNegative("TFLITE_GLES_X_FP16_MATH");
   o.conv_smem_block = Text("TFLITE_GLES_X_CONV_SMEM_BLOCK");
   // Shapes compiled in vs uniforms (A/B runs, tests of both paths).

@@ -55,6 +55,8 @@ struct DeveloperOverrides {
   std::optional<bool> norm_prologue;             // TFLITE_GLES_X_NORM_PROLOGUE
   std::optional<bool> fuse_upsample;             // TFLITE_GLES_X_FUSE_UPSAMPLE
   std::optional<bool> epilogue_in2;              // TFLITE_GLES_X_EPILOGUE_IN2
+  std::optional<bool> fuse_gemm_pairs;           // TFLITE_GLES_X_FUSE_GEMM_PAIRS
+  std::string gemm_pair_tile;                    // TFLITE_GLES_X_GEMM_PAIR_TILE
   std::optional<long long> fp16_math;            // TFLITE_GLES_X_FP16_MATH
   std::string conv_smem_block;                   // TFLITE_GLES_X_CONV_SMEM_BLOCK
   std::optional<bool> specialize_shapes;         // TFLITE_GLES_SPECIALIZE_SHAPES

@@ -462,6 +462,11 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.fuse_ew_prologue, &device->fuse_elementwise_into_gemm);
   device->fuse_gemm_chains = device->shared_memory_gemm;
   Apply(o.fuse_fc_chain, &device->fuse_gemm_chains);
+  // Two tiled 1x1 GEMMs in a row (ENet's expansion, then the next block's
+  // projection) as one dispatch (docs/perf/log.md, "hair3, session 14").
+  device->fuse_gemm_pairs = device->shared_memory_gemm && !device->gpu->IsLlvmpipe();
+  Apply(o.fuse_gemm_pairs, &device->fuse_gemm_pairs);
+  if (!o.gemm_pair_tile.empty()) device->gemm_pair_tile_override = o.gemm_pair_tile;
   device->fuse_mean_into_gemm_chains = false;
   Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
   device->fuse_resize_into_gemm = device->shared_memory_gemm;

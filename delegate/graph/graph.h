@@ -364,9 +364,8 @@ struct DeviceProfile {
   // across a workgroup, partial sums combined in shared memory) instead of
   // conv2d.comp's whole-depth register tiles. Set by TuneForDevice.
   bool shared_memory_gemm = false;
-  // gemm.comp dispatches of fewer output rows than this are compiled with
-  // their shapes as constants (one program per shape) instead of
-  // uniforms; 0: none. Set by TuneForDevice;
+  // gemm.comp dispatches of fewer output rows than this are compiled with their shapes as
+  // constants (one program per shape) instead of uniforms; 0: none. Set by TuneForDevice;
   // TFLITE_GLES_SPECIALIZE_GEMM_ROWS=N.
   long long specialize_gemm_below_rows = 0;
   // A 3x3 depthwise convolution whose output only a gemm.comp GEMM reads
@@ -384,9 +383,8 @@ struct DeviceProfile {
   // = "ROWS,SLICES,KPARTS,CHUNK_STEPS" forces its tile (sweeps).
   bool split_depthwise_gemm_k = false;
   std::string dw_splitk_tile_override;
-  // A whole-map mean whose output only a split-K GEMM reads runs inside
-  // that GEMM (delegate/passes/dw_fusion.h, FuseMeanIntoGemm). Set by
-  // TuneForDevice; TFLITE_GLES_FUSE_MEAN=0/1.
+  // A whole-map mean whose output only a split-K GEMM reads runs inside that GEMM
+  // (delegate/passes/dw_fusion.h, FuseMeanIntoGemm). Set by TuneForDevice; TFLITE_GLES_FUSE_MEAN.
   bool fuse_mean_into_gemm = false;
   // A SOFTMAX whose input only a split-K GEMM writes and nothing else reads
   // runs in that GEMM's last workgroup to finish (delegate/passes/dw_fusion.h,
@@ -395,16 +393,19 @@ struct DeviceProfile {
   // An elementwise step whose output only a tiled GEMM reads (a squeeze-
   // and-excitation block's x * scale) runs in that GEMM's loads, and a
   // one-row split-K GEMM whose output only another one reads runs in that
-  // one's workgroups (delegate/passes/prologue_fusion.h). Set by
-  // TuneForDevice; TFLITE_GLES_X_FUSE_EW_PROLOGUE=0/1,
-  // TFLITE_GLES_X_FUSE_FC_CHAIN=0/1.
+  // one's workgroups (delegate/passes/prologue_fusion.h). Set by TuneForDevice;
+  // TFLITE_GLES_X_FUSE_EW_PROLOGUE=0/1, TFLITE_GLES_X_FUSE_FC_CHAIN=0/1.
   bool fuse_elementwise_into_gemm = false;
   bool fuse_gemm_chains = false;
-  // Those chains also take the whole-map mean before them (FC1_MEAN). Off:
-  // on the H100 a fused 16x16x96 block took 37 us against ~18 for its mean
-  // and chain apart (docs/perf/log.md, "seg, session 11");
-  // TFLITE_GLES_X_FUSE_CHAIN_MEAN=0/1.
+  // Those chains also take the whole-map mean before them (FC1_MEAN). Off: on the H100 a fused
+  // 16x16x96 block took 37 us against ~18 for its mean and chain apart (docs/perf/log.md,
+  // "seg, session 11"); TFLITE_GLES_X_FUSE_CHAIN_MEAN=0/1.
   bool fuse_mean_into_gemm_chains = false;
+  // Two tiled 1x1 GEMMs in a row as one dispatch (delegate/passes/gemm_chain.h). Set by
+  // TuneForDevice; TFLITE_GLES_X_FUSE_GEMM_PAIRS=0/1; TFLITE_GLES_X_GEMM_PAIR_TILE=WG_ROWS,LOCAL_X
+  // forces its tile (sweeps).
+  bool fuse_gemm_pairs = false;
+  std::string gemm_pair_tile_override;
   // A bilinear RESIZE that only a tiled GEMM reads runs in its loads
   // (prologue_fusion.h). Set by TuneForDevice;
   // TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0/1.

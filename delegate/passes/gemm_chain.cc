@@ -1,0 +1,176 @@
+#include "delegate/passes/gemm_chain.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "delegate/kernels/gemm.h"
+#include "delegate/passes/dispatch_scan.h"
+#include "delegate/passes/fusion.h"
+
+namespace tflite_gles {
+namespace {
+
+// A tiled gemm.comp GEMM with one output, no prologue, uniform shapes.
+bool IsPlainTiledGemm(const Dispatch& g) {
+  if (g.shader != "gemm" || g.defines.count("SPLIT_K") || g.specialize || g.outputs.size() != 1 ||
+      !g.read_write.empty() || g.inputs.size() < 3) {
+    return false;
+  }
+  for (const auto& [name, value] : g.defines) {
+    if (name.find("PROLOGUE") != std::string::npos || name == "SOFTMAX_EPILOGUE") return false;
+  }
+  const size_t operands = g.defines.count("EPILOGUE_IN2") ? 2 : g.defines.count("EPILOGUE_IN");
+  return g.inputs.size() == 3 + operands;
+}
+
+// `text` with every `from` replaced by `to`.
+std::string Replaced(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+int Slices(const Dispatch& g) {
+  return static_cast<int>(IntDefine(g, "THREADS_S") * IntDefine(g, "TILE_SLICES"));
+}
+
+}  // namespace
+
+int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
+                  std::vector<Dispatch>* dispatches) {
+  if (!device.shared_memory_gemm || !device.fuse_gemm_pairs || !device.gpu) return 0;
+  std::vector<Dispatch>& list = *dispatches;
+  DispatchScan scan(values, list);
+  int local_x = std::min(256, device.gpu->max_workgroup_invocations);
+  // A forced tile (sweeps): "WG_ROWS,LOCAL_X" ('/' for ','), powers of two
+  // with WG_ROWS <= LOCAL_X; anything else leaves the rule's.
+  int forced_rows = 0;
+  {
+    int rows = 0, width = 0;
+    std::string text = Replaced(device.gemm_pair_tile_override, "/", ",");
+    if (std::sscanf(text.c_str(), "%d,%d", &rows, &width) == 2 && rows >= 1 && width >= rows &&
+        width <= device.gpu->max_workgroup_invocations && (rows & (rows - 1)) == 0 &&
+        (width & (width - 1)) == 0) {
+      forced_rows = rows;
+      local_x = width;
+    }
+  }
+  int fused = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (scan.removed[i] || !IsPlainTiledGemm(list[i]) || list[i].defines.count("EPILOGUE_IN2")) {
+      continue;
+    }
+    const ValueId x = list[i].inputs[0];
+    if (values[x].storage_of >= 0 || !ReadsAsPointwise(list[i], values[x].shape)) continue;
+    const int producer = scan.LatestWriter(i, x);
+    if (producer < 0 || !IsPlainTiledGemm(list[producer]) || list[producer].outputs[0] != x) {
+      continue;
+    }
+    Dispatch& first = list[producer];
+    const Dispatch& second = list[i];
+    const ValueId y = second.outputs[0];
+    // The fused dispatch runs at the first's place: the second's other
+    // inputs must be as they are there, and nothing in between may use y.
+    // (x as the second's epilogue operand too would be read in the dispatch
+    // that writes it: left apart.)
+    bool moves = values[y].storage_of < 0;
+    for (size_t k = 1; k < second.inputs.size() && moves; ++k) {
+      const ValueId root = StorageRoot(values, second.inputs[k]);
+      moves = root != x && !scan.WrittenBetween(producer, i, root);
+    }
+    for (size_t j = producer + 1; j < i && moves; ++j) {
+      if (scan.removed[j]) continue;
+      for (ValueId id : list[j].inputs) moves = moves && StorageRoot(values, id) != y;
+      moves = moves && !scan.Writes(j, y);
+    }
+    if (!moves) continue;
+    // The first's activation and epilogue, on x.
+    auto act = ElementwiseExpression(first, "x", "");
+    if (!act) continue;
+    std::string epilogue = "(x)";
+    if (auto e = first.defines.find(kEpilogueDefine); e != first.defines.end()) {
+      epilogue = Replaced(Replaced(e->second, "epilogue_in2", "chain_in2"), "epilogue_in",
+                          "chain_in");
+    }
+    // The tile: WG_ROWS rows (8 to 64) making >= 256 workgroups where the
+    // map allows, and all of x's slices for them in shared memory.
+    const long long rows = IntDefine(second, "ROWS");
+    const int s1 = static_cast<int>(IntDefine(first, "OUT_S"));
+    const int out_s = static_cast<int>(IntDefine(second, "OUT_S"));
+    int wg_rows = std::min(64, local_x);
+    while (wg_rows > 8 && (rows + wg_rows - 1) / wg_rows < 256) wg_rows /= 2;
+    if (forced_rows > 0) wg_rows = forced_rows;
+    const int slice_threads = local_x / wg_rows;
+    const int slice_threads2 = std::min(slice_threads, kernels::PowerOfTwoAtLeast(out_s));
+    const int k_parts2 = slice_threads / slice_threads2;
+    const int tile2 = (out_s + slice_threads2 - 1) / slice_threads2;
+    const int partial = k_parts2 > 1 ? local_x * tile2 : 1;
+    const int operands = static_cast<int>(first.inputs.size() + second.inputs.size()) - 6;
+    // Only where the second narrows (a projection: few outputs per row
+    // after the whole of x) and the rows make enough workgroups: a second
+    // that widens (MobileNet v2's expansion after the projection) would put
+    // all its outputs on the few workgroups the rows make.
+    // And a first of few input steps (an expansion: stage 1 is each
+    // workgroup's serial part; DeepLab's 512 -> 256 before its logits
+    // would make it 128 steps long).
+    if (out_s > s1 || IntDefine(first, "DEPTH_STEPS") > 8 ||
+        (rows + wg_rows - 1) / wg_rows < 128 || slice_threads < 1 ||
+        wg_rows * s1 + partial > kernels::SharedGemmVec4Limit(device) ||
+        7 + operands > device.max_dispatch_buffers) {
+      continue;
+    }
+    Dispatch pair;
+    pair.shader = "gemm_chain";
+    auto& d = pair.defines;
+    for (const auto& [name, value] : second.defines) {
+      if (name.rfind("ACT_", 0) == 0 || name == "EPILOGUE_IN" || name == kEpilogueDefine) {
+        d[name] = value;
+      }
+    }
+    d["CHAIN_ACT(x)"] = *act;
+    d["CHAIN_EPILOGUE(x,index,slice)"] = epilogue;
+    if (first.defines.count("EPILOGUE_IN2")) {
+      d["CHAIN_IN2"] = "";
+    } else if (first.defines.count("EPILOGUE_IN")) {
+      d["CHAIN_IN"] = "";
+    }
+    int binding = 7;
+    if (second.defines.count("EPILOGUE_IN")) d["EPILOGUE_BINDING"] = std::to_string(binding++);
+    d["CHAIN_BINDING"] = std::to_string(binding++);
+    d["CHAIN_BINDING2"] = std::to_string(binding);
+    d["WG_ROWS"] = std::to_string(wg_rows);
+    d["TILE1"] = std::to_string((s1 + slice_threads - 1) / slice_threads);
+    d["TILE2"] = std::to_string(tile2);
+    d["SLICE_THREADS2"] = std::to_string(slice_threads2);
+    d["K_PARTS2"] = std::to_string(k_parts2);
+    d["W1_GROUP"] = std::to_string(Slices(first));
+    d["W2_GROUP"] = std::to_string(Slices(second));
+    d["X_TILE_VEC4"] = std::to_string(wg_rows * s1);
+    d["PARTIAL_VEC4"] = std::to_string(partial);
+    for (const char* name : {"ROWS", "ROW_PIXELS", "IN_BATCH_STRIDE", "DEPTH_STRIDE"}) {
+      d[name] = first.defines.at(name);
+    }
+    d["DEPTH_STEPS1"] = first.defines.at("DEPTH_STEPS");
+    d["S1"] = first.defines.at("OUT_S");
+    d["OUT_C1"] = first.defines.at("OUT_C");
+    for (const char* name : {"OUT_S", "OUT_C", "OUT_HW"}) d[name] = second.defines.at(name);
+    pair.outputs = {y, x};
+    pair.inputs = {first.inputs[0], second.inputs[1], second.inputs[2], first.inputs[1],
+                   first.inputs[2]};
+    if (second.inputs.size() > 3) pair.inputs.push_back(second.inputs[3]);
+    for (size_t k = 3; k < first.inputs.size(); ++k) pair.inputs.push_back(first.inputs[k]);
+    pair.local = {static_cast<uint32_t>(local_x), 1, 1};
+    pair.grid = {static_cast<uint32_t>((rows + wg_rows - 1) / wg_rows) * pair.local[0], 1, 1};
+    pair.label = first.label + " + " + second.label;
+    pair.flops = first.flops + second.flops;
+    first = std::move(pair);
+    scan.removed[i] = true;
+    ++fused;
+  }
+  EraseRemoved(scan.removed, &list);
+  return fused;
+}
+
+}  // namespace tflite_gles

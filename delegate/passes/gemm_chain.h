@@ -1,0 +1,31 @@
+// Two tiled 1x1 GEMMs in a row as one dispatch (shaders/gemm_chain.comp).
+// ENet's bottlenecks end in a 1x1 expansion (+ residual ADD + PRELU, both
+// folded into its store) and the next one starts with a 1x1 projection of
+// that output (+ PRELU): the hair segmentation stand-in has 23 such pairs,
+// each GEMM 11-17 us on the H100 of which ~5 are the dependent-dispatch
+// floor (docs/perf/log.md, "hair3, session 14"). The fused dispatch
+// computes the first GEMM's rows into shared memory (and stores them: the
+// residual of the next block reads them too), then the second from there.
+#pragma once
+
+#include <vector>
+
+#include "delegate/graph/graph.h"
+
+namespace tflite_gles {
+
+// What fuses: a tiled gemm.comp GEMM (the second) whose A is the output x
+// of another tiled GEMM (the first), read as a 1x1 convolution reads it;
+// neither with a prologue or shapes compiled in; the second with at most
+// one epilogue operand, the first with at most two; x no view; nothing
+// between them writes the second's other inputs or touches its output; the
+// second no wider than x, the first at most 8 input slices deep, and the
+// rows at least 128 workgroups of 8.
+// The fused dispatch takes the first's place (x's other readers may come
+// before the second). Only where DeviceProfile::fuse_gemm_pairs is set and
+// the device binds enough buffers and shared memory. Returns how many
+// dispatches were folded away.
+int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
+                  std::vector<Dispatch>* dispatches);
+
+}  // namespace tflite_gles

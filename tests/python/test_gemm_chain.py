@@ -1,0 +1,75 @@
+"""Two tiled 1x1 GEMMs in a row as one dispatch (delegate/passes/gemm_chain.h,
+shaders/gemm_chain.comp): ENet's 1x1 expansion + residual ADD + PRELU, then
+the next bottleneck's 1x1 projection + PRELU of that output, which the next
+residual ADD reads too. Forced on llvmpipe (TFLITE_GLES_SHARED_MEMORY_GEMM=1
+and the GEMM's second epilogue operand, TFLITE_GLES_X_EPILOGUE_IN2=1; both on
+by default only where gemm.comp runs): answers match TFLite's CPU kernels
+with TFLITE_GLES_X_FUSE_GEMM_PAIRS off and on, and one dispatch goes per
+pair."""
+
+import pytest
+
+from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
+from test_fusion import Chain
+
+SWITCH = "TFLITE_GLES_X_FUSE_GEMM_PAIRS"
+
+
+def prelu(c, x):
+    return c.binary("PRELU", x, c.const([1, 1, c.shapes[x][-1]], 0.05, 0.4))
+
+
+def bottleneck(c, x, mid):
+    """1x1 projection + PRELU, 3x3 + PRELU, 1x1 expansion + x, PRELU."""
+    y = prelu(c, c.conv(prelu(c, c.conv(x, mid)), mid, kernel=3))
+    return prelu(c, c.binary("ADD", c.conv(y, c.shapes[x][-1]), x))
+
+
+@pytest.mark.parametrize("shape,mid", [
+    ([1, 32, 32, 32], 8),   # whole slices; 1024 rows: 128 workgroups of 8
+    ([1, 37, 29, 20], 5),   # channels not a multiple of 4; rows not of the tile
+    ([1, 40, 40, 16], 4),   # 1600 rows; one output slice in the second GEMM
+    ([2, 24, 24, 12], 3)])  # two batches
+@pytest.mark.parametrize("fp16", [False, True])
+def test_enet_bottlenecks(monkeypatch, shape, mid, fp16):
+    c = Chain(shape, seed=shape[1] + mid)
+    x = bottleneck(c, bottleneck(c, c.x, mid), mid)
+    model = c.build([x])
+    inputs = random_inputs(c.input_shapes, seed=5)
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_EPILOGUE_IN2", "1")
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, inputs, {"precision_loss_allowed": fp16})
+    assert_fully_delegated(fused_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fused, cpu, fp16)
+    # The first block's expansion and the second's projection.
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("case", ["widening second", "deep first", "x in the second's epilogue"])
+def test_pairs_the_pass_leaves_apart(monkeypatch, case):
+    """A second GEMM wider than x (MobileNet v2's expansion after its
+    projection), a first of more than 8 input slices (DeepLab's 512 -> 256
+    before its logits), and x read again by the second's own epilogue (it
+    would be read in the dispatch that writes it) stay two dispatches, and
+    the answers stay the CPU's."""
+    shape, mid, wide = [1, 32, 32, 16], 8, 16
+    if case == "deep first":
+        shape = [1, 32, 32, 40]
+    c = Chain(shape, seed=len(case))
+    x = prelu(c, c.conv(c.x, wide))
+    if case == "widening second":
+        y = prelu(c, c.conv(x, 2 * wide))
+    elif case == "x in the second's epilogue":
+        y = c.binary("ADD", c.conv(x, wide), x)
+    else:
+        y = prelu(c, c.conv(x, mid))
+    model = c.build([y])
+    inputs = random_inputs(c.input_shapes, seed=6)
+    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_EPILOGUE_IN2", "1")
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, inputs)
+    assert_close(fused, cpu)
+    assert fused_stats["dispatches"] == plain_stats["dispatches"], (fused_stats, plain_stats)
