@@ -276,9 +276,12 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   const int depth_steps = gemm ? gemm->depth_steps : in_shape.slices();
   GemmTile tile = ChooseGemmTile(rows, out_shape.slices(), depth_steps,
                                  builder.device().min_invocations);
-  if (gemm && rows >= 128 && builder.device().conv_unrolled_tile && !tile.slices_on_x &&
-      tile.slices == 4 && builder.device().min_invocations == 0) {
-    tile.rows = 6;  // DeviceProfile::conv_unrolled_tile
+  // DeviceProfile::conv_unrolled_tile: 6 x 4 for 1x1 layers and general ones
+  // over several input slices; a general layer over one slice (a first
+  // 3x3 on RGB) ran 1.5x slower so (docs/perf/log.md, "llvm5, session 14").
+  if ((gemm || in_shape.slices() > 1) && rows >= 128 && builder.device().conv_unrolled_tile &&
+      !tile.slices_on_x && tile.slices == 4 && builder.device().min_invocations == 0) {
+    tile.rows = 6;
   }
   const std::string& forced = builder.device().conv_tile_override;
   if (gemm && rows >= 128 && !forced.empty()) {
