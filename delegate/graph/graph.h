@@ -235,7 +235,7 @@ struct DeviceProfile {
   // (ROWS_UNROLLED) instead of loops that Mesa's NIR leaves rolled from
   // ~24 accumulators on (the tile then lives in scratch memory, 3-6x
   // slower), and 1x1 and general layers (several input slices) on maps of
-  // >= 128 pixels take 6 pixels x 4 slices instead of 4 x 4 (docs/perf/
+  // >= 128 pixels take 6 or 8 pixels x 4 slices instead of 4 x 4 (docs/perf/
   // log.md "llvm4, session 13", "llvm5, session 14"). Set by
   // TuneForDevice (llvmpipe); TFLITE_GLES_X_CONV_UNROLLED_TILE=0/1.
   bool conv_unrolled_tile = false;

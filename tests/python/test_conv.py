@@ -277,6 +277,21 @@ def test_pointwise_tiles_written_out(monkeypatch, switch, value):
     assert_close(gpu, cpu)
 
 
+# 1x1 layers with >= 16 depth steps take 8 x 4 on llvmpipe where it idles few
+# lanes (kernels/conv_common.cc): 250 outputs (not a multiple of 8), 70
+# input channels (18 steps, a half-empty last slice), 30 outputs; =0: 4 x 4.
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("unrolled", ["0", "1"])
+def test_pointwise_eight_row_tiles(monkeypatch, unrolled, fp16):
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UNROLLED_TILE", unrolled)
+    in_shape = [1, 10, 25, 70]
+    model = conv_model("CONV_2D", in_shape, [30, 1, 1, 70], window(activation="RELU6"))
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=11),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+
+
 # General convolutions over several input slices take the 6 x 4 tile written
 # out on llvmpipe (DeviceProfile::conv_unrolled_tile, kernels/conv_common.cc;
 # =0: the 4 x 4 loops): two images of 143 or 99 outputs (tiles of 6 rows
