@@ -225,9 +225,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   if (!device->gpu->IsLlvmpipe()) device->early_flush_points = {2};
   // The first convolution reads an image input straight from its upload
   // staging buffer (delegate/passes/upload_fusion.h): one dependent dispatch less
-  // (~6 us on the H200) for a few more reads of host memory. llvmpipe pays
-  // per fetch, and 1-4 scalar fetches per pixel replace one vec4 there.
-  device->fuse_upload_into_conv = !device->gpu->IsLlvmpipe();
+  // (~6 us on the H200) for a few more reads of host memory. On llvmpipe the
+  // fused convolution took 0.58-0.81x the conversion + convolution (DeepLab,
+  // MobileNet, selfie, palm, face; docs/perf/log.md, "llvm5, session 14").
+  device->fuse_upload_into_conv = true;
   // Outputs likewise: readback buffers persistently mapped, a fence waited
   // for, then a memcpy, instead of glMapBufferRange + glUnmapBuffer on every
   // invoke. H200 (docs/perf/log.md, "Transfers (xfer)"): MobileNet v1 fp16

@@ -235,9 +235,9 @@ struct DeviceProfile {
   // conv2d.comp writes each depth step's slices and the stores' rows out
   // (ROWS_UNROLLED) instead of loops that Mesa's NIR leaves rolled from
   // ~24 accumulators on (the tile then lives in scratch memory, 3-6x
-  // slower), and 1x1 layers on maps of >= 128 pixels take 6 pixels x 4
-  // slices instead of 4 x 4 (24 accumulators: ~12 % less time on DeepLab's
-  // 1x1 layers on llvmpipe, docs/perf/log.md "llvm4, session 13"). Set by
+  // slower), and 1x1 and general layers (several input slices) on maps of
+  // >= 128 pixels take 6 or 8 pixels x 4 slices instead of 4 x 4 (docs/perf/
+  // log.md "llvm4, session 13", "llvm5, session 14"). Set by
   // TuneForDevice (llvmpipe); TFLITE_GLES_X_CONV_UNROLLED_TILE=0/1.
   bool conv_unrolled_tile = false;
   // A MIRROR_PAD that only a general convolution reads is done in that

@@ -320,9 +320,24 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   const int depth_steps = gemm ? gemm->depth_steps : in_shape.slices();
   GemmTile tile = ChooseGemmTile(rows, out_shape.slices(), depth_steps,
                                  builder.device().min_invocations);
-  if (gemm && rows >= 128 && builder.device().conv_unrolled_tile && !tile.slices_on_x &&
-      tile.slices == 4 && builder.device().min_invocations == 0) {
-    tile.rows = 6;  // DeviceProfile::conv_unrolled_tile
+  // DeviceProfile::conv_unrolled_tile: 6 x 4 for 1x1 layers and general ones
+  // over several input slices; 8 x 4 for 1x1 layers with >= 16 depth steps
+  // (DeepLab's projections 0.84-0.95x, shorter sums gain nothing) unless it
+  // leaves > 10 % more lanes of llvmpipe's 8-wide rows idle (palm's 12x12
+  // layers ran 1.2x slower so). A general layer over one slice (a first 3x3
+  // on RGB) ran 1.5x slower at 6 x 4 (docs/perf/log.md, "llvm5, session 14").
+  // 1x1 layers of 3 or of 4k + 2 slices (>= 6) take 3 or 4 slices too, not 2
+  // (DeepLab's 12- and 72-channel layers 0.61-0.93x).
+  const bool unrolled = builder.device().conv_unrolled_tile && !tile.slices_on_x &&
+                        builder.device().min_invocations == 0;
+  if (unrolled && gemm && rows >= 128 && tile.slices == 2 && out_shape.slices() >= 3) {
+    tile.slices = std::min(4, out_shape.slices());
+  }
+  if ((gemm || in_shape.slices() > 1) && rows >= 128 && unrolled && tile.slices >= 3) {
+    auto lanes = [&](long long tile_rows) {  // rows padded to whole 8-lane rows of tiles
+      return (rows + 8 * tile_rows - 1) / (8 * tile_rows) * 8 * tile_rows;
+    };
+    tile.rows = gemm && depth_steps >= 16 && lanes(8) * 10 <= lanes(6) * 11 ? 8 : 6;
   }
   const std::string& forced = builder.device().conv_tile_override;
   if (gemm && rows >= 128 && !forced.empty()) {

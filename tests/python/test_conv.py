@@ -294,6 +294,46 @@ def test_pointwise_tiles_written_out(monkeypatch, switch, value):
     assert_close(gpu, cpu)
 
 
+# 1x1 layers with >= 16 depth steps take 8 x 4 on llvmpipe where it idles few
+# lanes, and 3 or 4k + 2 output slices 3 or 4 slices per tile instead of 2
+# (kernels/conv_common.cc): 250 outputs (not a multiple of 8), 70 input
+# channels (18 steps, a half-empty last slice) or 20 (5 steps: 6 rows), 30
+# outputs (2 groups of 4), 12 (one of 3), 22 (6 slices: a half-empty group of
+# 4); =0: the 4 x 4 / 4 x 2 loops.
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("unrolled", ["0", "1"])
+@pytest.mark.parametrize("in_c,out_c", [(70, 30), (70, 12), (20, 22)])
+def test_pointwise_eight_row_tiles(monkeypatch, in_c, out_c, unrolled, fp16):
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UNROLLED_TILE", unrolled)
+    in_shape = [1, 10, 25, in_c]
+    model = conv_model("CONV_2D", in_shape, [out_c, 1, 1, in_c], window(activation="RELU6"))
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=11),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+
+
+# General convolutions over several input slices take the 6 x 4 tile written
+# out on llvmpipe (DeviceProfile::conv_unrolled_tile, kernels/conv_common.cc;
+# =0: the 4 x 4 loops): two images of 143 or 99 outputs (tiles of 6 rows
+# cross from one image into the next), 9 input channels (a partial last
+# slice), 30 outputs (a half-empty last slice), SAME with ReLU6, dilation 2,
+# VALID.
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("unrolled", ["0", "1"])
+@pytest.mark.parametrize("options", [window(activation="RELU6"), window(dilation=2),
+                                     window("VALID")])
+def test_general_conv2d_tiles_written_out(monkeypatch, unrolled, options, fp16):
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UNROLLED_TILE", unrolled)
+    in_shape = [2, 11, 13, 9]
+    version = 2 if options["dilation_h_factor"] > 1 else 1
+    model = conv_model("CONV_2D", in_shape, [30, 3, 3, 9], options, version=version)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=10),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+
+
 # (input shape, outputs, keep_num_dims, bias)
 FC_CASES = [
     ([2, 13], 5, False, True),
