@@ -1,0 +1,87 @@
+// The tiles of conv2d.comp's shared-memory and split-depth forms, chosen per
+// layer and device (declared in conv_common.h; used by AddConv2dDispatch).
+#include "delegate/kernels/conv_common.h"
+
+#include <algorithm>
+
+namespace tflite_gles::kernels {
+
+// conv2d.comp SMEM_TILE's workgroup: the first candidate whose shared
+// tiles fit the device (16 KB, 128 invocations at the GLES 3.1 minimum).
+// 16 x 8 invocations of 2 pixels x 2 slices ran best or within 15 % of the
+// best standalone on the four style-transfer layers swept on an H100
+// (bench/peak_probe.py conv); 1 slice, then 32 x 4 x 1 pixel, fit 9x9
+// windows in 16 KB. Only where it was measured to pay: batch 1, stride 1, no dilation,
+// maps of >= 16384 pixels (the 96x96 layers keep K_SPLIT, which finds
+// enough invocations there), <= 4 input slices (conv2d.comp writes the
+// slices out as steps; with 8, style's @240 ran 1.06x / 1.24x slower than
+// K_SPLIT in fp32 / fp16 on an H200: docs/perf/log.md "peak, session 11").
+// Many-core GPUs (DeviceProfile::min_invocations): where the block leaves
+// fewer invocations, 16 x 8 of one pixel x one slice: on NVIDIA hair's
+// 128x128x16 layers (128 workgroups of 2 x 2 for 132 SMs) ran 23.4 -> 16.0
+// µs fp32, 19.5 -> 14.0 fp16 (docs/perf/log.md, "conv3, session 14").
+SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
+                        const Shape4& in, const Shape4& out) {
+  if (!device.conv_smem_tile || window == nullptr || in.b != 1 || window->stride_h != 1 ||
+      window->stride_w != 1 || window->dilation_h != 1 || window->dilation_w != 1 ||
+      1LL * out.h * out.w < 16384 || in.slices() > 4) {
+    return SmemTile();
+  }
+  const long long shared_limit = device.gpu ? device.gpu->max_shared_memory_bytes : 16384;
+  const long long invocations_limit = device.gpu ? device.gpu->max_workgroup_invocations : 128;
+  // A forced block (TFLITE_GLES_X_CONV_SMEM_BLOCK) first, where it fits.
+  const auto& forced = device.conv_smem_block;
+  const SmemTile candidates[] = {{forced[0], forced[1], forced[2], forced[3]},
+                                 {16, 8, 2, 2}, {16, 8, 2, 1}, {32, 4, 1, 1}};
+  auto fits = [&](SmemTile& tile) {
+    tile.slices = std::min(tile.slices, out.slices());
+    const int row = tile.local_x * tile.pixels + window->kernel_w - 1;
+    const int padded_row = (row - 1) + (row - 1) / 8 + 1;  // ST_SWP
+    const long long vec4s = 1LL * (tile.local_y + window->kernel_h - 1) * padded_row +
+                            1LL * window->kernel_h * window->kernel_w * tile.slices * 4;
+    return tile.local_x > 0 && 16 * vec4s <= shared_limit &&
+           1LL * tile.local_x * tile.local_y <= invocations_limit;
+  };
+  for (SmemTile tile : candidates) {
+    if (!fits(tile)) continue;
+    const long long per_invocation = 1LL * tile.pixels * tile.slices;
+    SmemTile fill{16, 8, 1, 1};
+    if (forced[0] == 0 && device.min_invocations > 0 && per_invocation > 1 &&
+        1LL * out.h * out.w * out.slices() / per_invocation < device.min_invocations &&
+        fits(fill)) {
+      return fill;
+    }
+    return tile;
+  }
+  return SmemTile();
+}
+
+// Many-core GPUs (min_invocations > 0): a layer whose K_SPLIT tile leaves
+// fewer invocations doubles the parts (each keeping >= 8 steps, at most 8
+// parts), then halves the rows, then the slices. On NVIDIA hair's 64x64x32
+// 3x3 layers (2 x 2, 4 parts: 32768 invocations) ran 24.4 -> 16.8 µs fp32,
+// 18.4 -> 14.9 fp16 with 8 parts; the layers with enough invocations were
+// no faster that way (docs/perf/log.md, "conv3, session 14").
+DeviceProfile::ConvSplitTile FillSplitTile(DeviceProfile::ConvSplitTile tile, long long rows,
+                                           int out_slices, long long steps,
+                                           long long min_invocations) {
+  auto invocations = [&] {
+    const long long row_tiles = (rows + tile.rows - 1) / tile.rows;
+    const long long groups = (out_slices + tile.slices - 1) / tile.slices;
+    return (row_tiles + tile.local_x - 1) / tile.local_x * tile.local_x * groups * tile.parts;
+  };
+  while (tile.fill && min_invocations > 0 && invocations() < min_invocations) {
+    if (tile.parts < 8 && steps >= 16LL * tile.parts) {
+      tile.parts *= 2;
+    } else if (tile.rows > 1) {
+      tile.rows = (tile.rows + 1) / 2;
+    } else if (tile.slices > 1) {
+      tile.slices = (tile.slices + 1) / 2;
+    } else {
+      break;
+    }
+  }
+  return tile;
+}
+
+}  // namespace tflite_gles::kernels
