@@ -9,8 +9,9 @@
 #   nvidia-smi samples the SM clock every ~0.15 s (its spread per run shows
 #   whether the clock sagged).
 # S13=copy: the Interpreter rows with and without the second output copy.
-# S13=final: the model tests on NVIDIA, run_bench --all (every backend) of
-#   the library under test.
+# S13=final: the model tests on NVIDIA (TESTS: other test files, TESTS_LIMIT
+#   seconds), run_bench --all (every backend) of the library under test,
+#   its tables named BENCH_NAME.
 # S13=ab: base and new (ours fp32/fp16 and LiteRT GPU) twice interleaved.
 # Prints short tables last; writes few files under $OUT.
 source "$(dirname "$0")/device_common.sh"
@@ -72,10 +73,10 @@ warmup)
   ;;
 final)
   device_place_models
-  timeout 150 python3 -m pytest -q -rf --tb=line -p no:cacheprovider \
-    tests/python/test_models.py > /tmp/tests.txt 2>&1
+  timeout "${TESTS_LIMIT:-150}" python3 -m pytest -q -rf --tb=line -p no:cacheprovider \
+    ${TESTS:-tests/python/test_models.py} > /tmp/tests.txt 2>&1
   clocks all timeout 400 python3 bench/run_bench.py "${ALL[@]}" --iterations 200 --max-seconds 3 \
-    --out-dir "$OUT" --name bench-nvidia-h100-s13 > /tmp/rb-new.txt 2>&1
+    --out-dir "$OUT" --name "${BENCH_NAME:-bench-nvidia-h100-s13}" > /tmp/rb-new.txt 2>&1
   rm -f "$OUT"/*.png
   echo "== model tests on NVIDIA: $(tail -n 1 /tmp/tests.txt)"
   grep -E "^(FAILED|ERROR)" /tmp/tests.txt | head
