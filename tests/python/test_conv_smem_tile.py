@@ -23,6 +23,11 @@ from test_conv import PRECISIONS, conv_model, window
 # the tile sums in another order than the gather, so its fp32 output differs
 # from the gather's in the last bits: proof the path ran.
 SMEM_SWITCH = "TFLITE_GLES_X_CONV_SMEM_TILE"
+# Real GPUs send large windows over few channels to conv2d_window.comp
+# (TFLITE_GLES_X_WINDOW_CONV), with the switch on or off: these tests pin
+# conv2d.comp so that the switch chooses between its two paths there too
+# (on NVIDIA the 9x9 cases compared conv2d_window with itself).
+WINDOW_SWITCH = "TFLITE_GLES_X_WINDOW_CONV"
 SMEM_CASES = [
     ([1, 129, 131, 5], [6, 3, 3, 5], window(activation="RELU"), None),
     ([1, 128, 128, 3], [8, 9, 9, 3], window(), "first_layer"),
@@ -37,6 +42,7 @@ SMEM_CASES = [
 @pytest.mark.parametrize("in_shape,filter_shape,options,setting", SMEM_CASES)
 def test_conv2d_with_shared_memory_tiles(monkeypatch, in_shape, filter_shape, options,
                                          setting, fp16):
+    monkeypatch.setenv(WINDOW_SWITCH, "0")
     if setting == "first_layer":
         monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
         monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
@@ -63,6 +69,7 @@ def test_conv2d_with_shared_memory_tiles_after_a_mirror_pad(monkeypatch, in_shap
     # Both paths with their products fused one by one (FMA_CHAIN; the test
     # above runs them summed per step).
     monkeypatch.setenv("TFLITE_GLES_X_FMA_CHAIN", "1")
+    monkeypatch.setenv(WINDOW_SWITCH, "0")
     if in_shape[3] <= 4:  # style transfer's first layer reads the image's staging
         monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
         monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
