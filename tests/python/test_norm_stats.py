@@ -206,7 +206,8 @@ def test_style_gemms_batched_into_one_dispatch(monkeypatch, fp16):
 @pytest.mark.parametrize("shape,affine,large_mean", [
     ([1, 24, 30, 13], False, False),  # 720 pixels: 3 runs of 256, the last one short
     ([2, 40, 33, 8], False, False),   # batch 2, 6 runs, the last of 40 pixels
-    ([1, 32, 20, 5], True, True)])    # conditional: scale and shift from the runs
+    ([1, 32, 20, 5], True, True),     # conditional: scale and shift from the runs
+    ([1, 130, 130, 4], False, False)])  # 67 runs: more than a 64-lane combine, lanes take 2
 @pytest.mark.parametrize("fp16", [False, True])
 def test_statistics_split_over_workgroups(monkeypatch, shape, affine, large_mean, fp16):
     """norm_stats.comp SPLIT (real GPUs' default; forced here): each slice's
