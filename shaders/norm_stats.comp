@@ -40,7 +40,7 @@
 //
 // @axis - AFFINE
 // @axis - SPLIT
-// @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 EPS=1e-5
+// @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 EPS=1e-5 SPLIT_STEPS=4
 // @uniform PIXELS=16 SLICES=1 CHANNELS=4 GROUPS=1 GAMMA_BASE=0 BETA_BASE=0
 // @uniform CHUNKS=2 CHUNK_PIXELS=8
 // @const READ_WRITE_BINDING_0=6 READ_WRITE_BINDING_1=7
@@ -118,14 +118,34 @@ void main() {
 #endif
 
   vec4 sum = vec4(0.0);
+#if defined(SPLIT)
+  // A run is SPLIT_STEPS pixels per lane (norm_fusion.cc: CHUNK_PIXELS =
+  // SPLIT_STEPS * LOCAL_X): a lane's loads all issued at once and kept in
+  // registers for the squared differences, instead of a loop of unknown
+  // trip count that loaded each pixel twice.
+  vec4 xs[SPLIT_STEPS];
+  for (int j = 0; j < SPLIT_STEPS; ++j) {
+    xs[j] = vec4(0.0);
+    if (lane + j * LOCAL_X < pixels) xs[j] = LOAD(in0, base + lane + j * LOCAL_X);
+    sum += xs[j];
+  }
+#else
   for (int p = lane; p < pixels; p += LOCAL_X) sum += LOAD(in0, base + p);
+#endif
   REDUCE(sum);
   vec4 mean = reduced * scale;
   vec4 squares = vec4(0.0);
+#if defined(SPLIT)
+  for (int j = 0; j < SPLIT_STEPS; ++j) {
+    vec4 d = xs[j] - mean;
+    if (lane + j * LOCAL_X < pixels) squares += d * d;
+  }
+#else
   for (int p = lane; p < pixels; p += LOCAL_X) {
     vec4 d = LOAD(in0, base + p) - mean;
     squares += d * d;
   }
+#endif
   REDUCE(squares);
   vec4 total = reduced;
 #if defined(SPLIT)
