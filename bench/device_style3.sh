@@ -7,8 +7,9 @@
 # .devbuild/base/ (BASE_LIB overrides it):
 #   bash bench/device_style3.sh
 # 1. conv_sweep.py (per-dispatch timer queries, min of 4 x 10 profiled
-#    invokes): style's 13 instance-norm statistics, @3, @272, the last
-#    apply and the readback conversion; base library, then this branch.
+#    invokes): every dispatch of style (the summary: the 13 instance-norm
+#    statistics, @3, @272, the last apply and the readback conversion);
+#    base library, then this branch.
 # 2. GPU time lines (TFLITE_GLES_X_TIMELINE=1, this branch) of style fp32
 #    and fp16, with the 1.77 MB input and output copied on one thread
 #    (today's default: parts >= 1 MB) and in parts of >= STYLE3_CP KB.
@@ -31,9 +32,8 @@ sweep() {
   local lib=$1
   shift
   TFLITE_GLES_LIB=$lib timeout 30 python3 bench/conv_sweep.py --model "$ST" --stat min \
-    --rounds "${STYLE3_ROUNDS:-4}" --per-round "${STYLE3_PER:-10}" --peak 67 --top 40 \
-    --match "norm stats" --match "CONV_2D v1 @3 " --match "CONV_2D v1 @272 " \
-    --match "LOGISTIC" --match "conversion" --variant f32: --variant "f16:$F16" 2>&1 |
+    --rounds "${STYLE3_ROUNDS:-4}" --per-round "${STYLE3_PER:-10}" --peak 67 --top 60 \
+    --variant f32: --variant "f16:$F16" 2>&1 |
     grep -E "^(\||#)"
 }
 {
@@ -78,8 +78,10 @@ left() { echo $((${1:-98} - SECONDS)); }
 [ "$(left)" -gt 12 ] && device_litert_gpu "$RB" "$(left)" --model "$ST"
 [ "$(left)" -gt 15 ] && rounds "$RB" base4 new4 -- --model "$DL" --standin mobilenet_v1_1.0_224
 
-echo "== layers (min us per dispatch; base, then new)"
-cut -c1-120 "$OUT/layers.md"
+echo "== layers (min us per dispatch; base, then new; every dispatch in layers.md)"
+grep -E "==|SQUARED_DIFF|@3 |@272 |LOGISTIC|conversion|sum of|wall" "$OUT/layers.md" |
+  sed -e 's/MEAN + SQUARED_DIFFERENCE + MEAN + ADD + RSQRT + /norm/' -e 's/ (0.0, 0 %)//g' |
+  cut -c1-110
 echo "== time lines (new library; cp: copies in parts of >= $CP_KB KB)"
 grep -E "time line" "$OUT/timeline.txt" | cut -c20-250
 grep -E "^\| " "$OUT/timeline.txt"
