@@ -6,87 +6,109 @@
 # with this branch's library in build/ and the base library in
 # .devbuild/base/ (BASE_LIB overrides it):
 #   bash bench/device_style3.sh
-# 1. conv_sweep.py (per-dispatch timer queries, min of 4 x 10 profiled
-#    invokes): every dispatch of style (the summary: the 13 instance-norm
-#    statistics, @3, @272, the last apply and the readback conversion);
-#    base library, then this branch.
-# 2. GPU time lines (TFLITE_GLES_X_TIMELINE=1, this branch) of style fp32
-#    and fp16, with the 1.77 MB input and output copied on one thread
-#    (today's default: parts >= 1 MB) and in parts of >= STYLE3_CP KB.
-# 3. run_bench.py rounds, style fp32/fp16, base / new / new with
-#    STYLE3_CP KB parts, interleaved, 3 times.
-# 4. The style and norm tests on this GPU (test_norm_stats.py's split
-#    cases, test_models.py's style cases).
-# 5. If time is left: LiteRT GPU's style row, DeepLab and the MobileNet v1
-#    1.0 stand-in base / new (a regression check: no program of theirs
-#    changes). Every part's output also lands in a file under $OUT.
-# Under 100 s; the tables are printed last.
+# 1. The norm statistics' split tests with both libraries (the failing
+#    case's assertion printed), and test_models.py's style cases (new).
+# 2. conv_sweep.py (per-dispatch timer queries, min of 4 x 10 profiled
+#    invokes) of every style dispatch, base then new library; one merged
+#    table of the 9x9 layers, the norms, the last apply, the readback.
+# 3. GPU time lines (TFLITE_GLES_X_TIMELINE=1, new library) of style fp32
+#    and fp16, the copies in parts of >= 400 KB (the new default) and of
+#    >= 1 MB (the old one, TFLITE_GLES_X_COPY_MIN_PART_KB=1024); fp32 also
+#    on 8 threads in parts of >= 200 KB.
+# 4. run_bench.py style fp32/fp16: base / new / new with 1 MB parts,
+#    interleaved, 3 rounds; LiteRT GPU's row; DeepLab and the MobileNet v1
+#    1.0 stand-in base / new once (nothing of theirs changes).
+# Two files: $OUT/style3-layers.txt and $OUT/style3-rest.txt; the summary
+# on stdout is their decisive lines. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
 ST=$M/style_transfer_f16_384.tflite
 DL=$M/deeplabv3_257_mv_gpu.tflite
-CP_KB=${STYLE3_CP:-400}
-CP=env.TFLITE_GLES_X_COPY_MIN_PART_KB=$CP_KB
+OLD=env.TFLITE_GLES_X_COPY_MIN_PART_KB=1024
 ITER=${STYLE3_ITER:-200}
+LAYERS=$OUT/style3-layers.txt
+REST=$OUT/style3-rest.txt
+: > "$LAYERS"
+: > "$REST"
+device_place_models
+
+for lib in new base; do
+  L=$NEW_LIB; [ $lib = base ] && L=$BASE_LIB
+  TFLITE_GLES_LIB=$L timeout 25 python3 -m pytest -q -p no:cacheprovider --tb=short \
+    tests/python/test_norm_stats.py -k split > /tmp/style3-norm-$lib.txt 2>&1
+  { echo "== norm split tests, $lib: $(tail -n 1 /tmp/style3-norm-$lib.txt)"
+    grep -E "^(E |FAILED)|test_norm_stats.py:[0-9]+" /tmp/style3-norm-$lib.txt | cut -c1-150 |
+      head -6; } >> "$REST"
+done
+timeout 30 python3 -m pytest -q -p no:cacheprovider --tb=short tests/python/test_models.py \
+  -k style > /tmp/style3-models.txt 2>&1
+{ echo "== test_models style (new): $(tail -n 1 /tmp/style3-models.txt)"
+  grep -E "^(E |FAILED)" /tmp/style3-models.txt | cut -c1-160 | head -4; } >> "$REST"
 
 sweep() {
-  local lib=$1
-  shift
-  TFLITE_GLES_LIB=$lib timeout 30 python3 bench/conv_sweep.py --model "$ST" --stat min \
-    --rounds "${STYLE3_ROUNDS:-4}" --per-round "${STYLE3_PER:-10}" --peak 67 --top 60 \
-    --variant f32: --variant "f16:$F16" 2>&1 |
-    grep -E "^(\||#)"
+  TFLITE_GLES_LIB=$1 timeout 30 python3 bench/conv_sweep.py --model "$ST" --stat min \
+    --rounds "${STYLE3_ROUNDS:-4}" --per-round "${STYLE3_PER:-10}" --top 60 \
+    --variant f32: --variant "f16:$F16" 2>&1 | grep -E "^\|" > "/tmp/style3-sweep-$2.md"
 }
-{
-  echo "== base library"
-  sweep "$BASE_LIB"
-  echo "== new library"
-  sweep "$NEW_LIB"
-} > "$OUT/layers.md" 2>&1
+sweep "$BASE_LIB" base
+sweep "$NEW_LIB" new
+# One row per dispatch: base f32, new f32, base f16, new f16 (µs); the
+# summary keeps the 9x9 layers, the norms of the 384x384 and 192x192 maps,
+# the last apply, the readback conversion and the sums.
+python3 - /tmp/style3-sweep-base.md /tmp/style3-sweep-new.md > "$LAYERS" <<'PY'
+import re, sys
+def rows(path):
+    out = {}
+    for line in open(path):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] in ("layer", "---"):
+            continue
+        name = re.sub(r"MEAN \+ SQUARED_DIFFERENCE \+ MEAN \+ ADD \+ RSQRT \+ ?", "norm", cells[0])
+        out[name] = [re.sub(r" us.*| ms", "", c) for c in cells[1:3]]
+    return out
+base, new = rows(sys.argv[1]), rows(sys.argv[2])
+print("| dispatch | base f32 | new f32 | base f16 | new f16 |")
+for name in base:
+    b, n = base[name], new.get(name, ["-", "-"])
+    print(f"| {name[:40]} | {b[0]} | {n[0]} | {b[1]} | {n[1]} |")
+PY
 
 TFLITE_GLES_LIB=$NEW_LIB TFLITE_GLES_X_TIMELINE=1 timeout 30 python3 bench/wall_split.py \
-  --model "$ST" --iterations "${STYLE3_TL:-200}" --variant fp32: --variant "fp32-cp:$CP" \
-  --variant "fp16:$F16" --variant "fp16-cp:$F16,$CP" > "$OUT/timeline.txt" 2>&1
+  --model "$ST" --iterations "${STYLE3_TL:-200}" --variant fp32: --variant "fp32-1mb:$OLD" \
+  --variant "fp32-8x200kb:env.TFLITE_GLES_X_COPY_THREADS=8,env.TFLITE_GLES_X_COPY_MIN_PART_KB=200" \
+  --variant "fp16:$F16" --variant "fp16-1mb:$F16,$OLD" > /tmp/style3-timeline.txt 2>&1
+{ echo "== time lines (new library; variants in order: fp32, fp32-1mb, fp32-8x200kb, fp16, fp16-1mb)"
+  grep -E "time line" /tmp/style3-timeline.txt | sed -e 's/.*start of the invoke: //' \
+    -e 's/issued the last dispatch/issued/' -e 's/finished the last dispatch/GPU done/'
+  grep -E "^\| " /tmp/style3-timeline.txt; } >> "$REST"
 
-# rounds FILE RUN... -- RUN_BENCH_ARGS: our fp32 and fp16 rows per run
-# (base*: BASE_LIB; new*: NEW_LIB; cp*: NEW_LIB with parts of CP_KB).
+# rounds RUN... -- RUN_BENCH_ARGS: our fp32 and fp16 rows per run, appended
+# to $REST (base*: BASE_LIB; new*: NEW_LIB; old*: NEW_LIB with 1 MB parts).
 rounds() {
-  local file=$1 run lib
-  shift
+  local run lib
   local runs=()
   while [ "$1" != "--" ]; do runs+=("$1"); shift; done
   shift
   for run in "${runs[@]}"; do
     lib=$NEW_LIB; case $run in base*) lib=$BASE_LIB ;; esac
     local extra=()
-    case $run in cp*) extra=(env TFLITE_GLES_X_COPY_MIN_PART_KB=$CP_KB) ;; esac
-    echo "== $run" >> "$file"
+    case $run in old*) extra=(env TFLITE_GLES_X_COPY_MIN_PART_KB=1024) ;; esac
     TFLITE_GLES_LIB=$lib timeout 20 "${extra[@]}" python3 bench/run_bench.py "$@" \
       --backends gles_fp32,gles_fp16 --iterations "$ITER" --max-seconds 2 \
-      --out-dir "/tmp/rb-$run" --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" >> "$file"
+      --out-dir "/tmp/rb-$run" --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" |
+      sed -e "s/^/$run /" -e "s/_transfer_f16_384.tflite//" -e "s/_257_mv_gpu.tflite//" \
+        -e "s/.tflite//" >> "$REST"
   done
 }
-# Style first (3 interleaved rounds), then what time is left: the tests on
-# this GPU, LiteRT GPU's row, DeepLab and MobileNet base/new.
-RB=$OUT/rb.txt
-: > "$RB"
-rounds "$RB" base new cp base2 new2 cp2 base3 new3 cp3 -- --model "$ST"
-device_place_models
-left() { echo $((${1:-98} - SECONDS)); }
-[ "$(left)" -gt 10 ] && timeout "$(left)" python3 -m pytest -q -p no:cacheprovider --tb=line \
-  -rf tests/python/test_norm_stats.py tests/python/test_models.py -k "split or style" \
-  > "$OUT/tests.txt" 2>&1
-[ "$(left)" -gt 12 ] && device_litert_gpu "$RB" "$(left)" --model "$ST"
-[ "$(left)" -gt 15 ] && rounds "$RB" base4 new4 -- --model "$DL" --standin mobilenet_v1_1.0_224
+echo "== run_bench ms (model | fp32 | fp16)" >> "$REST"
+rounds base new old base2 new2 old2 base3 new3 old3 -- --model "$ST"
+left() { echo $((98 - SECONDS)); }
+[ "$(left)" -gt 10 ] && timeout "$(left)" python3 bench/run_bench.py --model "$ST" \
+  --backends litert_gpu --iterations "$ITER" --max-seconds 2 --out-dir /tmp/rb-litert \
+  --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" | sed -e "s/^/LiteRT-GPU /" \
+  -e "s/_transfer_f16_384.tflite//" >> "$REST"
+[ "$(left)" -gt 15 ] && rounds base4 new4 -- --model "$DL" --standin mobilenet_v1_1.0_224
 
-echo "== layers (min us per dispatch; base, then new; every dispatch in layers.md)"
-grep -E "==|SQUARED_DIFF|@3 |@272 |LOGISTIC|conversion|sum of|wall" "$OUT/layers.md" |
-  sed -e 's/MEAN + SQUARED_DIFFERENCE + MEAN + ADD + RSQRT + /norm/' -e 's/ (0.0, 0 %)//g' |
-  cut -c1-110
-echo "== time lines (new library; cp: copies in parts of >= $CP_KB KB)"
-grep -E "time line" "$OUT/timeline.txt" | cut -c20-250
-grep -E "^\| " "$OUT/timeline.txt"
-echo "== run_bench (ms: fp32 | fp16 per row)"
-cat "$RB"
-echo "== tests: $(tail -n 1 "$OUT/tests.txt")"
-grep -E "^(FAILED|ERROR)" "$OUT/tests.txt" | head -5
+echo "== layers (min µs per dispatch, timer queries; all in style3-layers.txt)"
+grep -E "dispatch|@3 |@272 |norm|LOGISTIC|conversion|sum of|wall" "$LAYERS"
+cat "$REST"
 echo "== $SECONDS s"
