@@ -39,6 +39,33 @@ for lib in new base; do
     grep -E "^(E |FAILED)|test_norm_stats.py:[0-9]+" /tmp/style3-norm-$lib.txt | cut -c1-150 |
       head -6; } >> "$REST"
 done
+# The failing case's error against LiteRT CPU by library and mean: a mean of ~25
+# over a spread of ~0.5 makes one ulp of the mean ~1e-5 of the output.
+cat > /tmp/style3-normerr.py <<'PY'
+import os, sys
+sys.path.insert(0, "tests/python")
+from gles_testing import interpreter, invoke, random_inputs, relative_error, run_gpu
+from test_fusion import Chain
+from test_norm_stats import conditional_norm
+os.environ["TFLITE_GLES_FUSE_NORM_STATS"] = "1"
+cells = []
+for low, high in ((20.0, 30.0), (8.0, 12.0), (-1.0, 1.0)):
+    for shape in ([1, 32, 20, 5], [1, 96, 96, 5]):
+        c = Chain(shape, seed=shape[1])
+        x = c.binary("ADD", c.conv(c.x, shape[-1]), c.const([shape[-1]], low, high))
+        y, _ = conditional_norm(c, x, c.extra_input([1, 1, 1, 12]))
+        model = c.build([y])
+        inputs = random_inputs(c.input_shapes, seed=3)
+        cpu = invoke(interpreter(model), inputs)[0]
+        gpu = run_gpu(model, inputs, {"precision_loss_allowed": False})[0][0]
+        cells.append(f"mean {low:g}-{high:g} {shape[1]}x{shape[2]}: {relative_error(gpu, cpu):.2e}")
+print("; ".join(cells))
+PY
+for lib in new base; do
+  L=$NEW_LIB; [ $lib = base ] && L=$BASE_LIB
+  echo "== fp32 conditional norm vs CPU, $lib: $(TFLITE_GLES_LIB=$L timeout 20 python3 \
+    /tmp/style3-normerr.py 2>&1 | grep mean | tail -n 1)" >> "$REST"
+done
 timeout 30 python3 -m pytest -q -p no:cacheprovider --tb=short tests/python/test_models.py \
   -k style > /tmp/style3-models.txt 2>&1
 { echo "== test_models style (new): $(tail -n 1 /tmp/style3-models.txt)"
