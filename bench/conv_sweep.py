@@ -102,6 +102,14 @@ def main() -> int:
         for i, first in enumerate(profiles[0]):
             stat = statistics.median if args.stat == "median" else min
             rows.append({**first, "ms": stat(p[i]["ms"] for p in profiles)})
+        # A label seen before gets " #N" (style's 13 norm statistics share
+        # one), so that rows match by occurrence across variants.
+        seen = {}
+        for row in rows:
+            seen[row["label"]] = seen.get(row["label"], 0) + 1
+            row["nth"] = seen[row["label"]]
+            if row["nth"] > 1:
+                row["label"] = f"{row['label']} #{row['nth']}"
         return rows
 
     tables = [medians(run) for run in runs]
@@ -133,7 +141,8 @@ def main() -> int:
             rate = row["flops"] / (row["ms"] * 1e9) if row["flops"] and row["ms"] > 0 else 0
             share = f", {100 * rate / args.peak:.0f} %" if args.peak else ""
             cells.append(f"{row['ms'] * 1e3:.1f} us ({rate:.1f}{share})")
-        print(f"| {base[i]['label'][:48]} | " + " | ".join(cells) + " |")
+        nth = f" #{base[i]['nth']}" if base[i]["nth"] > 1 else ""
+        print(f"| {base[i]['label'][:48]}{nth} | " + " | ".join(cells) + " |")
     for shader in shaders:
         print(f"| sum of {shader} ms | " + " | ".join(
             f"{sum(r['ms'] for r in t if r['shader'] == shader):.3f}" for t in tables) + " |")

@@ -127,6 +127,9 @@ TENSOR_IN(prologue_shift, 5, PrologueShift);
 #define WINDOW_H (LOCAL_Y + KERNEL_H - 1)
 #define WINDOW_W (BLOCK_W + KERNEL_W - 1)
 #define WINDOW_PIXELS (WINDOW_H * WINDOW_W)
+// The window's vec4s, and how many each invocation stages.
+#define STAGE_TOTAL (IN_SLICES * WINDOW_PIXELS)
+#define STAGE_STEPS ((STAGE_TOTAL + LOCAL_X * LOCAL_Y - 1) / (LOCAL_X * LOCAL_Y))
 #if defined(ROW_REUSE)
 // ROW_REUSE (DeviceProfile::window_conv_row_reuse): invocation x takes the
 // PX consecutive pixels x * PX + p; per (ky, slice) it loads the window row
@@ -174,13 +177,22 @@ void main() {
   int local_x = int(gl_LocalInvocationID.x);
   int local_y = int(gl_LocalInvocationID.y);
 
-  // The window: every invocation copies every (LOCAL_X * LOCAL_Y)-th pixel.
+  // The window: every invocation copies every (LOCAL_X * LOCAL_Y)-th pixel,
+  // all of its loads issued before the first store. A loop of load, store,
+  // load... made each invocation wait for its loads STAGE_STEPS times in a
+  // row; with @3's image read from host memory every workgroup's second
+  // round trip queued behind all workgroups' first, so none could start its
+  // taps before the bus had carried nearly the whole image (H100: @3 71 us,
+  // 40 with the image in device memory; docs/perf/log.md, "style3,
+  // session 14").
   {
     int top = block_y - PAD_TOP;
     int left = block_x - PAD_LEFT;
     int batch_base = batch * IN_SLICES * in_hw;
-    for (int i = local_y * LOCAL_X + local_x; i < IN_SLICES * WINDOW_PIXELS;
-         i += LOCAL_X * LOCAL_Y) {
+    int first = local_y * LOCAL_X + local_x;
+    MATH_P vec4 staged[STAGE_STEPS];
+    for (int j = 0; j < STAGE_STEPS; ++j) {
+      int i = first + j * LOCAL_X * LOCAL_Y;
       int s = i / WINDOW_PIXELS;
       int pixel = i - s * WINDOW_PIXELS;
       int wy = pixel / WINDOW_W;
@@ -189,8 +201,18 @@ void main() {
       int x = source_coord(left + wx, in_w);
       bool inside = GATHER_MIRROR >= 0 ||
                     (top + wy >= 0 && top + wy < in_h && left + wx >= 0 && left + wx < in_w);
-      vec4 v = load_input(batch_base + s * in_hw, batch * in_hw, GATHER_INDEX(y, x));
-      window[WINDOW_AT(s, wy, wx)] = inside ? GATHERED(v, s) : vec4(0.0);
+      staged[j] = vec4(0.0);
+      if (i < STAGE_TOTAL && inside) {
+        vec4 v = load_input(batch_base + s * in_hw, batch * in_hw, GATHER_INDEX(y, x));
+        staged[j] = GATHERED(v, s);
+      }
+    }
+    for (int j = 0; j < STAGE_STEPS; ++j) {
+      int i = first + j * LOCAL_X * LOCAL_Y;
+      int s = i / WINDOW_PIXELS;
+      int pixel = i - s * WINDOW_PIXELS;
+      int wy = pixel / WINDOW_W;
+      if (i < STAGE_TOTAL) window[WINDOW_AT(s, wy, pixel - wy * WINDOW_W)] = staged[j];
     }
 #if defined(ROW_REUSE)
     for (int i = local_y * LOCAL_X + local_x; i < WEIGHT_VEC4S; i += LOCAL_X * LOCAL_Y) {

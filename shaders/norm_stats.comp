@@ -40,7 +40,7 @@
 //
 // @axis - AFFINE
 // @axis - SPLIT
-// @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 EPS=1e-5
+// @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 EPS=1e-5 SPLIT_STEPS=4
 // @uniform PIXELS=16 SLICES=1 CHANNELS=4 GROUPS=1 GAMMA_BASE=0 BETA_BASE=0
 // @uniform CHUNKS=2 CHUNK_PIXELS=8
 // @const READ_WRITE_BINDING_0=6 READ_WRITE_BINDING_1=7
@@ -73,7 +73,29 @@ shared uint last_chunk;
 const int kPerAdder = LOCAL_X / 32;  // partials each of the 32 adders sums
 shared vec4 partial[LOCAL_X];
 shared vec4 partial32[32];
-shared vec4 group_mean;
+shared vec4 reduced;
+
+// REDUCE(v): the sum of every lane's v, in `reduced` for every lane after
+// it (read it before the next REDUCE): 32 adders, then one. A macro, as
+// barrier() may stand only at the top level of main in GLSL ES 3.10.
+#define REDUCE(v)                                                                \
+  partial[lane] = (v);                                                           \
+  memoryBarrierShared();                                                         \
+  barrier();                                                                     \
+  if (lane < 32) {                                                               \
+    vec4 part_ = vec4(0.0);                                                      \
+    for (int k = 0; k < kPerAdder; ++k) part_ += partial[lane * kPerAdder + k]; \
+    partial32[lane] = part_;                                                     \
+  }                                                                              \
+  memoryBarrierShared();                                                         \
+  barrier();                                                                     \
+  if (lane == 0) {                                                               \
+    vec4 total_ = vec4(0.0);                                                     \
+    for (int k = 0; k < 32; ++k) total_ += partial32[k];                         \
+    reduced = total_;                                                            \
+  }                                                                              \
+  memoryBarrierShared();                                                         \
+  barrier()
 
 void main() {
   // (batch * SLICES + slice): also the index of both outputs' vec4.
@@ -96,49 +118,40 @@ void main() {
 #endif
 
   vec4 sum = vec4(0.0);
+#if defined(SPLIT)
+  // A run is SPLIT_STEPS pixels per lane (norm_fusion.cc: CHUNK_PIXELS =
+  // SPLIT_STEPS * LOCAL_X): a lane's loads all issued at once and kept in
+  // registers for the squared differences, instead of a loop of unknown
+  // trip count that loaded each pixel twice.
+  vec4 xs[SPLIT_STEPS];
+  for (int j = 0; j < SPLIT_STEPS; ++j) {
+    xs[j] = vec4(0.0);
+    if (lane + j * LOCAL_X < pixels) xs[j] = LOAD(in0, base + lane + j * LOCAL_X);
+    sum += xs[j];
+  }
+#else
   for (int p = lane; p < pixels; p += LOCAL_X) sum += LOAD(in0, base + p);
-  partial[lane] = sum;
-  memoryBarrierShared();
-  barrier();
-  if (lane < 32) {
-    vec4 part = vec4(0.0);
-    for (int k = 0; k < kPerAdder; ++k) part += partial[lane * kPerAdder + k];
-    partial32[lane] = part;
-  }
-  memoryBarrierShared();
-  barrier();
-  if (lane == 0) {
-    vec4 total = vec4(0.0);
-    for (int k = 0; k < 32; ++k) total += partial32[k];
-    group_mean = total * scale;
-  }
-  memoryBarrierShared();
-  barrier();
-
-  vec4 mean = group_mean;
+#endif
+  REDUCE(sum);
+  vec4 mean = reduced * scale;
   vec4 squares = vec4(0.0);
+#if defined(SPLIT)
+  for (int j = 0; j < SPLIT_STEPS; ++j) {
+    vec4 d = xs[j] - mean;
+    if (lane + j * LOCAL_X < pixels) squares += d * d;
+  }
+#else
   for (int p = lane; p < pixels; p += LOCAL_X) {
     vec4 d = LOAD(in0, base + p) - mean;
     squares += d * d;
   }
-  partial[lane] = squares;
-  memoryBarrierShared();
-  barrier();
-  if (lane < 32) {
-    vec4 part = vec4(0.0);
-    for (int k = 0; k < kPerAdder; ++k) part += partial[lane * kPerAdder + k];
-    partial32[lane] = part;
-  }
-  memoryBarrierShared();
-  barrier();
+#endif
+  REDUCE(squares);
+  vec4 total = reduced;
 #if defined(SPLIT)
-  if (lane == 0) {
-    vec4 m2 = vec4(0.0);
-    for (int k = 0; k < 32; ++k) m2 += partial32[k];
-    if (group < GROUPS) {
-      partials[2 * workgroup] = mean;
-      partials[2 * workgroup + 1] = m2;
-    }
+  if (lane == 0 && group < GROUPS) {
+    partials[2 * workgroup] = mean;
+    partials[2 * workgroup + 1] = total;
   }
   memoryBarrierBuffer();
   barrier();
@@ -147,27 +160,33 @@ void main() {
   }
   memoryBarrierShared();
   barrier();
-  if (lane == 0 && last_chunk != 0u) {
-    memoryBarrierBuffer();
+  // The last workgroup of a slice combines its CHUNKS runs with all of its
+  // lanes, each taking every LOCAL_X-th run: one lane walking them read 2 x
+  // 144 partials one after another on a 384x384 map, ~40 us on an H100
+  // (docs/perf/log.md, "style3, session 14"). Every other workgroup runs
+  // the same reductions over nothing (barrier() forbids leaving).
+  bool combine = last_chunk != 0u;
+  memoryBarrierBuffer();
+  vec4 weighted = vec4(0.0);
+  for (int k = lane; combine && k < CHUNKS; k += LOCAL_X) {
+    float n = float(min(CHUNK_PIXELS, PIXELS - k * CHUNK_PIXELS));
+    weighted += n * partials[2 * (group * CHUNKS + k)];
+  }
+  REDUCE(weighted);
+  mean = reduced / float(PIXELS);
+  vec4 m2 = vec4(0.0);
+  for (int k = lane; combine && k < CHUNKS; k += LOCAL_X) {
+    float n = float(min(CHUNK_PIXELS, PIXELS - k * CHUNK_PIXELS));
+    vec4 d = partials[2 * (group * CHUNKS + k)] - mean;
+    m2 += partials[2 * (group * CHUNKS + k) + 1] + n * d * d;
+  }
+  REDUCE(m2);
+  total = reduced;
+  scale = 1.0 / float(PIXELS);
+  if (lane == 0 && combine) {
     arrivals[group] = 0u;  // for the next run
-    vec4 weighted = vec4(0.0);
-    for (int k = 0; k < CHUNKS; ++k) {
-      float n = float(min(CHUNK_PIXELS, PIXELS - k * CHUNK_PIXELS));
-      weighted += n * partials[2 * (group * CHUNKS + k)];
-    }
-    mean = weighted / float(PIXELS);
-    vec4 m2 = vec4(0.0);
-    for (int k = 0; k < CHUNKS; ++k) {
-      float n = float(min(CHUNK_PIXELS, PIXELS - k * CHUNK_PIXELS));
-      vec4 d = partials[2 * (group * CHUNKS + k)] - mean;
-      m2 += partials[2 * (group * CHUNKS + k) + 1] + n * d * d;
-    }
-    vec4 total = m2;
-    scale = 1.0 / float(PIXELS);
 #else
   if (lane == 0 && group < GROUPS) {
-    vec4 total = vec4(0.0);
-    for (int k = 0; k < 32; ++k) total += partial32[k];
 #endif
     int slice = group % SLICES;
     STORE(mean_out, group, zero_padded(mean, slice, CHANNELS));

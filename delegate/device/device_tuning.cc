@@ -204,9 +204,14 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   if (!device->gpu->IsLlvmpipe()) {
     const unsigned cores = std::thread::hardware_concurrency();
     device->host_copy_threads = static_cast<int>(std::min(4u, std::max(1u, cores / 2)));
-    // Parts stay >= 1 MB: 512 KB parts (style transfer's 1.77 MB input and
-    // output on 3 threads) were within the H100's noise (docs/perf/log.md,
-    // "out, session 13"); TFLITE_GLES_X_COPY_MIN_PART_KB for A/B runs.
+    // Parts of >= 400 KB: style transfer's 1.77 MB input and output on 4
+    // threads instead of one. H100, one process, 200 interleaved invokes:
+    // invoke 1.179 -> 1.099 ms fp32, 1.043 -> 0.983 fp16, the copy after the
+    // GPU 168 -> 109 us (docs/perf/log.md, "style3, session 14"). Below 800
+    // KB nothing splits (MobileNet's, DeepLab's and selfie's inputs stay one
+    // part; hair's 3.1 MB goes from 3 parts to 4);
+    // TFLITE_GLES_X_COPY_MIN_PART_KB for A/B runs.
+    device->host_copy_min_part_bytes = 400 * 1024;
   }
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet

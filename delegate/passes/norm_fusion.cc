@@ -278,7 +278,8 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
   // (shaders/norm_stats.comp SPLIT; docs/perf/log.md, "style, session 10").
   const int bindings = group.scale >= 0 ? 6 : 3;
   const uint32_t split_local = !llvmpipe && limit >= 256 ? 256u : 64u;
-  const long long chunk_pixels = 4LL * split_local;
+  constexpr int kSplitSteps = 4;  // pixels per invocation (norm_stats.comp SPLIT_STEPS)
+  const long long chunk_pixels = 1LL * kSplitSteps * split_local;
   const bool split = device.norm_split && pixels >= 2 * chunk_pixels &&
                      bindings + 2 <= device.max_dispatch_buffers;
   const long long chunks = split ? (pixels + chunk_pixels - 1) / chunk_pixels : 1;
@@ -321,6 +322,7 @@ Status BuildNormStats(const NormStatsGroup& group, GraphBuilder& builder,
   dispatch.defines["CHUNK_PIXELS"] = std::to_string(split ? chunk_pixels : pixels);
   if (split) {
     dispatch.defines["SPLIT"] = "";
+    dispatch.defines["SPLIT_STEPS"] = std::to_string(kSplitSteps);
     // Per workgroup its run's mean and M2 as floats (room for them in
     // either storage: a vec4 of halves is half as long); per slice a
     // zeroed arrival counter (one uint; a vec4 of zeros reads 0u).
