@@ -1,7 +1,7 @@
 // Two tiled 1x1 GEMMs in a row as one dispatch (shaders/gemm_chain.comp).
 // ENet's bottlenecks end in a 1x1 expansion (+ residual ADD + PRELU, both
 // folded into its store) and the next one starts with a 1x1 projection of
-// that output (+ PRELU): the hair segmentation stand-in has 23 such pairs,
+// that output (+ PRELU): the hair segmentation stand-in has 24 such pairs,
 // each GEMM 11-17 us on the H100 of which ~5 are the dependent-dispatch
 // floor (docs/perf/log.md, "hair3, session 14"). The fused dispatch
 // computes the first GEMM's rows into shared memory (and stores them: the
