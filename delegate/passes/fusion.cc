@@ -273,6 +273,13 @@ std::vector<bool> PinnedValues(const std::vector<Value>& values,
   return pinned;
 }
 
+std::string Replaced(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
 long long IntDefine(const Dispatch& dispatch, const char* name) {
   auto it = dispatch.defines.find(name);
   if (it == dispatch.defines.end()) return -1;

@@ -93,6 +93,10 @@ std::optional<std::string> ElementwiseExpression(const Dispatch& dispatch,
                                                  const std::string& a,
                                                  const std::string& b);
 
+// `text` with every `from` replaced by `to` (an epilogue's or prologue's
+// GLSL text moved onto other operand names; the passes' tile strings).
+std::string Replaced(std::string text, const std::string& from, const std::string& to);
+
 // An integer define of a dispatch (the kernels write them as decimal text),
 // -1 if absent or not an integer: how the passes read a dispatch's shape.
 long long IntDefine(const Dispatch& dispatch, const char* name);

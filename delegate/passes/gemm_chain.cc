@@ -24,14 +24,6 @@ bool IsPlainTiledGemm(const Dispatch& g) {
   return g.inputs.size() == 3 + operands;
 }
 
-// `text` with every `from` replaced by `to`.
-std::string Replaced(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
-  return text;
-}
-
 int Slices(const Dispatch& g) {
   return static_cast<int>(IntDefine(g, "THREADS_S") * IntDefine(g, "TILE_SLICES"));
 }

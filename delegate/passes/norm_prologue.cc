@@ -38,9 +38,7 @@ bool IsPerChannelApply(const std::vector<Value>& values, const Dispatch& d,
     if (shift.b != 1 || shift.h != 1 || shift.w != 1 || shift.c != out.c) return false;
     const std::string from = "LOAD(epilogue_in, slice)";
     if (text.find(from) == std::string::npos) return false;
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
-      text.replace(at, from.size(), "LOAD(prologue_shift, slice)");
-    }
+    text = Replaced(text, from, "LOAD(prologue_shift, slice)");
     if (text.find("epilogue_in") != std::string::npos) return false;
   } else if (text.find("LOAD(") != std::string::npos) {
     return false;

@@ -111,10 +111,7 @@ int FuseElementwiseIntoGemm(const DeviceProfile& device, const std::vector<Value
       // The chain's text reads its operand as epilogue_in (fusion.cc); here
       // it is the second prologue operand, or the first without a B tensor.
       const std::string name = extra.empty() ? "prologue_in" : "prologue_in2";
-      for (size_t at = chain.find("epilogue_in"); at != std::string::npos;
-           at = chain.find("epilogue_in", at + name.size())) {
-        chain.replace(at, 11, name);
-      }
+      chain = Replaced(chain, "epilogue_in", name);
       extra.push_back(c);
     }
     // Zero-padded lanes must stay finite so that the zero weights cancel
