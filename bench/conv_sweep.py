@@ -108,6 +108,7 @@ def main() -> int:
         for row in rows:
             seen[row["label"]] = seen.get(row["label"], 0) + 1
             row["nth"] = seen[row["label"]]
+            row["name"] = row["label"]  # as printed, cut before the number
             if row["nth"] > 1:
                 row["label"] = f"{row['label']} #{row['nth']}"
         return rows
@@ -142,7 +143,7 @@ def main() -> int:
             share = f", {100 * rate / args.peak:.0f} %" if args.peak else ""
             cells.append(f"{row['ms'] * 1e3:.1f} us ({rate:.1f}{share})")
         nth = f" #{base[i]['nth']}" if base[i]["nth"] > 1 else ""
-        print(f"| {base[i]['label'][:48]}{nth} | " + " | ".join(cells) + " |")
+        print(f"| {base[i]['name'][:48]}{nth} | " + " | ".join(cells) + " |")
     for shader in shaders:
         print(f"| sum of {shader} ms | " + " | ".join(
             f"{sum(r['ms'] for r in t if r['shader'] == shader):.3f}" for t in tables) + " |")
