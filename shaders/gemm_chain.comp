@@ -21,10 +21,26 @@
 // Bindings: 0 = y, 1 = x, 2 = A, 3 = W2, 4 = b2, 5 = W1, 6 = b1, then
 // EPILOGUE_IN (y's epilogue operand), CHAIN_IN, CHAIN_IN2 (x's) at the
 // bindings the pass gives them.
+// HEAD (delegate/passes/gemm_chain_head.h): A itself is a convolution's
+// output c (the bottleneck's 3x3 + PRELU) that nothing else reads: stage 0
+// computes the workgroup's rows of c into `c_tile` from that convolution's
+// input (binding 2 then; its taps gathered in place, zero outside, as
+// conv2d.comp's GENERIC path reads them, weights packed as conv2d.comp's
+// [group][tap][slice][W0_GROUP][4]), its K_PARTS0 parts meeting in
+// `partial0`, and stage 1 reads c from there: one dispatch per bottleneck
+// instead of two (~5 us of dispatch floor each on the H100). Bindings
+// HEAD_BINDING, HEAD_BINDING1, HEAD_BINDING2 = W0, b0, HEAD_IN (c's
+// epilogue operand).
 //
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @axis - EPILOGUE_IN
 // @axis - CHAIN_IN CHAIN_IN2
+// @axis - HEAD HEAD_IN
+// @const HEAD_BINDING=10 HEAD_BINDING1=11 HEAD_BINDING2=12 KERNEL_H=3 KERNEL_W=3
+// @const DILATION_H=1 DILATION_W=1 W0_GROUP=2 TILE0=1 SLICE_THREADS0=4 K_PARTS0=1
+// @const C_TILE_VEC4=32 PARTIAL0_VEC4=1
+// @const HEAD_EPILOGUE(x,index,slice)=(x) HEAD_ACT(x)=(x)
+// @uniform IN_S0=2 IN_H0=4 IN_W0=4 OUT_W0=4 PAD_TOP=1 PAD_LEFT=1 OUT_C0=8
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 WG_ROWS=16 TILE1=1 TILE2=1 SLICE_THREADS2=4 K_PARTS2=1
 // @const W1_GROUP=4 W2_GROUP=4 X_TILE_VEC4=64 PARTIAL_VEC4=1
 // @const EPILOGUE_BINDING=7 CHAIN_BINDING=8 CHAIN_BINDING2=9
@@ -56,6 +72,24 @@ TENSOR_IN(chain_in2, CHAIN_BINDING2, ChainIn2);
 #if !defined(EPILOGUE)
 #define EPILOGUE(x, index, slice) (x)
 #endif
+#if defined(HEAD_IN) && !defined(HEAD)
+#define HEAD 1
+#endif
+#if !defined(HEAD_EPILOGUE)
+#define HEAD_EPILOGUE(x, index, slice) (x)
+#endif
+#if defined(HEAD)
+TENSOR_IN(weights0, HEAD_BINDING, Weights0);
+TENSOR_IN(bias0, HEAD_BINDING1, Bias0);
+#if defined(HEAD_IN)
+TENSOR_IN(head_in, HEAD_BINDING2, HeadIn);
+#endif
+// c of the workgroup's rows, [slice][row]: stage 1's A.
+shared vec4 c_tile[C_TILE_VEC4];  // >= DEPTH_STEPS1 * WG_ROWS
+#if K_PARTS0 > 1
+shared vec4 partial0[PARTIAL0_VEC4];
+#endif
+#endif
 
 // x of the workgroup's rows, [slice][row]: stage 2's A.
 shared vec4 x_tile[X_TILE_VEC4];  // >= S1 * WG_ROWS
@@ -67,6 +101,47 @@ shared vec4 partial[PARTIAL_VEC4];
 int output_index(int row, int slice, int slices) {
   return ((row / OUT_HW) * slices + slice) * OUT_HW + row % OUT_HW;
 }
+
+#if defined(HEAD)
+// Stage 0's sums for row `row` (clamped inside), slices ts + j *
+// SLICE_THREADS0, input slices part, part + K_PARTS0, ... of every tap.
+void head_sums(int row, int ts, int part, out vec4 acc[TILE0]) {
+  int in_s = IN_S0;
+  int in_h = IN_H0;
+  int in_w = IN_W0;
+  int c_slices = DEPTH_STEPS1;
+  int pixel = row % OUT_HW;
+  int batch_base = (row / OUT_HW) * in_s * in_h * in_w;
+  int y0 = pixel / OUT_W0 - PAD_TOP;
+  int x0 = pixel % OUT_W0 - PAD_LEFT;
+  int steps = KERNEL_H * KERNEL_W * in_s;
+  for (int j = 0; j < TILE0; ++j) acc[j] = vec4(0.0);
+  for (int tap = 0; tap < KERNEL_H * KERNEL_W; ++tap) {
+    int y = y0 + (tap / KERNEL_W) * DILATION_H;
+    int x = x0 + (tap % KERNEL_W) * DILATION_W;
+    bool inside = y >= 0 && y < in_h && x >= 0 && x < in_w;
+    int base = batch_base + (inside ? y * in_w + x : 0);
+    for (int s = part; s < in_s; s += K_PARTS0) {
+      vec4 a = inside ? LOAD(in0, base + s * in_h * in_w) : vec4(0.0);
+      int k = tap * in_s + s;
+      for (int j = 0; j < TILE0; ++j) {
+        int o = min(ts + j * SLICE_THREADS0, c_slices - 1);
+        int w = (((o / W0_GROUP) * steps + k) * W0_GROUP + o % W0_GROUP) * 4;
+        acc[j] += LOAD(weights0, w) * a.x + LOAD(weights0, w + 1) * a.y +
+                  LOAD(weights0, w + 2) * a.z + LOAD(weights0, w + 3) * a.w;
+      }
+    }
+  }
+}
+
+// c = HEAD_EPILOGUE(HEAD_ACT(sum + b0)) into c_tile.
+void head_store(int row, int r, int slice, vec4 sum) {
+  if (slice >= DEPTH_STEPS1) return;
+  int index = output_index(row, slice, DEPTH_STEPS1);
+  vec4 v = HEAD_ACT(sum + LOAD(bias0, slice));
+  c_tile[slice * WG_ROWS + r] = zero_padded(HEAD_EPILOGUE(v, index, slice), slice, OUT_C0);
+}
+#endif
 
 void store_y(int row, int slice, vec4 sum) {
   if (row >= ROWS || slice >= OUT_S) return;
@@ -81,6 +156,37 @@ void main() {
   int q = t / WG_ROWS;
   int row = int(gl_WorkGroupID.x) * WG_ROWS + r;
   bool real_row = row < ROWS;
+#if defined(HEAD)
+  {
+    int clamped = min(row, ROWS - 1);
+    int ts = q % SLICE_THREADS0;
+    int part = q / SLICE_THREADS0;
+    vec4 acc[TILE0];
+    head_sums(clamped, ts, min(part, K_PARTS0 - 1), acc);
+#if K_PARTS0 > 1
+    for (int j = 0; j < TILE0; ++j) partial0[t * TILE0 + j] = acc[j];
+  }
+  memoryBarrierShared();
+  barrier();
+  {
+    int clamped = min(row, ROWS - 1);
+    int ts = q % SLICE_THREADS0;
+    int part = q / SLICE_THREADS0;
+    vec4 acc[TILE0];
+    for (int j = 0; j < TILE0; ++j) acc[j] = partial0[t * TILE0 + j];
+    for (int p = 1; p < K_PARTS0 && part == 0; ++p) {
+      for (int j = 0; j < TILE0; ++j) {
+        acc[j] += partial0[((p * SLICE_THREADS0 + ts) * WG_ROWS + r) * TILE0 + j];
+      }
+    }
+#endif
+    if (part == 0) {
+      for (int j = 0; j < TILE0; ++j) head_store(clamped, r, ts + j * SLICE_THREADS0, acc[j]);
+    }
+  }
+  memoryBarrierShared();
+  barrier();
+#endif
   {
     const int kSliceThreads = LOCAL_X / WG_ROWS;
     int clamped = min(row, ROWS - 1);
@@ -88,7 +194,11 @@ void main() {
     vec4 acc[TILE1];
     for (int j = 0; j < TILE1; ++j) acc[j] = vec4(0.0);
     for (int d = 0; d < DEPTH_STEPS1; ++d) {
+#if defined(HEAD)
+      vec4 a = c_tile[d * WG_ROWS + r];
+#else
       vec4 a = LOAD(in0, base + d * DEPTH_STRIDE);
+#endif
       for (int j = 0; j < TILE1; ++j) {
         int s = min(q + j * kSliceThreads, S1 - 1);
         int w = (((s / W1_GROUP) * DEPTH_STEPS1 + d) * W1_GROUP + s % W1_GROUP) * 4;

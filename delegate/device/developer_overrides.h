@@ -64,6 +64,7 @@ struct DeveloperOverrides {
   std::optional<bool> dw_register_tiles;         // TFLITE_GLES_X_DW_REGISTER_TILES
   std::optional<bool> dw_splitk;                 // TFLITE_GLES_X_DW_SPLITK
   std::string dw_splitk_tile;                    // TFLITE_GLES_X_DW_SPLITK_TILE
+  std::optional<bool> fuse_chain_heads;          // TFLITE_GLES_X_FUSE_CHAIN_HEADS
   // The storage of tensors: TFLITE_GLES_STORAGE_* (ssbo, texture_buffer,
   // rgba_texture), replacing the option `storage` (A/B runs of the three
   // storages, the test suites under rgba_texture).

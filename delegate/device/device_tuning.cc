@@ -473,6 +473,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   device->fuse_gemm_pairs = device->shared_memory_gemm && !device->gpu->IsLlvmpipe();
   Apply(o.fuse_gemm_pairs, &device->fuse_gemm_pairs);
   if (!o.gemm_pair_tile.empty()) device->gemm_pair_tile_override = o.gemm_pair_tile;
+  // And the 3x3 convolution before such a pair (delegate/passes/gemm_chain_head.h):
+  // NVIDIA only, where it was measured (docs/perf/log.md, "chain3, session 15").
+  device->fuse_chain_heads = device->fuse_gemm_pairs && device->gpu->IsNvidia();
+  Apply(o.fuse_chain_heads, &device->fuse_chain_heads);
   device->fuse_mean_into_gemm_chains = false;
   Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
   device->fuse_resize_into_gemm = device->shared_memory_gemm;

@@ -405,6 +405,7 @@ struct DeviceProfile {
   // TuneForDevice; TFLITE_GLES_X_FUSE_GEMM_PAIRS=0/1; TFLITE_GLES_X_GEMM_PAIR_TILE=WG_ROWS,LOCAL_X
   // forces its tile (sweeps).
   bool fuse_gemm_pairs = false;
+  bool fuse_chain_heads = false;  // their 3x3 head too (gemm_chain_head.h); ..._X_FUSE_CHAIN_HEADS
   std::string gemm_pair_tile_override;
   // A bilinear RESIZE that only a tiled GEMM reads runs in its loads
   // (prologue_fusion.h). Set by TuneForDevice;

@@ -148,6 +148,10 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
     d["S1"] = first.defines.at("OUT_S");
     d["OUT_C1"] = first.defines.at("OUT_C");
     for (const char* name : {"OUT_S", "OUT_C", "OUT_HW"}) d[name] = second.defines.at(name);
+    // A head's uniforms (gemm_chain_head.h sets them where it folds one in).
+    for (const char* name : {"IN_S0", "IN_H0", "IN_W0", "OUT_W0", "PAD_TOP", "PAD_LEFT", "OUT_C0"}) {
+      d[name] = "0";
+    }
     pair.outputs = {y, x};
     pair.inputs = {first.inputs[0], second.inputs[1], second.inputs[2], first.inputs[1],
                    first.inputs[2]};

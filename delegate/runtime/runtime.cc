@@ -24,6 +24,7 @@
 #include "delegate/passes/fusion.h"
 #include "delegate/passes/gemm_batching.h"
 #include "delegate/passes/gemm_chain.h"
+#include "delegate/passes/gemm_chain_head.h"
 #include "delegate/passes/mirror_pad_fusion.h"
 #include "delegate/passes/norm_prologue.h"
 #include "delegate/passes/prologue_fusion.h"
@@ -400,6 +401,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->fused_ += FuseResizeIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseGemmChains(dev, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseGemmPairs(dev, runtime->values_, &kernel_dispatches);
+    runtime->fused_ += FuseGemmChainHeads(dev, runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.batch_gemms) {
     // After the fusions, which may still give a GEMM an epilogue

@@ -1,0 +1,135 @@
+#include "delegate/passes/gemm_chain_head.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "delegate/kernels/gemm.h"
+#include "delegate/passes/dispatch_scan.h"
+#include "delegate/passes/fusion.h"
+
+namespace tflite_gles {
+namespace {
+
+// A conv2d.comp dispatch that gathers its taps from a plain PHWC4 input
+// with stride 1: what gemm_chain.comp's stage 0 computes.
+bool IsPlainConvolution(const Dispatch& c) {
+  if (c.shader != "conv2d" || !HasDefine(c, "GENERIC") || c.outputs.size() != 1 ||
+      !c.read_write.empty() || IntDefine(c, "STRIDE_H") != 1 || IntDefine(c, "STRIDE_W") != 1) {
+    return false;
+  }
+  // (ONE_INPUT_SLICE is IN_S 1, packed alike: it takes.)
+  for (const char* name : {"SLICES_ON_X", "PROLOGUE_IN", "BHWC_INPUT", "TEXTURE_INPUT",
+                           "BHWC_BYTES_INPUT", "GATHER_MIRROR", "GATHER_UPSAMPLE",
+                           "EPILOGUE_IN2"}) {
+    if (HasDefine(c, name)) return false;
+  }
+  return c.inputs.size() == (HasDefine(c, "EPILOGUE_IN") ? 4u : 3u);
+}
+
+}  // namespace
+
+int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& values,
+                       const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches) {
+  if (!device.fuse_chain_heads || !device.gpu) return 0;
+  std::vector<Dispatch>& list = *dispatches;
+  DispatchScan scan(values, list);
+  const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
+  // Stage 0's parts forced (sweeps): the pair tile's optional third number,
+  // "WG_ROWS/LOCAL_X/K_PARTS0", a power of two.
+  int forced_parts = 0;
+  {
+    int rows = 0, width = 0, parts = 0;
+    std::string text = Replaced(device.gemm_pair_tile_override, "/", ",");
+    if (std::sscanf(text.c_str(), "%d,%d,%d", &rows, &width, &parts) == 3 && parts >= 1 &&
+        (parts & (parts - 1)) == 0) {
+      forced_parts = parts;
+    }
+  }
+  int fused = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    Dispatch& pair = list[i];
+    if (scan.removed[i] || pair.shader != "gemm_chain" || HasDefine(pair, "HEAD")) continue;
+    const ValueId c = pair.inputs[0];
+    const Shape4& shape = values[c].shape;
+    const long long pixels = 1LL * shape.h * shape.w;
+    if (values[c].storage_of >= 0 || pinned[c] || scan.Readers(c) != 1 ||
+        IntDefine(pair, "ROWS") != shape.b * pixels || IntDefine(pair, "ROW_PIXELS") != pixels ||
+        IntDefine(pair, "DEPTH_STRIDE") != pixels || IntDefine(pair, "OUT_HW") != pixels ||
+        IntDefine(pair, "DEPTH_STEPS1") != shape.slices() ||
+        IntDefine(pair, "IN_BATCH_STRIDE") != shape.slices() * pixels) {
+      continue;
+    }
+    const int producer = scan.LatestWriter(i, c);
+    if (producer < 0 || !IsPlainConvolution(list[producer]) || list[producer].outputs[0] != c ||
+        IntDefine(list[producer], "OUT_HW") != pixels) {
+      continue;
+    }
+    const Dispatch& conv = list[producer];
+    // The convolution moves to the pair's place: its inputs must be as they
+    // are at its own, and none of them may be what the pair writes.
+    bool moves = true;
+    for (ValueId id : conv.inputs) {
+      const ValueId root = StorageRoot(values, id);
+      moves = moves && !scan.WrittenBetween(producer, i, root) &&
+              root != StorageRoot(values, pair.outputs[0]) &&
+              root != StorageRoot(values, pair.outputs[1]);
+    }
+    auto act = ElementwiseExpression(conv, "x", "");
+    if (!moves || !act) continue;
+    // Stage 0's split of the pair's invocations: each row's LOCAL_X /
+    // WG_ROWS invocations over c's slices, the rest as parts of the depth.
+    const int local_x = static_cast<int>(pair.local[0]);
+    const int wg_rows = static_cast<int>(IntDefine(pair, "WG_ROWS"));
+    const int slice_threads = local_x / wg_rows;
+    const int c_slices = shape.slices();
+    int slice_threads0 = std::min(slice_threads, kernels::PowerOfTwoAtLeast(c_slices));
+    if (forced_parts > 0 && forced_parts <= slice_threads) {
+      slice_threads0 = slice_threads / forced_parts;
+    }
+    const int k_parts0 = slice_threads / slice_threads0;
+    const int tile0 = (c_slices + slice_threads0 - 1) / slice_threads0;
+    const int partial0 = k_parts0 > 1 ? local_x * tile0 : 1;
+    const int shared = static_cast<int>(IntDefine(pair, "X_TILE_VEC4") +
+                                        IntDefine(pair, "PARTIAL_VEC4")) +
+                       wg_rows * c_slices + partial0;
+    const int head_binding = static_cast<int>(pair.outputs.size() + pair.inputs.size());
+    const int head_operands = static_cast<int>(conv.inputs.size()) - 1;  // W0, b0, [operand]
+    if (shared > kernels::SharedGemmVec4Limit(device) ||
+        head_binding + head_operands > device.max_dispatch_buffers) {
+      continue;
+    }
+    auto& d = pair.defines;
+    d[HasDefine(conv, "EPILOGUE_IN") ? "HEAD_IN" : "HEAD"] = "";
+    d["HEAD_ACT(x)"] = *act;
+    if (auto e = conv.defines.find(kEpilogueDefine); e != conv.defines.end()) {
+      d["HEAD_EPILOGUE(x,index,slice)"] = Replaced(e->second, "epilogue_in", "head_in");
+    }
+    d["HEAD_BINDING"] = std::to_string(head_binding);
+    d["HEAD_BINDING1"] = std::to_string(head_binding + 1);
+    d["HEAD_BINDING2"] = std::to_string(head_binding + 2);
+    for (const char* name : {"KERNEL_H", "KERNEL_W", "DILATION_H", "DILATION_W", "PAD_TOP",
+                             "PAD_LEFT"}) {
+      d[name] = conv.defines.at(name);
+    }
+    d["W0_GROUP"] = conv.defines.at("TILE_SLICES");
+    for (const char* name : {"IN_S", "IN_H", "IN_W", "OUT_W", "OUT_C"}) {
+      d[std::string(name) + "0"] = conv.defines.at(name);
+    }
+    d["TILE0"] = std::to_string(tile0);
+    d["SLICE_THREADS0"] = std::to_string(slice_threads0);
+    d["K_PARTS0"] = std::to_string(k_parts0);
+    d["C_TILE_VEC4"] = std::to_string(wg_rows * c_slices);
+    d["PARTIAL0_VEC4"] = std::to_string(partial0);
+    pair.inputs[0] = conv.inputs[0];
+    for (size_t k = 1; k < conv.inputs.size(); ++k) pair.inputs.push_back(conv.inputs[k]);
+    pair.label = conv.label + " + " + pair.label;
+    pair.flops += conv.flops;
+    scan.removed[producer] = true;
+    ++fused;
+  }
+  EraseRemoved(scan.removed, &list);
+  return fused;
+}
+
+}  // namespace tflite_gles

@@ -1,0 +1,85 @@
+"""The convolution before a GEMM pair as that pair's stage 0
+(delegate/passes/gemm_chain_head.h, shaders/gemm_chain.comp HEAD): ENet's
+3x3 + PRELU, the 1x1 expansion + residual ADD + PRELU and the next
+bottleneck's 1x1 projection + PRELU as one dispatch. Forced on llvmpipe
+(TFLITE_GLES_SHARED_MEMORY_GEMM=1, TFLITE_GLES_X_EPILOGUE_IN2=1 and
+TFLITE_GLES_X_FUSE_GEMM_PAIRS=1, on by default only on real GPUs; the heads
+by default on NVIDIA only): answers match TFLite's CPU kernels with
+TFLITE_GLES_X_FUSE_CHAIN_HEADS off and on, and one dispatch less per head."""
+
+import pytest
+
+from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
+from test_fusion import Chain
+from test_gemm_chain import prelu
+
+SWITCH = "TFLITE_GLES_X_FUSE_CHAIN_HEADS"
+
+
+def conv(c, x, out_c, kernel, dilation=1, activation="NONE"):
+    """A stride-1 SAME convolution of `kernel` x `kernel` taps, `dilation` apart."""
+    n, h, w, _ = c.shapes[x]
+    out = c.b.add_tensor([n, h, w, out_c])
+    c.shapes[out] = [n, h, w, out_c]
+    c.b.add_op("CONV_2D", [x, c.const([out_c, kernel, kernel, c.shapes[x][-1]]),
+                           c.const([out_c], -1, 1)],
+               [out], {"padding": "SAME", "stride_h": 1, "stride_w": 1,
+                       "dilation_h_factor": dilation, "dilation_w_factor": dilation,
+                       "fused_activation_function": activation})
+    return out
+
+
+def bottleneck(c, x, mid, kernel=3, dilation=1, activation="NONE", taps_out=None):
+    """1x1 projection + PRELU, KxK + PRELU, 1x1 expansion + x, PRELU; the
+    KxK's output also into `taps_out` (a list) when given."""
+    t = conv(c, prelu(c, c.conv(x, mid)), mid, kernel, dilation, activation)
+    if taps_out is not None:
+        taps_out.append(t)
+    y = prelu(c, t) if activation == "NONE" else t
+    return prelu(c, c.binary("ADD", c.conv(y, c.shapes[x][-1]), x))
+
+
+def run(monkeypatch, c, outputs, fp16=False):
+    model = c.build(outputs)
+    inputs = random_inputs(c.input_shapes, seed=7)
+    for name in ("TFLITE_GLES_SHARED_MEMORY_GEMM", "TFLITE_GLES_X_EPILOGUE_IN2",
+                 "TFLITE_GLES_X_FUSE_GEMM_PAIRS"):
+        monkeypatch.setenv(name, "1")
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, inputs, {"precision_loss_allowed": fp16})
+    assert_fully_delegated(fused_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fused, cpu, fp16)
+    return plain_stats["dispatches"] - fused_stats["dispatches"]
+
+
+@pytest.mark.parametrize("shape,mid", [
+    ([1, 32, 32, 32], 8),   # whole slices; 1024 rows: 128 workgroups of 8
+    ([1, 37, 29, 20], 5),   # channels not a multiple of 4; rows not of the tile
+    ([1, 40, 40, 16], 4),   # one slice of c
+    ([1, 48, 48, 64], 16),  # the hair stand-in's 64x64 blocks' widths (4 slices of c)
+    ([2, 24, 24, 12], 3)])  # two batches
+@pytest.mark.parametrize("fp16", [False, True])
+def test_enet_bottleneck_heads(monkeypatch, shape, mid, fp16):
+    c = Chain(shape, seed=shape[1] + mid)
+    x = bottleneck(c, bottleneck(c, c.x, mid), mid)
+    # The first block's 3x3 into the pair of its expansion and the second's projection.
+    assert run(monkeypatch, c, [x], fp16) == 1
+
+
+@pytest.mark.parametrize("kernel,dilation,activation", [
+    (3, 2, "NONE"),   # dilated (hair's asymmetric / dilated blocks' kind)
+    (5, 1, "NONE"),   # a wider window, padding 2
+    (3, 1, "RELU")])  # a fused activation instead of a PRELU epilogue
+def test_other_windows(monkeypatch, kernel, dilation, activation):
+    c = Chain([1, 32, 32, 32], seed=kernel + dilation)  # 1024 rows: the pairs take them
+    x = bottleneck(c, bottleneck(c, c.x, 8, kernel, dilation, activation), 8)
+    assert run(monkeypatch, c, [x]) == 1
+
+
+def test_convolution_read_elsewhere_stays_apart(monkeypatch):
+    """A 3x3 whose output the model also returns keeps its own dispatch."""
+    c = Chain([1, 32, 32, 32], seed=3)
+    taps = []
+    x = bottleneck(c, bottleneck(c, c.x, 8, taps_out=taps), 8)
+    assert run(monkeypatch, c, [x, taps[0]]) == 0
