@@ -76,6 +76,5 @@ t=$(left 8)
   --standin hair_segmentation_512_builtin
 rounds 10 "base3 new3" --standin mobilenet_v1_1.0_224 --model "$M/deeplabv3_257_mv_gpu.tflite"
 rounds 10 "base2 new2" --standin hair_segmentation_512 --standin hair_segmentation_512_builtin
-echo "== done at ${SECONDS} s"
-grep -E "^(==|\| (sum|invoke))" "$SWEEP"
 cat "$RB"
+echo "== done at ${SECONDS} s"
