@@ -55,11 +55,15 @@ sweep() {
   sed -n "/^== $name\$/,\$p" "$SWEEP" | grep -E "^\| (sum|invoke)" >> "$RB"
   python3 bench/device_chain3_summary.py "$OUT/chain3-sweep-$name.json" >> "$RB" 2>&1
 }
-# Stage 0's split: the pair tile's third number forces its parts (16 rows x
-# 256 at 64x64 by the rule: 16 invocations a row, 8 slices x 2 parts).
+# Stage 0's split: the pair tile's third and fourth numbers force its parts
+# and rows per invocation (the rule at 64x64: 16 rows x 256, 16 invocations a
+# row over c's 8 slices x 2 parts, one row each). pN: N parts; rRpN: R rows
+# per invocation and N parts (2 rows, 8 parts: 2 slices each); r32: 32 rows a
+# workgroup (8 invocations a row, no parts; the pairs' tile changes too).
 T=env.TFLITE_GLES_X_GEMM_PAIR_TILE
-sweep fp32 "" 12 "p1:$T=16/256/1" "p4:$T=16/256/4" "r8:$T=8/256" "r32:$T=32/256"
-sweep fp16 "$F16" 8 "p4:$T=16/256/4"
+sweep fp32 "" 16 "p1:$T=16/256/1" "p4:$T=16/256/4" "r2p4:$T=16/256/4/2" \
+  "r4p8:$T=16/256/8/4" "r2p8:$T=16/256/8/2" "r32:$T=32/256"
+sweep fp16 "$F16" 9 "r2p4:$T=16/256/4/2" "r4p8:$T=16/256/8/4"
 echo "== options_ab, hair stand-in (ms; max diff vs the first variant)" >> "$RB"
 t=$(left 10)
 [ "$t" -gt 0 ] && TFLITE_GLES_LIB=$NEW_LIB timeout "$t" python3 bench/options_ab.py \

@@ -28,7 +28,8 @@
 // conv2d.comp's GENERIC path reads them, weights packed as conv2d.comp's
 // [group][tap][slice][W0_GROUP][4]), its K_PARTS0 parts meeting in
 // `partial0`, and stage 1 reads c from there: one dispatch per bottleneck
-// instead of two (~5 us of dispatch floor each on the H100). Bindings
+// instead of two (~5 us of dispatch floor each on the H100); ROWS0 rows
+// per invocation (each weight load feeds that many). Bindings
 // HEAD_BINDING, HEAD_BINDING1, HEAD_BINDING2 = W0, b0, HEAD_IN (c's
 // epilogue operand).
 //
@@ -38,7 +39,7 @@
 // @axis - HEAD HEAD_IN
 // @const HEAD_BINDING=10 HEAD_BINDING1=11 HEAD_BINDING2=12 KERNEL_H=3 KERNEL_W=3
 // @const DILATION_H=1 DILATION_W=1 W0_GROUP=2 TILE0=1 SLICE_THREADS0=4 K_PARTS0=1
-// @const C_TILE_VEC4=32 PARTIAL0_VEC4=1
+// @const C_TILE_VEC4=32 PARTIAL0_VEC4=1 ROWS0=1
 // @const HEAD_EPILOGUE(x,index,slice)=(x) HEAD_ACT(x)=(x)
 // @uniform IN_S0=2 IN_H0=4 IN_W0=4 OUT_W0=4 PAD_TOP=1 PAD_LEFT=1 OUT_C0=8
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 WG_ROWS=16 TILE1=1 TILE2=1 SLICE_THREADS2=4 K_PARTS2=1
@@ -103,32 +104,54 @@ int output_index(int row, int slice, int slices) {
 }
 
 #if defined(HEAD)
-// Stage 0's sums for row `row` (clamped inside), slices ts + j *
-// SLICE_THREADS0, input slices part, part + K_PARTS0, ... of every tap.
-void head_sums(int row, int ts, int part, out vec4 acc[TILE0]) {
+// Stage 0: invocation t takes the workgroup's rows g + i * HEAD_GROUPS (g =
+// t % HEAD_GROUPS, i < ROWS0: each weight vec4 it loads feeds ROWS0 rows),
+// c's slices ts + j * SLICE_THREADS0 and the input slices part, part +
+// K_PARTS0, ... of every tap (ts, part: t / HEAD_GROUPS's split).
+#define HEAD_GROUPS (WG_ROWS / ROWS0)
+#define HEAD_TILE (ROWS0 * TILE0)
+void head_sums(int g, int ts, int part, out vec4 acc[HEAD_TILE]) {
   int in_s = IN_S0;
   int in_h = IN_H0;
   int in_w = IN_W0;
   int c_slices = DEPTH_STEPS1;
-  int pixel = row % OUT_HW;
-  int batch_base = (row / OUT_HW) * in_s * in_h * in_w;
-  int y0 = pixel / OUT_W0 - PAD_TOP;
-  int x0 = pixel % OUT_W0 - PAD_LEFT;
   int steps = KERNEL_H * KERNEL_W * in_s;
-  for (int j = 0; j < TILE0; ++j) acc[j] = vec4(0.0);
+  int y0[ROWS0];
+  int x0[ROWS0];
+  int batch_base[ROWS0];
+  for (int i = 0; i < ROWS0; ++i) {
+    int row = min(int(gl_WorkGroupID.x) * WG_ROWS + g + i * HEAD_GROUPS, ROWS - 1);
+    int pixel = row % OUT_HW;
+    batch_base[i] = (row / OUT_HW) * in_s * in_h * in_w;
+    y0[i] = pixel / OUT_W0 - PAD_TOP;
+    x0[i] = pixel % OUT_W0 - PAD_LEFT;
+  }
+  for (int j = 0; j < HEAD_TILE; ++j) acc[j] = vec4(0.0);
   for (int tap = 0; tap < KERNEL_H * KERNEL_W; ++tap) {
-    int y = y0 + (tap / KERNEL_W) * DILATION_H;
-    int x = x0 + (tap % KERNEL_W) * DILATION_W;
-    bool inside = y >= 0 && y < in_h && x >= 0 && x < in_w;
-    int base = batch_base + (inside ? y * in_w + x : 0);
+    int base[ROWS0];
+    bool inside[ROWS0];
+    for (int i = 0; i < ROWS0; ++i) {
+      int y = y0[i] + (tap / KERNEL_W) * DILATION_H;
+      int x = x0[i] + (tap % KERNEL_W) * DILATION_W;
+      inside[i] = y >= 0 && y < in_h && x >= 0 && x < in_w;
+      base[i] = batch_base[i] + (inside[i] ? y * in_w + x : 0);
+    }
     for (int s = part; s < in_s; s += K_PARTS0) {
-      vec4 a = inside ? LOAD(in0, base + s * in_h * in_w) : vec4(0.0);
+      vec4 a[ROWS0];
+      for (int i = 0; i < ROWS0; ++i) {
+        a[i] = inside[i] ? LOAD(in0, base[i] + s * in_h * in_w) : vec4(0.0);
+      }
       int k = tap * in_s + s;
       for (int j = 0; j < TILE0; ++j) {
         int o = min(ts + j * SLICE_THREADS0, c_slices - 1);
         int w = (((o / W0_GROUP) * steps + k) * W0_GROUP + o % W0_GROUP) * 4;
-        acc[j] += LOAD(weights0, w) * a.x + LOAD(weights0, w + 1) * a.y +
-                  LOAD(weights0, w + 2) * a.z + LOAD(weights0, w + 3) * a.w;
+        vec4 w0 = LOAD(weights0, w);
+        vec4 w1 = LOAD(weights0, w + 1);
+        vec4 w2 = LOAD(weights0, w + 2);
+        vec4 w3 = LOAD(weights0, w + 3);
+        for (int i = 0; i < ROWS0; ++i) {
+          acc[i * TILE0 + j] += w0 * a[i].x + w1 * a[i].y + w2 * a[i].z + w3 * a[i].w;
+        }
       }
     }
   }
@@ -158,30 +181,34 @@ void main() {
   bool real_row = row < ROWS;
 #if defined(HEAD)
   {
-    int clamped = min(row, ROWS - 1);
-    int ts = q % SLICE_THREADS0;
-    int part = q / SLICE_THREADS0;
-    vec4 acc[TILE0];
-    head_sums(clamped, ts, min(part, K_PARTS0 - 1), acc);
+    int g = t % HEAD_GROUPS;
+    int ts = (t / HEAD_GROUPS) % SLICE_THREADS0;
+    int part = t / HEAD_GROUPS / SLICE_THREADS0;
+    vec4 acc[HEAD_TILE];
+    head_sums(g, ts, min(part, K_PARTS0 - 1), acc);
 #if K_PARTS0 > 1
-    for (int j = 0; j < TILE0; ++j) partial0[t * TILE0 + j] = acc[j];
+    for (int j = 0; j < HEAD_TILE; ++j) partial0[t * HEAD_TILE + j] = acc[j];
   }
   memoryBarrierShared();
   barrier();
   {
-    int clamped = min(row, ROWS - 1);
-    int ts = q % SLICE_THREADS0;
-    int part = q / SLICE_THREADS0;
-    vec4 acc[TILE0];
-    for (int j = 0; j < TILE0; ++j) acc[j] = partial0[t * TILE0 + j];
+    int g = t % HEAD_GROUPS;
+    int ts = (t / HEAD_GROUPS) % SLICE_THREADS0;
+    int part = t / HEAD_GROUPS / SLICE_THREADS0;
+    vec4 acc[HEAD_TILE];
+    for (int j = 0; j < HEAD_TILE; ++j) acc[j] = partial0[t * HEAD_TILE + j];
     for (int p = 1; p < K_PARTS0 && part == 0; ++p) {
-      for (int j = 0; j < TILE0; ++j) {
-        acc[j] += partial0[((p * SLICE_THREADS0 + ts) * WG_ROWS + r) * TILE0 + j];
+      for (int j = 0; j < HEAD_TILE; ++j) {
+        acc[j] += partial0[((p * SLICE_THREADS0 + ts) * HEAD_GROUPS + g) * HEAD_TILE + j];
       }
     }
 #endif
-    if (part == 0) {
-      for (int j = 0; j < TILE0; ++j) head_store(clamped, r, ts + j * SLICE_THREADS0, acc[j]);
+    for (int i = 0; i < ROWS0 && part == 0; ++i) {
+      int rr = g + i * HEAD_GROUPS;
+      int clamped = min(int(gl_WorkGroupID.x) * WG_ROWS + rr, ROWS - 1);
+      for (int j = 0; j < TILE0; ++j) {
+        head_store(clamped, rr, ts + j * SLICE_THREADS0, acc[i * TILE0 + j]);
+      }
     }
   }
   memoryBarrierShared();

@@ -35,16 +35,15 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
   std::vector<Dispatch>& list = *dispatches;
   DispatchScan scan(values, list);
   const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
-  // Stage 0's parts forced (sweeps): the pair tile's optional third number,
-  // "WG_ROWS/LOCAL_X/K_PARTS0", a power of two.
-  int forced_parts = 0;
+  // Stage 0's split forced (sweeps): the pair tile's optional third and
+  // fourth numbers, "WG_ROWS/LOCAL_X/K_PARTS0[/ROWS0]", powers of two.
+  int forced_parts = 0, rows0 = 1;
   {
-    int rows = 0, width = 0, parts = 0;
+    int rows = 0, width = 0, parts = 0, tile_rows = 0;
     std::string text = Replaced(device.gemm_pair_tile_override, "/", ",");
-    if (std::sscanf(text.c_str(), "%d,%d,%d", &rows, &width, &parts) == 3 && parts >= 1 &&
-        (parts & (parts - 1)) == 0) {
-      forced_parts = parts;
-    }
+    const int n = std::sscanf(text.c_str(), "%d,%d,%d,%d", &rows, &width, &parts, &tile_rows);
+    if (n >= 3 && parts >= 1 && (parts & (parts - 1)) == 0) forced_parts = parts;
+    if (n == 4 && tile_rows >= 1 && (tile_rows & (tile_rows - 1)) == 0) rows0 = tile_rows;
   }
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
@@ -77,11 +76,13 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     }
     auto act = ElementwiseExpression(conv, "x", "");
     if (!moves || !act) continue;
-    // Stage 0's split of the pair's invocations: each row's LOCAL_X /
-    // WG_ROWS invocations over c's slices, the rest as parts of the depth.
+    // Stage 0's split of the pair's invocations: ROWS0 rows each, each
+    // group of rows' LOCAL_X * ROWS0 / WG_ROWS invocations over c's slices,
+    // the rest as parts of the depth.
     const int local_x = static_cast<int>(pair.local[0]);
     const int wg_rows = static_cast<int>(IntDefine(pair, "WG_ROWS"));
-    const int slice_threads = local_x / wg_rows;
+    if (rows0 > wg_rows) continue;
+    const int slice_threads = local_x * rows0 / wg_rows;
     const int c_slices = shape.slices();
     int slice_threads0 = std::min(slice_threads, kernels::PowerOfTwoAtLeast(c_slices));
     if (forced_parts > 0 && forced_parts <= slice_threads) {
@@ -89,7 +90,7 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     }
     const int k_parts0 = slice_threads / slice_threads0;
     const int tile0 = (c_slices + slice_threads0 - 1) / slice_threads0;
-    const int partial0 = k_parts0 > 1 ? local_x * tile0 : 1;
+    const int partial0 = k_parts0 > 1 ? local_x * rows0 * tile0 : 1;
     const int shared = static_cast<int>(IntDefine(pair, "X_TILE_VEC4") +
                                         IntDefine(pair, "PARTIAL_VEC4")) +
                        wg_rows * c_slices + partial0;
@@ -121,6 +122,7 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     d["K_PARTS0"] = std::to_string(k_parts0);
     d["C_TILE_VEC4"] = std::to_string(wg_rows * c_slices);
     d["PARTIAL0_VEC4"] = std::to_string(partial0);
+    d["ROWS0"] = std::to_string(rows0);
     pair.inputs[0] = conv.inputs[0];
     for (size_t k = 1; k < conv.inputs.size(); ++k) pair.inputs.push_back(conv.inputs[k]);
     pair.label = conv.label + " + " + pair.label;

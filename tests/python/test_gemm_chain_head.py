@@ -83,3 +83,15 @@ def test_convolution_read_elsewhere_stays_apart(monkeypatch):
     taps = []
     x = bottleneck(c, bottleneck(c, c.x, 8, taps_out=taps), 8)
     assert run(monkeypatch, c, [x, taps[0]]) == 0
+
+
+@pytest.mark.parametrize("tile", [
+    "16/256/4/2",   # 2 rows per invocation, 4 parts of the input slices
+    "8/256/2/4",    # 4 rows, 2 parts
+    "16/64/2/1"])   # 2 invocations over c's 8 slices: 4 slices each
+def test_forced_stage0_splits(monkeypatch, tile):
+    """TFLITE_GLES_X_GEMM_PAIR_TILE's WG_ROWS/LOCAL_X/K_PARTS0/ROWS0 (sweeps)."""
+    monkeypatch.setenv("TFLITE_GLES_X_GEMM_PAIR_TILE", tile)
+    c = Chain([1, 48, 48, 64], seed=11)  # 2304 rows: >= 128 workgroups of 16
+    x = bottleneck(c, bottleneck(c, c.x, 32), 32)
+    assert run(monkeypatch, c, [x]) == 1
