@@ -14,8 +14,8 @@
 #    $OUT/chain3-sweep.txt, and per variant the heads' / pairs' / 3x3s' count
 #    and mean us (bench/device_chain3_summary.py).
 # 2. bench/options_ab.py (wall of set_tensor + invoke + get_tensor, one
-#    process, 300 interleaved invokes): heads on / off, fp32 and fp16, with
-#    the outputs' largest difference.
+#    process, 300 interleaved invokes): heads on / off, fp32 and fp16, and
+#    the 16-deep pair off (s8), with the outputs' largest difference.
 # 3. run_bench.py base / new interleaved (ours fp32 + fp16): the stand-in and
 #    its builtin twin in two rounds each, MobileNet v1 1.0 and DeepLab in one;
 #    LiteRT GPU's row of the stand-ins once.
@@ -60,15 +60,19 @@ sweep() {
 # row over c's 8 slices x 2 parts, one row each). pN: N parts; rRpN: R rows
 # per invocation and N parts (2 rows, 8 parts: 2 slices each); r32: 32 rows a
 # workgroup (8 invocations a row, no parts; the pairs' tile changes too).
+# s8: the pairs' first GEMM at most 8 input slices deep (before: down2's main
+# 1x1 of 16 stays apart from the projection after it).
 T=env.TFLITE_GLES_X_GEMM_PAIR_TILE
-sweep fp32 "" 16 "p1:$T=16/256/1" "p4:$T=16/256/4" "r2p4:$T=16/256/4/2" \
+S8=env.TFLITE_GLES_X_GEMM_PAIR_STEPS=8
+sweep fp32 "" 16 "s8:$S8" "p4:$T=16/256/4" "r2p4:$T=16/256/4/2" \
   "r4p8:$T=16/256/8/4" "r2p8:$T=16/256/8/2" "r32:$T=32/256"
 sweep fp16 "$F16" 9 "r2p4:$T=16/256/4/2" "r4p8:$T=16/256/8/4"
 echo "== options_ab, hair stand-in (ms; max diff vs the first variant)" >> "$RB"
 t=$(left 10)
 [ "$t" -gt 0 ] && TFLITE_GLES_LIB=$NEW_LIB timeout "$t" python3 bench/options_ab.py \
   --model "$HAIR" --iterations 300 --variant fp32: --variant "fp32-noheads:$H=0" \
-  --variant "fp16:$F16" --variant "fp16-noheads:$F16,$H=0" 2>&1 | grep -E "^\|" >> "$RB"
+  --variant "fp16:$F16" --variant "fp16-noheads:$F16,$H=0" --variant "fp32-s8:$S8" 2>&1 \
+  | grep -E "^\|" >> "$RB"
 rounds() {
   local t
   t=$(left "$1"); shift

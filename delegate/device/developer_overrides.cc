@@ -185,6 +185,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.dw_splitk = Switch("TFLITE_GLES_X_DW_SPLITK");
   o.dw_splitk_tile = Text("TFLITE_GLES_X_DW_SPLITK_TILE");
   o.fuse_chain_heads = Switch("TFLITE_GLES_X_FUSE_CHAIN_HEADS");
+  o.gemm_pair_steps = NonNegative("TFLITE_GLES_X_GEMM_PAIR_STEPS");
   // The tensor storage forced (A/B runs of the three storages; the op and
   // model tests under RGBA textures, ctest op_tests_rgba_textures).
   o.storage = Storage("TFLITE_GLES_X_STORAGE");

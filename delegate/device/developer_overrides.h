@@ -65,6 +65,7 @@ struct DeveloperOverrides {
   std::optional<bool> dw_splitk;                 // TFLITE_GLES_X_DW_SPLITK
   std::string dw_splitk_tile;                    // TFLITE_GLES_X_DW_SPLITK_TILE
   std::optional<bool> fuse_chain_heads;          // TFLITE_GLES_X_FUSE_CHAIN_HEADS
+  std::optional<long long> gemm_pair_steps;      // TFLITE_GLES_X_GEMM_PAIR_STEPS
   // The storage of tensors: TFLITE_GLES_STORAGE_* (ssbo, texture_buffer,
   // rgba_texture), replacing the option `storage` (A/B runs of the three
   // storages, the test suites under rgba_texture).

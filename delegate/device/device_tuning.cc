@@ -477,6 +477,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // NVIDIA only, where it was measured (docs/perf/log.md, "chain3, session 15").
   device->fuse_chain_heads = device->fuse_gemm_pairs && device->gpu->IsNvidia();
   Apply(o.fuse_chain_heads, &device->fuse_chain_heads);
+  // A first GEMM of up to 16 input slices there (hair's down2 main 1x1 and the
+  // projection after it; DeepLab's 128-step one stays apart).
+  device->gemm_pair_max_steps = device->gpu->IsNvidia() ? 16 : 8;
+  Apply(o.gemm_pair_steps, &device->gemm_pair_max_steps);
   device->fuse_mean_into_gemm_chains = false;
   Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
   device->fuse_resize_into_gemm = device->shared_memory_gemm;

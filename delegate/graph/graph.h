@@ -401,10 +401,10 @@ struct DeviceProfile {
   // 16x16x96 block took 37 us against ~18 for its mean and chain apart (docs/perf/log.md,
   // "seg, session 11"); TFLITE_GLES_X_FUSE_CHAIN_MEAN=0/1.
   bool fuse_mean_into_gemm_chains = false;
-  // Two tiled 1x1 GEMMs in a row as one dispatch (delegate/passes/gemm_chain.h). Set by
-  // TuneForDevice; TFLITE_GLES_X_FUSE_GEMM_PAIRS=0/1; TFLITE_GLES_X_GEMM_PAIR_TILE=WG_ROWS,LOCAL_X
-  // forces its tile (sweeps).
+  // Two tiled 1x1 GEMMs in a row as one dispatch (delegate/passes/gemm_chain.h), set by
+  // TuneForDevice; TFLITE_GLES_X_FUSE_GEMM_PAIRS=0/1, ..._GEMM_PAIR_TILE (sweeps).
   bool fuse_gemm_pairs = false;
+  int gemm_pair_max_steps = 8;    // the first's input slices at most; ..._X_GEMM_PAIR_STEPS
   bool fuse_chain_heads = false;  // their 3x3 head too (gemm_chain_head.h); ..._X_FUSE_CHAIN_HEADS
   std::string gemm_pair_tile_override;
   // A bilinear RESIZE that only a tiled GEMM reads runs in its loads

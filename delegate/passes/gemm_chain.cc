@@ -107,7 +107,7 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
     // And a first of few input steps (an expansion: stage 1 is each
     // workgroup's serial part; DeepLab's 512 -> 256 before its logits
     // would make it 128 steps long).
-    if (out_s > s1 || IntDefine(first, "DEPTH_STEPS") > 8 ||
+    if (out_s > s1 || IntDefine(first, "DEPTH_STEPS") > device.gemm_pair_max_steps ||
         (rows + wg_rows - 1) / wg_rows < 128 || slice_threads < 1 ||
         wg_rows * s1 + partial > kernels::SharedGemmVec4Limit(device) ||
         7 + operands > device.max_dispatch_buffers) {

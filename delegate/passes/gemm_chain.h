@@ -19,7 +19,8 @@ namespace tflite_gles {
 // neither with a prologue or shapes compiled in; the second with at most
 // one epilogue operand, the first with at most two; x no view; nothing
 // between them writes the second's other inputs or touches its output; the
-// second no wider than x, the first at most 8 input slices deep, and the
+// second no wider than x, the first at most DeviceProfile::gemm_pair_max_steps
+// input slices deep (8; 16 on NVIDIA), and the
 // rows at least 128 workgroups of 8.
 // The fused dispatch takes the first's place (x's other readers may come
 // before the second). Only where DeviceProfile::fuse_gemm_pairs is set and

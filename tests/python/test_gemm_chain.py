@@ -50,13 +50,13 @@ def test_enet_bottlenecks(monkeypatch, shape, mid, fp16):
 @pytest.mark.parametrize("case", ["widening second", "deep first", "x in the second's epilogue"])
 def test_pairs_the_pass_leaves_apart(monkeypatch, case):
     """A second GEMM wider than x (MobileNet v2's expansion after its
-    projection), a first of more than 8 input slices (DeepLab's 512 -> 256
+    projection), a first of more than 16 input slices (DeepLab's 512 -> 256
     before its logits), and x read again by the second's own epilogue (it
     would be read in the dispatch that writes it) stay two dispatches, and
     the answers stay the CPU's."""
     shape, mid, wide = [1, 32, 32, 16], 8, 16
     if case == "deep first":
-        shape = [1, 32, 32, 40]
+        shape = [1, 32, 32, 72]  # 18 slices: over the gate on NVIDIA (16) too
     c = Chain(shape, seed=len(case))
     x = prelu(c, c.conv(c.x, wide))
     if case == "widening second":
@@ -73,3 +73,21 @@ def test_pairs_the_pass_leaves_apart(monkeypatch, case):
         monkeypatch, SWITCH, model, inputs)
     assert_close(fused, cpu)
     assert fused_stats["dispatches"] == plain_stats["dispatches"], (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("steps,folded", [("8", 0), ("16", 1)])
+def test_first_depth_gate(monkeypatch, steps, folded):
+    """TFLITE_GLES_X_GEMM_PAIR_STEPS (DeviceProfile::gemm_pair_max_steps; 16
+    on NVIDIA, 8 elsewhere): a first GEMM of 10 input slices pairs under 16."""
+    c = Chain([1, 32, 32, 40], seed=9)
+    y = prelu(c, c.conv(prelu(c, c.conv(c.x, 16)), 8))
+    model = c.build([y])
+    inputs = random_inputs(c.input_shapes, seed=8)
+    for name, value in (("TFLITE_GLES_SHARED_MEMORY_GEMM", "1"),
+                        ("TFLITE_GLES_X_EPILOGUE_IN2", "1"),
+                        ("TFLITE_GLES_X_GEMM_PAIR_STEPS", steps)):
+        monkeypatch.setenv(name, value)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, inputs)
+    assert_close(fused, cpu)
+    assert plain_stats["dispatches"] - fused_stats["dispatches"] == folded
