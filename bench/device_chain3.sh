@@ -19,7 +19,7 @@
 # 3. run_bench.py base / new interleaved (ours fp32 + fp16): the stand-in and
 #    its builtin twin in two rounds each, MobileNet v1 1.0 and DeepLab in one;
 #    LiteRT GPU's row of the stand-ins once.
-# Everything in $OUT/chain3-rb.txt; under 100 s (steps cut to end by 95 s);
+# Everything in $OUT/chain3-rb.txt; under 100 s (steps cut to end by ~93 s);
 # the decisive lines are last.
 source "$(dirname "$0")/device_common.sh"
 HAIR=build/models/hair_segmentation_512.tflite
@@ -28,9 +28,9 @@ python3 tools/build_standins.py build/models hair_segmentation_512 \
 H=env.TFLITE_GLES_X_FUSE_CHAIN_HEADS
 SWEEP=$OUT/chain3-sweep.txt RB=$OUT/chain3-rb.txt
 : > "$RB"
-# left LIMIT: LIMIT, or less so that the script ends by 95 s; 0 past that.
+# left LIMIT: LIMIT, or less so that the script ends by ~93 s; 0 past that.
 left() {
-  local rest=$((95 - SECONDS))
+  local rest=$((92 - SECONDS))
   if [ "$rest" -lt 4 ]; then echo 0
   elif [ "$rest" -lt "$1" ]; then echo "$rest"
   else echo "$1"; fi
