@@ -39,7 +39,7 @@
 // @axis - HEAD HEAD_IN
 // @const HEAD_BINDING=10 HEAD_BINDING1=11 HEAD_BINDING2=12 KERNEL_H=3 KERNEL_W=3
 // @const DILATION_H=1 DILATION_W=1 W0_GROUP=2 TILE0=1 SLICE_THREADS0=4 K_PARTS0=1
-// @const C_TILE_VEC4=32 PARTIAL0_VEC4=1 ROWS0=1
+// @const C_TILE_VEC4=32 PARTIAL0_VEC4=1 ROWS0=1 HEAD_MATH_P=mediump HEAD_ACC_P=mediump
 // @const HEAD_EPILOGUE(x,index,slice)=(x) HEAD_ACT(x)=(x)
 // @uniform IN_S0=2 IN_H0=4 IN_W0=4 OUT_W0=4 PAD_TOP=1 PAD_LEFT=1 OUT_C0=8
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 WG_ROWS=16 TILE1=1 TILE2=1 SLICE_THREADS2=4 K_PARTS2=1
@@ -110,7 +110,15 @@ int output_index(int row, int slice, int slices) {
 // K_PARTS0, ... of every tap (ts, part: t / HEAD_GROUPS's split).
 #define HEAD_GROUPS (WG_ROWS / ROWS0)
 #define HEAD_TILE (ROWS0 * TILE0)
-void head_sums(int g, int ts, int part, out vec4 acc[HEAD_TILE]) {
+// The convolution's own precisions (conv2d.comp's MATH_P, ACC_P: mediump
+// with fp16 storage where DeviceProfile::fp16_math asks for it).
+#if !defined(HEAD_MATH_P)
+#define HEAD_MATH_P highp
+#endif
+#if !defined(HEAD_ACC_P)
+#define HEAD_ACC_P highp
+#endif
+void head_sums(int g, int ts, int part, out HEAD_ACC_P vec4 acc[HEAD_TILE]) {
   int in_s = IN_S0;
   int in_h = IN_H0;
   int in_w = IN_W0;
@@ -137,7 +145,7 @@ void head_sums(int g, int ts, int part, out vec4 acc[HEAD_TILE]) {
       base[i] = batch_base[i] + (inside[i] ? y * in_w + x : 0);
     }
     for (int s = part; s < in_s; s += K_PARTS0) {
-      vec4 a[ROWS0];
+      HEAD_MATH_P vec4 a[ROWS0];
       for (int i = 0; i < ROWS0; ++i) {
         a[i] = inside[i] ? LOAD(in0, base[i] + s * in_h * in_w) : vec4(0.0);
       }
@@ -145,10 +153,10 @@ void head_sums(int g, int ts, int part, out vec4 acc[HEAD_TILE]) {
       for (int j = 0; j < TILE0; ++j) {
         int o = min(ts + j * SLICE_THREADS0, c_slices - 1);
         int w = (((o / W0_GROUP) * steps + k) * W0_GROUP + o % W0_GROUP) * 4;
-        vec4 w0 = LOAD(weights0, w);
-        vec4 w1 = LOAD(weights0, w + 1);
-        vec4 w2 = LOAD(weights0, w + 2);
-        vec4 w3 = LOAD(weights0, w + 3);
+        HEAD_MATH_P vec4 w0 = LOAD(weights0, w);
+        HEAD_MATH_P vec4 w1 = LOAD(weights0, w + 1);
+        HEAD_MATH_P vec4 w2 = LOAD(weights0, w + 2);
+        HEAD_MATH_P vec4 w3 = LOAD(weights0, w + 3);
         for (int i = 0; i < ROWS0; ++i) {
           acc[i * TILE0 + j] += w0 * a[i].x + w1 * a[i].y + w2 * a[i].z + w3 * a[i].w;
         }
@@ -184,7 +192,7 @@ void main() {
     int g = t % HEAD_GROUPS;
     int ts = (t / HEAD_GROUPS) % SLICE_THREADS0;
     int part = t / HEAD_GROUPS / SLICE_THREADS0;
-    vec4 acc[HEAD_TILE];
+    HEAD_ACC_P vec4 acc[HEAD_TILE];
     head_sums(g, ts, min(part, K_PARTS0 - 1), acc);
 #if K_PARTS0 > 1
     for (int j = 0; j < HEAD_TILE; ++j) partial0[t * HEAD_TILE + j] = acc[j];

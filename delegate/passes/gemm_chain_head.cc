@@ -123,6 +123,11 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     d["C_TILE_VEC4"] = std::to_string(wg_rows * c_slices);
     d["PARTIAL0_VEC4"] = std::to_string(partial0);
     d["ROWS0"] = std::to_string(rows0);
+    for (const char* name : {"MATH_P", "ACC_P"}) {
+      if (auto p = conv.defines.find(name); p != conv.defines.end()) {
+        d[std::string("HEAD_") + name] = p->second;
+      }
+    }
     pair.inputs[0] = conv.inputs[0];
     for (size_t k = 1; k < conv.inputs.size(); ++k) pair.inputs.push_back(conv.inputs[k]);
     pair.label = conv.label + " + " + pair.label;

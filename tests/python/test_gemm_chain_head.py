@@ -95,3 +95,12 @@ def test_forced_stage0_splits(monkeypatch, tile):
     c = Chain([1, 48, 48, 64], seed=11)  # 2304 rows: >= 128 workgroups of 16
     x = bottleneck(c, bottleneck(c, c.x, 32), 32)
     assert run(monkeypatch, c, [x]) == 1
+
+
+def test_fp16_math(monkeypatch):
+    """The convolution's mediump products and accumulators (TFLITE_GLES_X_FP16_MATH=2,
+    NVIDIA's default) carried into stage 0."""
+    monkeypatch.setenv("TFLITE_GLES_X_FP16_MATH", "2")
+    c = Chain([1, 48, 48, 64], seed=13)
+    x = bottleneck(c, bottleneck(c, c.x, 16), 16)
+    assert run(monkeypatch, c, [x], fp16=True) == 1
