@@ -78,13 +78,16 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     if (!moves || !act) continue;
     // Stage 0's split of the pair's invocations: ROWS0 rows each, each
     // group of rows' LOCAL_X * ROWS0 / WG_ROWS invocations over c's slices,
-    // the rest as parts of the depth.
+    // the rest as parts of the depth; where c has 8 slices or more, two of
+    // them per invocation (each input load feeds both; H100, hair's 64x64
+    // heads: 4 parts 24.5-25.3 us, 2 parts 26.0; docs/perf/log.md, "chain3").
     const int local_x = static_cast<int>(pair.local[0]);
     const int wg_rows = static_cast<int>(IntDefine(pair, "WG_ROWS"));
     if (rows0 > wg_rows) continue;
     const int slice_threads = local_x * rows0 / wg_rows;
     const int c_slices = shape.slices();
     int slice_threads0 = std::min(slice_threads, kernels::PowerOfTwoAtLeast(c_slices));
+    if (c_slices >= 8 && slice_threads0 >= 8) slice_threads0 /= 2;
     if (forced_parts > 0 && forced_parts <= slice_threads) {
       slice_threads0 = slice_threads / forced_parts;
     }

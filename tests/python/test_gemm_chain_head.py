@@ -57,7 +57,8 @@ def run(monkeypatch, c, outputs, fp16=False):
     ([1, 32, 32, 32], 8),   # whole slices; 1024 rows: 128 workgroups of 8
     ([1, 37, 29, 20], 5),   # channels not a multiple of 4; rows not of the tile
     ([1, 40, 40, 16], 4),   # one slice of c
-    ([1, 48, 48, 64], 16),  # the hair stand-in's 64x64 blocks' widths (4 slices of c)
+    ([1, 48, 48, 64], 16),  # the hair stand-in's 128x128 blocks' widths (4 slices of c)
+    ([1, 48, 48, 128], 32),  # its 64x64 blocks' (8 slices of c: two per invocation)
     ([2, 24, 24, 12], 3)])  # two batches
 @pytest.mark.parametrize("fp16", [False, True])
 def test_enet_bottleneck_heads(monkeypatch, shape, mid, fp16):
