@@ -62,10 +62,13 @@ sweep() {
 # rows per invocation, 4 parts (one slice each); r2p8: 2 rows, 8 parts (2
 # slices each). s8: the pairs' first GEMM at most 8 input slices deep (as
 # before: down2's main 1x1 of 16 stays apart from the projection after it).
+# m0 (fp16): highp products and sums everywhere (TFLITE_GLES_X_FP16_MATH=0): the
+# pairs' stages 1-2 in mediump since call 1 against highp, read on the pairs
+# without a head (the 3x3s and the heads' stage 0 change with it too).
 T=env.TFLITE_GLES_X_GEMM_PAIR_TILE
 S8=env.TFLITE_GLES_X_GEMM_PAIR_STEPS=8
 sweep fp32 "" 9 "s8:$S8" "r2p4:$T=16/256/4/2"
-sweep fp16 "$F16" 9 "r2p4:$T=16/256/4/2" "r2p8:$T=16/256/8/2"
+sweep fp16 "$F16" 10 "r2p4:$T=16/256/4/2" "r2p8:$T=16/256/8/2" "m0:env.TFLITE_GLES_X_FP16_MATH=0"
 echo "== options_ab, hair stand-in (ms; max diff vs the first variant)" >> "$RB"
 t=$(left 8)
 [ "$t" -gt 0 ] && TFLITE_GLES_LIB=$NEW_LIB timeout "$t" python3 bench/options_ab.py \

@@ -43,7 +43,7 @@
 // @const HEAD_EPILOGUE(x,index,slice)=(x) HEAD_ACT(x)=(x)
 // @uniform IN_S0=2 IN_H0=4 IN_W0=4 OUT_W0=4 PAD_TOP=1 PAD_LEFT=1 OUT_C0=8
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 WG_ROWS=16 TILE1=1 TILE2=1 SLICE_THREADS2=4 K_PARTS2=1
-// @const W1_GROUP=4 W2_GROUP=4 X_TILE_VEC4=64 PARTIAL_VEC4=1
+// @const W1_GROUP=4 W2_GROUP=4 X_TILE_VEC4=64 PARTIAL_VEC4=1 MATH_P=mediump ACC_P=mediump
 // @const EPILOGUE_BINDING=7 CHAIN_BINDING=8 CHAIN_BINDING2=9
 // @const EPILOGUE(x,index,slice)=(x) CHAIN_EPILOGUE(x,index,slice)=(x) CHAIN_ACT(x)=(x)
 // @uniform ROWS=16 ROW_PIXELS=16 IN_BATCH_STRIDE=32 DEPTH_STRIDE=16 DEPTH_STEPS1=2
@@ -72,6 +72,15 @@ TENSOR_IN(chain_in2, CHAIN_BINDING2, ChainIn2);
 #endif
 #if !defined(EPILOGUE)
 #define EPILOGUE(x, index, slice) (x)
+#endif
+// The GEMMs' own precisions (gemm.comp's MATH_P, ACC_P: mediump with fp16
+// storage where DeviceProfile::fp16_math asks for it); x is stored and
+// shared at the storage's precision either way.
+#if !defined(MATH_P)
+#define MATH_P highp
+#endif
+#if !defined(ACC_P)
+#define ACC_P highp
 #endif
 #if defined(HEAD_IN) && !defined(HEAD)
 #define HEAD 1
@@ -226,19 +235,22 @@ void main() {
     const int kSliceThreads = LOCAL_X / WG_ROWS;
     int clamped = min(row, ROWS - 1);
     int base = (clamped / ROW_PIXELS) * IN_BATCH_STRIDE + clamped % ROW_PIXELS;
-    vec4 acc[TILE1];
+    ACC_P vec4 acc[TILE1];
     for (int j = 0; j < TILE1; ++j) acc[j] = vec4(0.0);
     for (int d = 0; d < DEPTH_STEPS1; ++d) {
 #if defined(HEAD)
-      vec4 a = c_tile[d * WG_ROWS + r];
+      MATH_P vec4 a = c_tile[d * WG_ROWS + r];
 #else
-      vec4 a = LOAD(in0, base + d * DEPTH_STRIDE);
+      MATH_P vec4 a = LOAD(in0, base + d * DEPTH_STRIDE);
 #endif
       for (int j = 0; j < TILE1; ++j) {
         int s = min(q + j * kSliceThreads, S1 - 1);
         int w = (((s / W1_GROUP) * DEPTH_STEPS1 + d) * W1_GROUP + s % W1_GROUP) * 4;
-        acc[j] += LOAD(weights1, w) * a.x + LOAD(weights1, w + 1) * a.y +
-                  LOAD(weights1, w + 2) * a.z + LOAD(weights1, w + 3) * a.w;
+        MATH_P vec4 w0 = LOAD(weights1, w);
+        MATH_P vec4 w1 = LOAD(weights1, w + 1);
+        MATH_P vec4 w2 = LOAD(weights1, w + 2);
+        MATH_P vec4 w3 = LOAD(weights1, w + 3);
+        acc[j] += w0 * a.x + w1 * a.y + w2 * a.z + w3 * a.w;
       }
     }
     for (int j = 0; j < TILE1; ++j) {
@@ -255,15 +267,18 @@ void main() {
   barrier();
   int ts = q % SLICE_THREADS2;
   int part = q / SLICE_THREADS2;
-  vec4 acc[TILE2];
+  ACC_P vec4 acc[TILE2];
   for (int j = 0; j < TILE2; ++j) acc[j] = vec4(0.0);
   for (int d = part; d < S1; d += K_PARTS2) {
-    vec4 a = x_tile[d * WG_ROWS + r];
+    MATH_P vec4 a = x_tile[d * WG_ROWS + r];
     for (int j = 0; j < TILE2; ++j) {
       int s = min(ts + j * SLICE_THREADS2, OUT_S - 1);
       int w = (((s / W2_GROUP) * S1 + d) * W2_GROUP + s % W2_GROUP) * 4;
-      acc[j] += LOAD(weights, w) * a.x + LOAD(weights, w + 1) * a.y +
-                LOAD(weights, w + 2) * a.z + LOAD(weights, w + 3) * a.w;
+      MATH_P vec4 w0 = LOAD(weights, w);
+      MATH_P vec4 w1 = LOAD(weights, w + 1);
+      MATH_P vec4 w2 = LOAD(weights, w + 2);
+      MATH_P vec4 w3 = LOAD(weights, w + 3);
+      acc[j] += w0 * a.x + w1 * a.y + w2 * a.z + w3 * a.w;
     }
   }
 #if K_PARTS2 > 1

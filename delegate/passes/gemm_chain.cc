@@ -122,6 +122,15 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
       }
     }
     d["CHAIN_ACT(x)"] = *act;
+    // Both GEMMs' precisions (fp16 storage, DeviceProfile::fp16_math): the
+    // first's where the second's are the same.
+    for (const char* name : {"MATH_P", "ACC_P"}) {
+      auto p = first.defines.find(name);
+      if (p != first.defines.end() && second.defines.count(name) &&
+          second.defines.at(name) == p->second) {
+        d[name] = p->second;
+      }
+    }
     d["CHAIN_EPILOGUE(x,index,slice)"] = epilogue;
     if (first.defines.count("EPILOGUE_IN2")) {
       d["CHAIN_IN2"] = "";
