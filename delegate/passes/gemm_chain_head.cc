@@ -48,7 +48,10 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     Dispatch& pair = list[i];
-    if (scan.removed[i] || pair.shader != "gemm_chain" || HasDefine(pair, "HEAD")) continue;
+    if (scan.removed[i] || pair.shader != "gemm_chain" || HasDefine(pair, "HEAD") ||
+        HasDefine(pair, "HEAD_IN")) {
+      continue;
+    }
     const ValueId c = pair.inputs[0];
     const Shape4& shape = values[c].shape;
     const long long pixels = 1LL * shape.h * shape.w;
@@ -79,7 +82,7 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     // Stage 0's split of the pair's invocations: ROWS0 rows each, each
     // group of rows' LOCAL_X * ROWS0 / WG_ROWS invocations over c's slices,
     // the rest as parts of the depth; where c has 8 slices or more, two of
-    // them per invocation (each input load feeds both; H100, hair's 64x64
+    // them per invocation (each input load feeds both; NVIDIA, hair's 64x64
     // heads: 4 parts 24.5-25.3 us, 2 parts 26.0; docs/perf/log.md, "chain3").
     const int local_x = static_cast<int>(pair.local[0]);
     const int wg_rows = static_cast<int>(IntDefine(pair, "WG_ROWS"));

@@ -4,8 +4,9 @@
 // block's 1x1 projection (+ PRELU); delegate/passes/gemm_chain.h made the
 // last two one dispatch, this takes the 3x3 into it, so each bottleneck is
 // one dependent dispatch instead of two (~5 us of dispatch floor each on
-// the H100, 17 + 7 bottlenecks in the hair segmentation stand-in;
-// docs/perf/log.md, "chain3, session 15"). Each workgroup computes its rows
+// the H100; 21 of the hair segmentation stand-in's bottlenecks, -0.11 ms
+// of its GPU time on NVIDIA, fp32 and fp16: docs/perf/log.md, "chain3,
+// session 15"). Each workgroup computes its rows
 // of the convolution's output c into shared memory from the convolution's
 // input (stored by the dispatch before: no halo to recompute) and its first
 // GEMM reads c from there; c itself is no longer stored.
