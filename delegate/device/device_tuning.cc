@@ -357,6 +357,15 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.window_small, &device->window_conv_small);
   device->window_conv_acc_mediump = false;
   Apply(o.window_acc16, &device->window_conv_acc_mediump);
+  // Off until measured (docs/perf/log.md, "peak4, session 15").
+  device->window_conv_slice_steps = false;
+  Apply(o.window_slice_steps, &device->window_conv_slice_steps);
+  device->window_conv_pack3 = false;
+  Apply(o.window_pack3, &device->window_conv_pack3);
+  device->window_conv_block_steps = 1;
+  if (o.window_block_steps) {
+    device->window_conv_block_steps = static_cast<int>(std::clamp(*o.window_block_steps, 1LL, 4LL));
+  }
   device->fma_chain = false;
   Apply(o.fma_chain, &device->fma_chain);
   Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
