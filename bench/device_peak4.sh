@@ -11,7 +11,8 @@
 #    more pixels per invocation (ss..), with WINDOW_SMALL for the 3x3 layers
 #    too (sm..), FMA_CHAIN (..f), PACK3 (pk: @272's weights 3 vec4s per 4),
 #    BLOCK_STEPS (bs: blocks stacked per workgroup, the next one's loads in
-#    flight), fp32 and fp16. DeepLab's three largest by FLOPs (base library).
+#    flight), t228 (conv2d.comp K_SPLIT tile 2/2/8 for @240), fp32 and fp16.
+#    DeepLab's three largest by FLOPs (base library).
 # 2. PEAK4_RUNS="base new ...": run_bench.py rounds of style, DeepLab,
 #    MobileNet v1 1.0.
 # Under 100 s; a compact table per layer (µs per variant) at the end.
@@ -43,18 +44,22 @@ sweep() {
 }
 PK=env.TFLITE_GLES_X_WINDOW_PACK3=1
 BS=env.TFLITE_GLES_X_WINDOW_BLOCK_STEPS
-F32_V=${PEAK4_F32:-"def: pk:$PK ss2:$SS,$WC=2/16/16 ss4:$SS,$WC=4/16/16 ss4pk:$SS,$PK,$WC=4/16/16
-  ss4x8:$SS,$WC=4/8/16 ss4y8:$SS,$WC=4/16/8 ss8:$SS,$WC=8/8/16 ss4f:$SS,$WC=4/16/16,$FM
-  bs2:$BS=2 bs2y8:$BS=2,$WC=2/16/8 bs4y4:$BS=4,$WC=2/16/4
-  sm2y8:$SS,$SM,$WC=2/16/8 sm4y8:$SS,$SM,$WC=4/16/8 sm1y8:$SS,$SM,$WC=1/16/8"}
-F16_V=${PEAK4_F16:-"def: pk:$PK ss4pk:$SS,$PK,$WC=4/16/16 ss4x8:$SS,$WC=4/8/16
-  ss4y8:$SS,$WC=4/16/8 bs2:$BS=2 sm4y8:$SS,$SM,$WC=4/16/8 sm2y8:$SS,$SM,$WC=2/16/8"}
+T=env.TFLITE_GLES_X_CONV_TILE
+# Most telling first (a timeout drops the last variants' setup).
+F32_V=${PEAK4_F32:-"def: ss4pk:$SS,$PK,$WC=4/16/16 ss4:$SS,$WC=4/16/16 pk:$PK
+  ss4y8:$SS,$WC=4/16/8 ss4x8:$SS,$WC=4/8/16 ss8:$SS,$WC=8/8/16 bs2:$BS=2
+  sm4y8:$SS,$SM,$WC=4/16/8 sm2y8:$SS,$SM,$WC=2/16/8 t228:$T=2/2/8/32/32 ss2:$SS,$WC=2/16/16
+  ss4f:$SS,$WC=4/16/16,$FM bs2y8:$BS=2,$WC=2/16/8 bs2x4:$BS=2,$WC=4/16/8
+  bs4y4:$BS=4,$WC=2/16/4 sm1y8:$SS,$SM,$WC=1/16/8"}
+F16_V=${PEAK4_F16:-"def: ss4pk:$SS,$PK,$WC=4/16/16 pk:$PK ss4y8:$SS,$WC=4/16/8
+  ss4x8:$SS,$WC=4/8/16 bs2:$BS=2 sm4y8:$SS,$SM,$WC=4/16/8 t228:$T=2/2/8/32/32
+  sm2y8:$SS,$SM,$WC=2/16/8"}
 # shellcheck disable=SC2086
 {
-  sweep "$BASE_LIB" 15 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 45 "$OUT/style-f32.md" "$STYLE" "" $F32_V -- "${MATCH[@]}"
+  sweep "$BASE_LIB" 12 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
+  sweep "$NEW_LIB" 50 "$OUT/style-f32.md" "$STYLE" "" $F32_V -- "${MATCH[@]}"
   sweep "$NEW_LIB" 25 "$OUT/style-f16.md" "$STYLE" "$F16" $F16_V -- "${MATCH[@]}"
-  sweep "$BASE_LIB" 10 "$OUT/deeplab-base.md" "$DEEP" "" f32: "f16:$F16" -- --by-flops --top 3
+  sweep "$BASE_LIB" 8 "$OUT/deeplab-base.md" "$DEEP" "" f32: "f16:$F16" -- --by-flops --top 3
 } > "$OUT/sweep-log.txt" 2>&1
 # Call 1 measures switches that are off by default: no run_bench rounds
 # (PEAK4_RUNS="base new ..." adds them).
