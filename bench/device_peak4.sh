@@ -12,7 +12,8 @@
 #    too (sm..), FMA_CHAIN (..f), PACK3 (pk: @272's weights 3 vec4s per 4),
 #    BLOCK_STEPS (bs: blocks stacked per workgroup, the next one's loads in
 #    flight), t228 (conv2d.comp K_SPLIT tile 2/2/8 for @240), fp32 and fp16.
-#    DeepLab's three largest by FLOPs (base library).
+#    DeepLab's three largest by FLOPs (base library). bench/peak_probe.py lds:
+#    a broadcast shared-memory vec4 read's cost against FMAs, standalone.
 # 2. PEAK4_RUNS="base new ...": run_bench.py rounds of style, DeepLab,
 #    MobileNet v1 1.0.
 # Under 100 s; a compact table per layer (µs per variant) at the end.
@@ -61,6 +62,10 @@ F16_V=${PEAK4_F16:-"def: ss4pk:$SS,$PK,$WC=4/16/16 pk:$PK ss4y8:$SS,$WC=4/16/8
   sweep "$NEW_LIB" 25 "$OUT/style-f16.md" "$STYLE" "$F16" $F16_V -- "${MATCH[@]}"
   sweep "$BASE_LIB" 8 "$OUT/deeplab-base.md" "$DEEP" "" f32: "f16:$F16" -- --by-flops --top 3
 } > "$OUT/sweep-log.txt" 2>&1
+# What a broadcast shared-memory vec4 read costs against FMAs (standalone,
+# bench/peak_probe.py lds; a few seconds), while time is left.
+[ "$SECONDS" -lt 85 ] && timeout $((97 - SECONDS)) python3 bench/peak_probe.py lds \
+  > "$OUT/lds-probe.md" 2>&1
 # Call 1 measures switches that are off by default: no run_bench rounds
 # (PEAK4_RUNS="base new ..." adds them).
 device_models style_transfer_f16_384 deeplabv3_257_mv_gpu mobilenet_v1_1.0_224
@@ -85,5 +90,6 @@ for path in sys.argv[1:]:
             pct = f" [{tf.group(1)} TF {tf.group(2)}%]" if tf else ""
             print(f"{head}{pct}: " + " ".join(f"{n} {u}" for n, u in zip(names, us)))
 EOF
+grep -E "^\| (highp|mediump)" "$OUT/lds-probe.md" 2>/dev/null | cut -d'|' -f2-5
 echo "== run_bench (ms fp32 / fp16)"
 grep -E "^== |tflite" "$OUT/bench.md" | sed -E 's/\| *([a-z_0-9.]+)\.tflite *\|/\1/' | cut -c1-90
