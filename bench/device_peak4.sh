@@ -11,7 +11,8 @@
 #    more pixels per invocation (ss..), with WINDOW_SMALL for the 3x3 layers
 #    too (sm..), FMA_CHAIN (..f), PACK3 (pk: @272's weights 3 vec4s per 4),
 #    BLOCK_STEPS (bs: blocks stacked per workgroup, the next one's loads in
-#    flight), t228 (conv2d.comp K_SPLIT tile 2/2/8 for @240), fp32 and fp16.
+#    flight), t228 (conv2d.comp K_SPLIT tile 2/2/8 for @240), fp32 and fp16;
+#    fp16 also HALF_SMEM (..hs: window and weights as packed halves).
 #    DeepLab's three largest by FLOPs (base library). bench/peak_probe.py lds:
 #    a broadcast shared-memory vec4 read's cost against FMAs, standalone.
 # 2. PEAK4_RUNS="base new ...": run_bench.py rounds of style, DeepLab,
@@ -52,14 +53,15 @@ F32_V=${PEAK4_F32:-"def: ss4pk:$SS,$PK,$WC=4/16/16 ss4:$SS,$WC=4/16/16 pk:$PK
   sm4y8:$SS,$SM,$WC=4/16/8 sm2y8:$SS,$SM,$WC=2/16/8 t228:$T=2/2/8/32/32 ss2:$SS,$WC=2/16/16
   ss4f:$SS,$WC=4/16/16,$FM bs2y8:$BS=2,$WC=2/16/8 bs2x4:$BS=2,$WC=4/16/8
   bs4y4:$BS=4,$WC=2/16/4 sm1y8:$SS,$SM,$WC=1/16/8"}
-F16_V=${PEAK4_F16:-"def: ss4pk:$SS,$PK,$WC=4/16/16 pk:$PK ss4y8:$SS,$WC=4/16/8
-  ss4x8:$SS,$WC=4/8/16 bs2:$BS=2 sm4y8:$SS,$SM,$WC=4/16/8 t228:$T=2/2/8/32/32
-  sm2y8:$SS,$SM,$WC=2/16/8"}
+HS=env.TFLITE_GLES_X_WINDOW_HALF_SMEM=1
+F16_V=${PEAK4_F16:-"def: hs:$HS ss4pk:$SS,$PK,$WC=4/16/16 ss4pkhs:$SS,$PK,$HS,$WC=4/16/16 pk:$PK
+  ss4y8:$SS,$WC=4/16/8 ss4y8hs:$SS,$HS,$WC=4/16/8 ss4x8:$SS,$WC=4/8/16 bs2:$BS=2
+  sm4y8:$SS,$SM,$WC=4/16/8 sm4y8hs:$SS,$SM,$HS,$WC=4/16/8 t228:$T=2/2/8/32/32"}
 # shellcheck disable=SC2086
 {
   sweep "$BASE_LIB" 12 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 50 "$OUT/style-f32.md" "$STYLE" "" $F32_V -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 25 "$OUT/style-f16.md" "$STYLE" "$F16" $F16_V -- "${MATCH[@]}"
+  sweep "$NEW_LIB" 48 "$OUT/style-f32.md" "$STYLE" "" $F32_V -- "${MATCH[@]}"
+  sweep "$NEW_LIB" 28 "$OUT/style-f16.md" "$STYLE" "$F16" $F16_V -- "${MATCH[@]}"
   sweep "$BASE_LIB" 8 "$OUT/deeplab-base.md" "$DEEP" "" f32: "f16:$F16" -- --by-flops --top 3
 } > "$OUT/sweep-log.txt" 2>&1
 # What a broadcast shared-memory vec4 read costs against FMAs (standalone,

@@ -46,6 +46,7 @@
 // @axis - ROW_REUSE
 // @axis - SLICE_STEPS
 // @axis - PACK3
+// @axis - HALF_SMEM
 // @const LOCAL_X=16 LOCAL_Y=8 LOCAL_Z=1 PX=2 KERNEL_H=9 KERNEL_W=9
 // @const IN_SLICES=2 IN_C=8 OUT_SLICES=1 OUT_LANES=3 TILE_SLICES=1 GATHER_MIRROR=0
 // @const MATH_P=highp ACC_P=highp EPILOGUE(x,index,slice)=(x) INPUT_QUANT(x)=(x)
@@ -151,6 +152,18 @@ TENSOR_IN(prologue_shift, 5, PrologueShift);
 #endif
 #define STAGE_TOTAL (WINDOW_SLICES * WINDOW_PIXELS)
 #define STAGE_STEPS ((STAGE_TOTAL + LOCAL_X * LOCAL_Y - 1) / (LOCAL_X * LOCAL_Y))
+// HALF_SMEM (DeviceProfile::window_conv_half_smem; fp16 storage, whose
+// tensors and weights are halves already): window and weights staged as
+// packed halves, half the shared-memory bytes per read.
+#if defined(HALF_SMEM)
+#define SMEM_T uvec2
+#define TO_SMEM(v) uvec2(packHalf2x16((v).xy), packHalf2x16((v).zw))
+#define FROM_SMEM(u) vec4(unpackHalf2x16((u).x), unpackHalf2x16((u).y))
+#else
+#define SMEM_T MATH_P vec4
+#define TO_SMEM(v) (v)
+#define FROM_SMEM(u) (u)
+#endif
 #if defined(ROW_REUSE)
 // ROW_REUSE (DeviceProfile::window_conv_row_reuse): invocation x takes the
 // PX consecutive pixels x * PX + p; per (ky, slice) it loads the window row
@@ -164,21 +177,21 @@ TENSOR_IN(prologue_shift, 5, PrologueShift);
 #define WINDOW_AT(s, wy, wx) (((s) * WINDOW_H + (wy)) * WINDOW_WP + SKEW(wx))
 #define WEIGHT_VEC4S \
   ((OUT_SLICES + TILE_SLICES - 1) / TILE_SLICES * TILE_SLICES * KERNEL_H * KERNEL_W * IN_SLICES * 4)
-shared MATH_P vec4 window[WINDOW_SLICES * WINDOW_H * WINDOW_WP];
+shared SMEM_T window[WINDOW_SLICES * WINDOW_H * WINDOW_WP];
 // PACK3 (DeviceProfile::window_conv_pack3; one output slice of 3 lanes): a
 // tap's 4 weight vec4s hold 12 weights, staged as 3 vec4s, so each tap
 // reads 3/4 of the shared-memory bytes (those reads bound the kernel while
 // PX is small: 4 broadcast vec4 reads per 2 x 12 products).
 #if defined(PACK3) && OUT_SLICES == 1 && OUT_LANES == 3
 #define PACKED_WEIGHTS
-shared MATH_P vec4 weight_tile[WEIGHT_VEC4S / 4 * 3];
+shared SMEM_T weight_tile[WEIGHT_VEC4S / 4 * 3];
 #else
-shared MATH_P vec4 weight_tile[WEIGHT_VEC4S];
+shared SMEM_T weight_tile[WEIGHT_VEC4S];
 #endif
-#define WEIGHT(i) weight_tile[i]
+#define WEIGHT(i) FROM_SMEM(weight_tile[i])
 #else
 #define WINDOW_AT(s, wy, wx) ((s) * WINDOW_PIXELS + (wy) * WINDOW_W + (wx))
-shared MATH_P vec4 window[WINDOW_SLICES * WINDOW_PIXELS];
+shared SMEM_T window[WINDOW_SLICES * WINDOW_PIXELS];
 #define WEIGHT(i) LOAD(weights, i)
 #endif
 
@@ -233,7 +246,7 @@ void store_window(int invocation) {
     int s = i / WINDOW_PIXELS;
     int pixel = i - s * WINDOW_PIXELS;
     int wy = pixel / WINDOW_W;
-    if (i < STAGE_TOTAL) window[WINDOW_AT(s, wy, pixel - wy * WINDOW_W)] = staged[j];
+    if (i < STAGE_TOTAL) window[WINDOW_AT(s, wy, pixel - wy * WINDOW_W)] = TO_SMEM(staged[j]);
   }
 }
 
@@ -245,7 +258,7 @@ void accumulate(int first, int local_y, int local_x) {
       int s = first + ws;
       MATH_P vec4 row[PX + KERNEL_W - 1];
       for (int j = 0; j < PX + KERNEL_W - 1; ++j) {
-        row[j] = window[WINDOW_AT(ws, local_y + ky, local_x * PX + j)];
+        row[j] = FROM_SMEM(window[WINDOW_AT(ws, local_y + ky, local_x * PX + j)]);
       }
       for (int kx = 0; kx < KERNEL_W; ++kx) {
         int tap = ky * KERNEL_W + kx;
@@ -261,15 +274,15 @@ void accumulate(int first, int local_y, int local_x) {
         int lanes = min(4, IN_C - 4 * s);
         int row = (ws * WINDOW_H + local_y + ky) * WINDOW_W + local_x + kx;
         MATH_P vec4 x[PX];
-        for (int p = 0; p < PX; ++p) x[p] = window[row + p * LOCAL_X];
+        for (int p = 0; p < PX; ++p) x[p] = FROM_SMEM(window[row + p * LOCAL_X]);
 #endif
         for (int o = 0; o < OUT_SLICES; ++o) {
           int w = ((((o / TILE_SLICES) * KERNEL_H * KERNEL_W + tap) * IN_SLICES + s) *
                        TILE_SLICES + o % TILE_SLICES) * 4;
 #if defined(PACKED_WEIGHTS)
-          MATH_P vec4 q0 = weight_tile[w / 4 * 3];
-          MATH_P vec4 q1 = weight_tile[w / 4 * 3 + 1];
-          MATH_P vec4 q2 = weight_tile[w / 4 * 3 + 2];
+          MATH_P vec4 q0 = WEIGHT(w / 4 * 3);
+          MATH_P vec4 q1 = WEIGHT(w / 4 * 3 + 1);
+          MATH_P vec4 q2 = WEIGHT(w / 4 * 3 + 2);
           MATH_P ACC_T w0 = q0.xyz;
           MATH_P ACC_T w1 = vec3(q0.w, q1.xy);
           MATH_P ACC_T w2 = vec3(q1.zw, q2.x);
@@ -346,12 +359,14 @@ void main() {
     vec4 b = LOAD(weights, 4 * q + 1);
     vec4 c = LOAD(weights, 4 * q + 2);
     vec4 d = LOAD(weights, 4 * q + 3);
-    weight_tile[3 * q] = vec4(a.xyz, b.x);
-    weight_tile[3 * q + 1] = vec4(b.yz, c.xy);
-    weight_tile[3 * q + 2] = vec4(c.z, d.xyz);
+    weight_tile[3 * q] = TO_SMEM(vec4(a.xyz, b.x));
+    weight_tile[3 * q + 1] = TO_SMEM(vec4(b.yz, c.xy));
+    weight_tile[3 * q + 2] = TO_SMEM(vec4(c.z, d.xyz));
   }
 #elif defined(ROW_REUSE)
-  for (int i = invocation; i < WEIGHT_VEC4S; i += LOCAL_X * LOCAL_Y) weight_tile[i] = LOAD(weights, i);
+  for (int i = invocation; i < WEIGHT_VEC4S; i += LOCAL_X * LOCAL_Y) {
+    weight_tile[i] = TO_SMEM(LOAD(weights, i));
+  }
 #endif
   memoryBarrierShared();
   barrier();

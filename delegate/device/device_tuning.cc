@@ -362,6 +362,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.window_slice_steps, &device->window_conv_slice_steps);
   device->window_conv_pack3 = false;
   Apply(o.window_pack3, &device->window_conv_pack3);
+  device->window_conv_half_smem = false;
+  Apply(o.window_half_smem, &device->window_conv_half_smem);
   device->window_conv_block_steps = 1;
   if (o.window_block_steps) {
     device->window_conv_block_steps = static_cast<int>(std::clamp(*o.window_block_steps, 1LL, 4LL));

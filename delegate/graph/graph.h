@@ -298,9 +298,9 @@ struct DeviceProfile {
   // fp16: conv2d_window.comp's accumulators mediump too (TFLITE_GLES_X_WINDOW_ACC16).
   bool window_conv_acc_mediump = false;
   // conv2d_window.comp: one input slice's window at a time (SLICE_STEPS), 3-lane
-  // weights packed (PACK3), blocks per workgroup (BLOCK_STEPS); TFLITE_GLES_X_WINDOW_*.
-  bool window_conv_slice_steps = false;
-  bool window_conv_pack3 = false;
+  // weights packed (PACK3), fp16's window and weights as packed halves (HALF_SMEM),
+  // blocks per workgroup (BLOCK_STEPS); TFLITE_GLES_X_WINDOW_*.
+  bool window_conv_slice_steps = false, window_conv_pack3 = false, window_conv_half_smem = false;
   int window_conv_block_steps = 1;
   // conv2d_window.comp's and gemm.comp's (tiled) products fused one by one
   // into their accumulators (FMA_CHAIN) instead of summed per step and then

@@ -133,6 +133,8 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     if (!defines.count("GATHER_UPSAMPLE")) defines["GATHER_UPSAMPLE"] = "1";
     if (row_reuse) defines["ROW_REUSE"] = "";
     if (row_reuse && slice_steps) defines["SLICE_STEPS"] = "";
+    // HALF_SMEM (DeviceProfile::window_conv_half_smem): with fp16 storage only.
+    if (device.window_conv_half_smem && device.fp16) defines["HALF_SMEM"] = "";
     // PACK3 (DeviceProfile::window_conv_pack3): 3-lane weights packed.
     if (row_reuse && device.window_conv_pack3 && out_s == 1 && out_c == 3) defines["PACK3"] = "";
     // Mediump accumulators (DeviceProfile::window_conv_acc_mediump): only

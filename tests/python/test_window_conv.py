@@ -171,8 +171,9 @@ def test_window_small_takes_3x3_layers_of_many_slices(monkeypatch, in_shape, out
 # so that blocks of 4-8 pixels per invocation fit: 9x9 over 2 slices, 3x3
 # over 5 and 8 slices (WINDOW_SMALL), each in a block with edges inside the
 # map and ROW_REUSE on (SLICE_STEPS needs it); one input slice: no steps.
-# PACK3 (3-lane weights as 3 vec4s per 4) and BLOCK_STEPS (blocks stacked
-# along y per workgroup, without SLICE_STEPS: one input slice) ride along:
+# PACK3 (3-lane weights as 3 vec4s per 4), BLOCK_STEPS (blocks stacked
+# along y per workgroup, without SLICE_STEPS: one input slice) and, in fp16,
+# HALF_SMEM (window and weights as packed halves) ride along:
 # (input, output channels, kernel, mirror pads, block, PACK3, BLOCK_STEPS).
 SLICE_CASES = [
     ([1, 20, 23, 8], 3, (9, 9), ((4, 4), (4, 4)), "4/4/4", "1", "1"),
@@ -196,6 +197,7 @@ def test_window_slice_steps(monkeypatch, tmp_path, in_shape, out_c, kernel, pads
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_SLICE_STEPS", "1")
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_PACK3", pack3)
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_BLOCK_STEPS", block_steps)
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_HALF_SMEM", "1")  # fp16 storage only
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
     outputs, shaders, stats = run(monkeypatch, model, inputs, fp16, block)
     assert_fully_delegated(stats)
@@ -207,6 +209,7 @@ def test_window_slice_steps(monkeypatch, tmp_path, in_shape, out_c, kernel, pads
     assert ("#define SLICE_STEPS" in text) == (in_shape[3] > 4)
     assert f"#define PX {block.split('/')[0]}" in text
     assert ("#define PACK3" in text) == (pack3 == "1")
+    assert ("#define HALF_SMEM" in text) == fp16
     # (the shader's own fallback defines BLOCK_STEPS 1)
     assert re.findall(r"#define BLOCK_STEPS (\d)", text)[0] == block_steps
     assert_close(outputs, cpu, fp16)
