@@ -52,7 +52,7 @@ F32_V=${PEAK4_F32:-"def: ss4pk:$SS,$PK,$WC=4/16/16 ss4:$SS,$WC=4/16/16 pk:$PK
   ss4y8:$SS,$WC=4/16/8 ss4x8:$SS,$WC=4/8/16 ss8:$SS,$WC=8/8/16 bs2:$BS=2
   sm4y8:$SS,$SM,$WC=4/16/8 sm2y8:$SS,$SM,$WC=2/16/8 t228:$T=2/2/8/32/32 ss2:$SS,$WC=2/16/16
   ss4f:$SS,$WC=4/16/16,$FM bs2y8:$BS=2,$WC=2/16/8 bs2x4:$BS=2,$WC=4/16/8
-  bs4y4:$BS=4,$WC=2/16/4 sm1y8:$SS,$SM,$WC=1/16/8"}
+  ss8y8:$SS,$WC=8/8/8 sm1y8:$SS,$SM,$WC=1/16/8"}
 HS=env.TFLITE_GLES_X_WINDOW_HALF_SMEM=1
 F16_V=${PEAK4_F16:-"def: hs:$HS ss4pk:$SS,$PK,$WC=4/16/16 ss4pkhs:$SS,$PK,$HS,$WC=4/16/16 pk:$PK
   ss4y8:$SS,$WC=4/16/8 ss4y8hs:$SS,$HS,$WC=4/16/8 ss4x8:$SS,$WC=4/8/16 bs2:$BS=2
