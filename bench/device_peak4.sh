@@ -6,17 +6,14 @@
 #   DIR=.devbuild source bench/device_env.sh && bash bench/device_peak4.sh
 # 1. conv_sweep.py (per-dispatch timer queries, min of rounds x invokes,
 #    variants interleaved in one process): style's four layers, base library
-#    (fp32, fp16), then this library's default and conv2d_window.comp
-#    SLICE_STEPS (one input slice's window at a time) with blocks PX/LX/LY of
-#    more pixels per invocation (ss..), with WINDOW_SMALL for the 3x3 layers
-#    too (sm..), FMA_CHAIN (..f), PACK3 (pk: @272's weights 3 vec4s per 4),
-#    BLOCK_STEPS (bs: blocks stacked per workgroup, the next one's loads in
-#    flight), t228 (conv2d.comp K_SPLIT tile 2/2/8 for @240), fp32 and fp16;
-#    fp16 also HALF_SMEM (..hs: window and weights as packed halves).
-#    DeepLab's three largest by FLOPs (base library). bench/peak_probe.py lds:
-#    a broadcast shared-memory vec4 read's cost against FMAs, standalone.
-# 2. PEAK4_RUNS="base new ...": run_bench.py rounds of style, DeepLab,
-#    MobileNet v1 1.0.
+#    (fp32, fp16), then this library's defaults and variants of
+#    conv2d_window.comp: blocks PX/LX/LY of more pixels per invocation with
+#    SLICE_STEPS (s..: one input slice's window at a time), PACK3 (pk: @272's
+#    weights 3 vec4s per 4), FMA_CHAIN (..f, fc), HALF_SMEM (..hs, fp16).
+#    Call 1's sweep (SLICE_STEPS, BLOCK_STEPS, WINDOW_SMALL, K_SPLIT tiles,
+#    peak_probe.py lds): docs/perf/log.md, "peak4, session 15".
+# 2. run_bench.py base / new / base2 / new2: style, DeepLab, MobileNet v1
+#    1.0 (stand-in), ours fp32 and fp16 (PEAK4_RUNS overrides the rounds).
 # Under 100 s; a compact table per layer (µs per variant) at the end.
 source "$(dirname "$0")/device_common.sh"
 STYLE=$M/style_transfer_f16_384.tflite
@@ -45,36 +42,35 @@ sweep() {
     | grep -v "^INFO\|^WARNING: All log" > "$file"
 }
 PK=env.TFLITE_GLES_X_WINDOW_PACK3=1
+PK0=env.TFLITE_GLES_X_WINDOW_PACK3=0
+HS=env.TFLITE_GLES_X_WINDOW_HALF_SMEM=1
 BS=env.TFLITE_GLES_X_WINDOW_BLOCK_STEPS
 T=env.TFLITE_GLES_X_CONV_TILE
-# Most telling first (a timeout drops the last variants' setup).
-F32_V=${PEAK4_F32:-"def: ss4pk:$SS,$PK,$WC=4/16/16 ss4:$SS,$WC=4/16/16 pk:$PK
-  ss4y8:$SS,$WC=4/16/8 ss4x8:$SS,$WC=4/8/16 ss8:$SS,$WC=8/8/16 bs2:$BS=2
-  sm4y8:$SS,$SM,$WC=4/16/8 sm2y8:$SS,$SM,$WC=2/16/8 t228:$T=2/2/8/32/32 ss2:$SS,$WC=2/16/16
-  ss4f:$SS,$WC=4/16/16,$FM bs2y8:$BS=2,$WC=2/16/8 bs2x4:$BS=2,$WC=4/16/8
-  ss8y8:$SS,$WC=8/8/8 sm1y8:$SS,$SM,$WC=1/16/8"}
-HS=env.TFLITE_GLES_X_WINDOW_HALF_SMEM=1
-F16_V=${PEAK4_F16:-"def: hs:$HS ss4pk:$SS,$PK,$WC=4/16/16 ss4pkhs:$SS,$PK,$HS,$WC=4/16/16 pk:$PK
-  ss4y8:$SS,$WC=4/16/8 ss4y8hs:$SS,$HS,$WC=4/16/8 ss4x8:$SS,$WC=4/8/16 bs2:$BS=2
-  sm4y8:$SS,$SM,$WC=4/16/8 sm4y8hs:$SS,$SM,$HS,$WC=4/16/8 t228:$T=2/2/8/32/32"}
+# Call 2: this branch's defaults (PACK3 in fp32 on NVIDIA; the window kernel's
+# taps written out) against the base library, and bigger register tiles now
+# that their arrays' indices are constants (PX 4-8; SLICE_STEPS where @272's
+# two slices would not fit 48 KB otherwise). Most telling first (a timeout
+# drops the last variants' setup).
+F32_V=${PEAK4_F32:-"def: pk0:$PK0 y8:$WC=2/16/8 s4y8:$SS,$WC=4/16/8 s4x8:$SS,$WC=4/8/16
+  s4:$SS,$WC=4/16/16 s8y8:$SS,$WC=8/8/8 s8:$SS,$WC=8/8/16 s4y8f:$SS,$FM,$WC=4/16/8
+  fc:$FM s4y4:$SS,$WC=4/16/4 s2y8:$SS,$WC=2/16/8"}
+F16_V=${PEAK4_F16:-"def: pk:$PK s4y8:$SS,$WC=4/16/8 s4x8:$SS,$WC=4/8/16 s4:$SS,$WC=4/16/16
+  s8y8:$SS,$WC=8/8/8 s4y8hs:$SS,$HS,$WC=4/16/8 fc:$FM"}
 # shellcheck disable=SC2086
 {
-  sweep "$BASE_LIB" 12 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 48 "$OUT/style-f32.md" "$STYLE" "" $F32_V -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 28 "$OUT/style-f16.md" "$STYLE" "$F16" $F16_V -- "${MATCH[@]}"
-  sweep "$BASE_LIB" 8 "$OUT/deeplab-base.md" "$DEEP" "" f32: "f16:$F16" -- --by-flops --top 3
+  sweep "$BASE_LIB" 9 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
+  sweep "$NEW_LIB" 27 "$OUT/style-f32.md" "$STYLE" "" $F32_V -- "${MATCH[@]}"
+  sweep "$NEW_LIB" 18 "$OUT/style-f16.md" "$STYLE" "$F16" $F16_V -- "${MATCH[@]}"
 } > "$OUT/sweep-log.txt" 2>&1
-# What a broadcast shared-memory vec4 read costs against FMAs (standalone,
-# bench/peak_probe.py lds; a few seconds), while time is left.
-[ "$SECONDS" -lt 85 ] && timeout $((97 - SECONDS)) python3 bench/peak_probe.py lds \
-  > "$OUT/lds-probe.md" 2>&1
-# Call 1 measures switches that are off by default: no run_bench rounds
-# (PEAK4_RUNS="base new ..." adds them).
-device_models style_transfer_f16_384 deeplabv3_257_mv_gpu mobilenet_v1_1.0_224
-: > "$OUT/bench.md"
-[ -n "${PEAK4_RUNS:-}" ] && device_rounds "$OUT/bench.md" 12 "$PEAK4_RUNS" "${MODELS[@]}"
+# run_bench, base and new interleaved: style, DeepLab, MobileNet v1 1.0 (stand-in).
+for run in ${PEAK4_RUNS-base new base2 new2}; do
+  echo "== $run"
+  TFLITE_GLES_LIB=$(device_lib "$run") timeout 10 python3 bench/run_bench.py --model "$STYLE" \
+    --model "$DEEP" --standin mobilenet_v1_1.0_224 --backends gles_fp32,gles_fp16 \
+    --iterations 200 --max-seconds 1 --out-dir "/tmp/rb-$run" --name rb 2>&1 | grep "^| [a-z]"
+done > "$OUT/bench.md" 2>&1
 # The summary: per layer, every variant's µs (the first's % of 67 TF).
-python3 - "$OUT"/style-base.md "$OUT"/style-f32.md "$OUT"/style-f16.md "$OUT"/deeplab-base.md <<'EOF'
+python3 - "$OUT"/style-base.md "$OUT"/style-f32.md "$OUT"/style-f16.md <<'EOF'
 import re, sys
 for path in sys.argv[1:]:
     names = None
@@ -89,9 +85,9 @@ for path in sys.argv[1:]:
             us = [m.group(1) if (m := re.match(r"([\d.]+) us", c)) else c for c in cells[1:]]
             tf = re.search(r"\(([\d.]+), (\d+) %\)", cells[1])
             head = re.sub(r"^.*(@\d+).*$", r"\1", cells[0]) if "@" in cells[0] else cells[0][:22]
+            head = {"@251": "@256", "@236": "@240"}.get(head, head)  # labels cut at 48
             pct = f" [{tf.group(1)} TF {tf.group(2)}%]" if tf else ""
             print(f"{head}{pct}: " + " ".join(f"{n} {u}" for n, u in zip(names, us)))
 EOF
-grep -E "^\| (highp|mediump)" "$OUT/lds-probe.md" 2>/dev/null | cut -d'|' -f2-5
 echo "== run_bench (ms fp32 / fp16)"
 grep -E "^== |tflite" "$OUT/bench.md" | sed -E 's/\| *([a-z_0-9.]+)\.tflite *\|/\1/' | cut -c1-90

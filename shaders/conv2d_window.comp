@@ -250,24 +250,102 @@ void store_window(int invocation) {
   }
 }
 
+// Output slice o's weights of one tap and input slice (vec4 index wi):
+// w0..w3, the weights of input lanes 0..3.
+#if defined(PACKED_WEIGHTS)
+#define LOAD_WEIGHTS(wi)                               \
+  MATH_P vec4 q0 = WEIGHT((wi) / 4 * 3);               \
+  MATH_P vec4 q1 = WEIGHT((wi) / 4 * 3 + 1);           \
+  MATH_P vec4 q2 = WEIGHT((wi) / 4 * 3 + 2);           \
+  MATH_P ACC_T w0 = q0.xyz;                           \
+  MATH_P ACC_T w1 = vec3(q0.w, q1.xy);                \
+  MATH_P ACC_T w2 = vec3(q1.zw, q2.x);                \
+  MATH_P ACC_T w3 = q2.yzw;
+#else
+#define LOAD_WEIGHTS(wi)                               \
+  MATH_P ACC_T w0 = LANES(WEIGHT(wi));                 \
+  MATH_P ACC_T w1 = LANES(WEIGHT((wi) + 1));           \
+  MATH_P ACC_T w2 = LANES(WEIGHT((wi) + 2));           \
+  MATH_P ACC_T w3 = LANES(WEIGHT((wi) + 3));
+#endif
+#define WEIGHT_INDEX(o, tap, s) \
+  (((((o) / TILE_SLICES) * KERNEL_H * KERNEL_W + (tap)) * IN_SLICES + (s)) * TILE_SLICES + \
+    (o) % TILE_SLICES) * 4
+#if defined(FMA_CHAIN) && FMA_CHAIN
+// Every product fused into the accumulator (one FMA each): the sum-then-add
+// form costs a multiply and an add more per 3-4 products. Only where ACC_P is
+// MATH_P (the kernel's choice), else each product would change precision on
+// its way in.
+#define PRODUCTS(acc_p, xv)                           \
+  {                                                   \
+    ACC_P ACC_T a = acc_p;                            \
+    a += w0 * (xv).x;                                 \
+    if (lanes > 1) a += w1 * (xv).y;                  \
+    if (lanes > 2) a += w2 * (xv).z;                  \
+    if (lanes > 3) a += w3 * (xv).w;                  \
+    acc_p = a;                                        \
+  }
+#else
+#define PRODUCTS(acc_p, xv)                           \
+  {                                                   \
+    MATH_P ACC_T sum = w0 * (xv).x;                   \
+    if (lanes > 1) sum += w1 * (xv).y;                \
+    if (lanes > 2) sum += w2 * (xv).z;                \
+    if (lanes > 3) sum += w3 * (xv).w;                \
+    acc_p += sum;                                     \
+  }
+#endif
+
+#define ROW_N (PX + KERNEL_W - 1)
+#if defined(ROW_REUSE) && ROW_N <= 16 && KERNEL_W <= 9 && PX <= 8 && OUT_SLICES <= 4
+// The taps written out: every index into the row and accumulator arrays a
+// constant, whatever the compiler's unrolling budget. Loops over the taps
+// and pixels left the arrays to the compiler; at 4-8 pixels per invocation
+// NVIDIA's ran 1.2-2.6x slower than at 2 (docs/perf/log.md, "peak4, session
+// 15": the mark of arrays moved to local memory). Dead steps fold away.
+#define UNROLLED_TAPS
+#define ROW_AT(j) row[min((j), ROW_N - 1)]
+#define ACC_AT(p, o) acc[min((p) * OUT_SLICES + (o), PX * OUT_SLICES - 1)]
+#define ROW(j) \
+  if ((j) < ROW_N) ROW_AT(j) = FROM_SMEM(window[WINDOW_AT(ws, local_y + ky, local_x * PX + (j))]);
+#define PIX(kx, o, p) \
+  if ((p) < PX) PRODUCTS(ACC_AT(p, o), ROW_AT((p) + (kx)))
+#define OSL(kx, o)                                                                \
+  if ((o) < OUT_SLICES) {                                                         \
+    LOAD_WEIGHTS(WEIGHT_INDEX(o, ky * KERNEL_W + (kx), s))                         \
+    PIX(kx, o, 0) PIX(kx, o, 1) PIX(kx, o, 2) PIX(kx, o, 3)                       \
+    PIX(kx, o, 4) PIX(kx, o, 5) PIX(kx, o, 6) PIX(kx, o, 7)                       \
+  }
+#define TAP(kx) \
+  if ((kx) < KERNEL_W) { OSL(kx, 0) OSL(kx, 1) OSL(kx, 2) OSL(kx, 3) }
+#endif
+
 // The taps of input slices first.. (WINDOW_SLICES of them, in `window`).
 void accumulate(int first, int local_y, int local_x) {
   for (int ky = 0; ky < KERNEL_H; ++ky) {
+#if defined(UNROLLED_TAPS)
+    for (int ws = 0; ws < WINDOW_SLICES; ++ws) {
+      int s = first + ws;
+      int lanes = min(4, IN_C - 4 * s);
+      MATH_P vec4 row[ROW_N];
+      ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7)
+      ROW(8) ROW(9) ROW(10) ROW(11) ROW(12) ROW(13) ROW(14) ROW(15)
+      TAP(0) TAP(1) TAP(2) TAP(3) TAP(4) TAP(5) TAP(6) TAP(7) TAP(8)
+    }
+#else
 #if defined(ROW_REUSE)
     for (int ws = 0; ws < WINDOW_SLICES; ++ws) {
       int s = first + ws;
-      MATH_P vec4 row[PX + KERNEL_W - 1];
-      for (int j = 0; j < PX + KERNEL_W - 1; ++j) {
+      MATH_P vec4 row[ROW_N];
+      for (int j = 0; j < ROW_N; ++j) {
         row[j] = FROM_SMEM(window[WINDOW_AT(ws, local_y + ky, local_x * PX + j)]);
       }
       for (int kx = 0; kx < KERNEL_W; ++kx) {
-        int tap = ky * KERNEL_W + kx;
         int lanes = min(4, IN_C - 4 * s);
         MATH_P vec4 x[PX];
         for (int p = 0; p < PX; ++p) x[p] = row[p + kx];
 #else
     for (int kx = 0; kx < KERNEL_W; ++kx) {
-      int tap = ky * KERNEL_W + kx;
       for (int ws = 0; ws < WINDOW_SLICES; ++ws) {
         int s = first + ws;
         // The real lanes of this input slice (compile-time once unrolled).
@@ -277,45 +355,12 @@ void accumulate(int first, int local_y, int local_x) {
         for (int p = 0; p < PX; ++p) x[p] = FROM_SMEM(window[row + p * LOCAL_X]);
 #endif
         for (int o = 0; o < OUT_SLICES; ++o) {
-          int w = ((((o / TILE_SLICES) * KERNEL_H * KERNEL_W + tap) * IN_SLICES + s) *
-                       TILE_SLICES + o % TILE_SLICES) * 4;
-#if defined(PACKED_WEIGHTS)
-          MATH_P vec4 q0 = WEIGHT(w / 4 * 3);
-          MATH_P vec4 q1 = WEIGHT(w / 4 * 3 + 1);
-          MATH_P vec4 q2 = WEIGHT(w / 4 * 3 + 2);
-          MATH_P ACC_T w0 = q0.xyz;
-          MATH_P ACC_T w1 = vec3(q0.w, q1.xy);
-          MATH_P ACC_T w2 = vec3(q1.zw, q2.x);
-          MATH_P ACC_T w3 = q2.yzw;
-#else
-          MATH_P ACC_T w0 = LANES(WEIGHT(w));
-          MATH_P ACC_T w1 = LANES(WEIGHT(w + 1));
-          MATH_P ACC_T w2 = LANES(WEIGHT(w + 2));
-          MATH_P ACC_T w3 = LANES(WEIGHT(w + 3));
-#endif
-          for (int p = 0; p < PX; ++p) {
-#if defined(FMA_CHAIN) && FMA_CHAIN
-            // Every product fused into the accumulator (one FMA each): the
-            // sum-then-add form costs a multiply and an add more per 3-4
-            // products. Only where ACC_P is MATH_P (the kernel's choice),
-            // else each product would change precision on its way in.
-            ACC_P ACC_T a = acc[p * OUT_SLICES + o];
-            a += w0 * x[p].x;
-            if (lanes > 1) a += w1 * x[p].y;
-            if (lanes > 2) a += w2 * x[p].z;
-            if (lanes > 3) a += w3 * x[p].w;
-            acc[p * OUT_SLICES + o] = a;
-#else
-            MATH_P ACC_T sum = w0 * x[p].x;
-            if (lanes > 1) sum += w1 * x[p].y;
-            if (lanes > 2) sum += w2 * x[p].z;
-            if (lanes > 3) sum += w3 * x[p].w;
-            acc[p * OUT_SLICES + o] += sum;
-#endif
-          }
+          LOAD_WEIGHTS(WEIGHT_INDEX(o, ky * KERNEL_W + kx, s))
+          for (int p = 0; p < PX; ++p) PRODUCTS(acc[p * OUT_SLICES + o], x[p])
         }
       }
     }
+#endif
   }
 }
 
