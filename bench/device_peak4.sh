@@ -6,15 +6,16 @@
 #   DIR=.devbuild source bench/device_env.sh && bash bench/device_peak4.sh
 # 1. conv_sweep.py (per-dispatch timer queries, min of rounds x invokes,
 #    variants interleaved in one process): style's four layers, base library
-#    (fp32, fp16), then this library's defaults and variants of
-#    conv2d_window.comp: blocks PX/LX/LY of more pixels per invocation with
-#    SLICE_STEPS (s..: one input slice's window at a time), PACK3 (pk: @272's
-#    weights 3 vec4s per 4), FMA_CHAIN (..f, fc), HALF_SMEM (..hs, fp16).
-#    Call 1's sweep (SLICE_STEPS, BLOCK_STEPS, WINDOW_SMALL, K_SPLIT tiles,
+#    (fp32, fp16), then this library's defaults (NVIDIA fp32: SLICE_STEPS,
+#    block 2/16/8, PACK3, FMA_CHAIN) with each choice taken back alone, and
+#    SLICE_STEPS for fp16; DeepLab's and MobileNet v1 1.0's (stand-in) largest
+#    dispatches with FMA_CHAIN on (default) and off. Calls 1-2's sweeps
+#    (blocks, BLOCK_STEPS, WINDOW_SMALL, HALF_SMEM, K_SPLIT tiles,
 #    peak_probe.py lds): docs/perf/log.md, "peak4, session 15".
-# 2. run_bench.py base / new / base2 / new2: style, DeepLab, MobileNet v1
-#    1.0 (stand-in), ours fp32 and fp16 (PEAK4_RUNS overrides the rounds).
-# Under 100 s; a compact table per layer (µs per variant) at the end.
+# 2. run_bench.py base / new: style, DeepLab, MobileNet v1 1.0 (stand-in),
+#    ours fp32 and fp16 (PEAK4_RUNS overrides the rounds).
+# 3. cold_start.py: style fp32 with every cache empty, base vs new.
+# Under 90 s; a compact table per layer (µs per variant) at the end.
 source "$(dirname "$0")/device_common.sh"
 STYLE=$M/style_transfer_f16_384.tflite
 DEEP=$M/deeplabv3_257_mv_gpu.tflite
@@ -43,34 +44,48 @@ sweep() {
 }
 PK=env.TFLITE_GLES_X_WINDOW_PACK3=1
 PK0=env.TFLITE_GLES_X_WINDOW_PACK3=0
+FM0=env.TFLITE_GLES_X_FMA_CHAIN=0
 HS=env.TFLITE_GLES_X_WINDOW_HALF_SMEM=1
 BS=env.TFLITE_GLES_X_WINDOW_BLOCK_STEPS
 T=env.TFLITE_GLES_X_CONV_TILE
-# Call 2: this branch's defaults (PACK3 in fp32 on NVIDIA; the window kernel's
-# taps written out) against the base library, and bigger register tiles now
-# that their arrays' indices are constants (PX 4-8; SLICE_STEPS where @272's
-# two slices would not fit 48 KB otherwise). Most telling first (a timeout
-# drops the last variants' setup).
-F32_V=${PEAK4_F32:-"def: pk0:$PK0 y8:$WC=2/16/8 s4y8:$SS,$WC=4/16/8 s4x8:$SS,$WC=4/8/16
-  s4:$SS,$WC=4/16/16 s8y8:$SS,$WC=8/8/8 s8:$SS,$WC=8/8/16 s4y8f:$SS,$FM,$WC=4/16/8
-  fc:$FM s4y4:$SS,$WC=4/16/4 s2y8:$SS,$WC=2/16/8"}
-F16_V=${PEAK4_F16:-"def: pk:$PK s4y8:$SS,$WC=4/16/8 s4x8:$SS,$WC=4/8/16 s4:$SS,$WC=4/16/16
-  s8y8:$SS,$WC=8/8/8 s4y8hs:$SS,$HS,$WC=4/16/8 fc:$FM"}
+# Call 3: this branch's defaults (NVIDIA fp32: SLICE_STEPS, block 2/16/8,
+# PACK3, FMA_CHAIN; the window taps written out) against the base library,
+# each new choice taken back alone (no..), and SLICE_STEPS for fp16.
+NO="env.TFLITE_GLES_X_WINDOW_SLICE_STEPS=0,$FM0,$PK0,$WC=2/16/16"
+F32_V=${PEAK4_F32:-"def: nofma:$FM0 noss:env.TFLITE_GLES_X_WINDOW_SLICE_STEPS=0 nopk:$PK0
+  s4y8:$WC=4/16/8 old:$NO"}
+F16_V=${PEAK4_F16:-"def: ss:$SS ssfc:$SS,$FM ssb16:$SS,$WC=2/16/16"}
 # shellcheck disable=SC2086
 {
-  sweep "$BASE_LIB" 9 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 27 "$OUT/style-f32.md" "$STYLE" "" $F32_V -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 18 "$OUT/style-f16.md" "$STYLE" "$F16" $F16_V -- "${MATCH[@]}"
+  sweep "$BASE_LIB" 8 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
+  sweep "$NEW_LIB" 17 "$OUT/style-f32.md" "$STYLE" "" $F32_V -- "${MATCH[@]}"
+  sweep "$NEW_LIB" 11 "$OUT/style-f16.md" "$STYLE" "$F16" $F16_V -- "${MATCH[@]}"
+  # FMA_CHAIN's reach beyond style (gemm.comp, conv2d.comp): DeepLab and
+  # MobileNet v1 1.0 (stand-in), fp32, the new default against it off.
+  R=4 P=5 sweep "$NEW_LIB" 7 "$OUT/deeplab.md" "$DEEP" "" def: "nofma:$FM0" -- --by-flops --top 3
+  python3 tools/build_standins.py build/models mobilenet_v1_1.0_224 > /dev/null 2>&1
+  R=4 P=5 sweep "$NEW_LIB" 7 "$OUT/mobilenet.md" build/models/mobilenet_v1_1.0_224.tflite "" \
+    def: "nofma:$FM0" -- --by-flops --top 3
 } > "$OUT/sweep-log.txt" 2>&1
-# run_bench, base and new interleaved: style, DeepLab, MobileNet v1 1.0 (stand-in).
-for run in ${PEAK4_RUNS-base new base2 new2}; do
+# run_bench, base and new interleaved: style, DeepLab, MobileNet v1 1.0
+# (stand-in); call 2's 10 s cut the new library's rows: 14 s, errors kept.
+for run in ${PEAK4_RUNS-base new}; do
   echo "== $run"
-  TFLITE_GLES_LIB=$(device_lib "$run") timeout 10 python3 bench/run_bench.py --model "$STYLE" \
+  start=$SECONDS
+  TFLITE_GLES_LIB=$(device_lib "$run") timeout 14 python3 bench/run_bench.py --model "$STYLE" \
     --model "$DEEP" --standin mobilenet_v1_1.0_224 --backends gles_fp32,gles_fp16 \
-    --iterations 200 --max-seconds 1 --out-dir "/tmp/rb-$run" --name rb 2>&1 | grep "^| [a-z]"
+    --iterations 200 --max-seconds 1 --out-dir "/tmp/rb-$run" --name rb > "/tmp/rb-$run.txt" 2>&1
+  echo "rc $? in $((SECONDS - start)) s"
+  grep -E "^\| [a-z]|Error|error|Traceback" "/tmp/rb-$run.txt" | head -8
 done > "$OUT/bench.md" 2>&1
+# Cold start (no cache at all: every program compiled), style fp32: the
+# written-out taps' compile time, base vs new, while time is left.
+[ "$SECONDS" -lt 80 ] && timeout $((88 - SECONDS)) python3 bench/cold_start.py \
+  --model "$STYLE" --cases empty --repeats 1 --lib "base=$BASE_LIB" --lib "new=$NEW_LIB" \
+  > "$OUT/cold.md" 2>&1
 # The summary: per layer, every variant's µs (the first's % of 67 TF).
-python3 - "$OUT"/style-base.md "$OUT"/style-f32.md "$OUT"/style-f16.md <<'EOF'
+python3 - "$OUT"/style-base.md "$OUT"/style-f32.md "$OUT"/style-f16.md "$OUT"/deeplab.md \
+  "$OUT"/mobilenet.md <<'EOF'
 import re, sys
 for path in sys.argv[1:]:
     names = None
@@ -90,4 +105,7 @@ for path in sys.argv[1:]:
             print(f"{head}{pct}: " + " ".join(f"{n} {u}" for n, u in zip(names, us)))
 EOF
 echo "== run_bench (ms fp32 / fp16)"
-grep -E "^== |tflite" "$OUT/bench.md" | sed -E 's/\| *([a-z_0-9.]+)\.tflite *\|/\1/' | cut -c1-90
+grep -E "^== |^rc |tflite|rror|Trace" "$OUT/bench.md" | sed -E 's/\| *([a-z_0-9.]+)\.tflite *\|/\1/' \
+  | cut -c1-100
+echo "== cold start, style fp32 (empty caches; apply + first invoke, ms)"
+grep -E "^repeat" "$OUT/cold.md" 2>/dev/null | sed 's/^.*tflite //'
