@@ -67,22 +67,21 @@ F16_V=${PEAK4_F16:-"def: ss:$SS ssfc:$SS,$FM ssb16:$SS,$WC=2/16/16"}
   R=4 P=5 sweep "$NEW_LIB" 7 "$OUT/mobilenet.md" build/models/mobilenet_v1_1.0_224.tflite "" \
     def: "nofma:$FM0" -- --by-flops --top 3
 } > "$OUT/sweep-log.txt" 2>&1
+# Cold start (no cache at all: every program compiled), style fp32: the
+# written-out taps' compile time, base vs new.
+timeout 10 python3 bench/cold_start.py --model "$STYLE" --cases empty --repeats 1 \
+  --lib "base=$BASE_LIB" --lib "new=$NEW_LIB" > "$OUT/cold.md" 2>&1
 # run_bench, base and new interleaved: style, DeepLab, MobileNet v1 1.0
-# (stand-in); call 2's 10 s cut the new library's rows: 14 s, errors kept.
+# (stand-in); call 2's 10 s cut the new library's rows: 13 s, errors kept.
 for run in ${PEAK4_RUNS-base new}; do
   echo "== $run"
   start=$SECONDS
-  TFLITE_GLES_LIB=$(device_lib "$run") timeout 14 python3 bench/run_bench.py --model "$STYLE" \
+  TFLITE_GLES_LIB=$(device_lib "$run") timeout 13 python3 bench/run_bench.py --model "$STYLE" \
     --model "$DEEP" --standin mobilenet_v1_1.0_224 --backends gles_fp32,gles_fp16 \
     --iterations 200 --max-seconds 1 --out-dir "/tmp/rb-$run" --name rb > "/tmp/rb-$run.txt" 2>&1
   echo "rc $? in $((SECONDS - start)) s"
   grep -E "^\| [a-z]|Error|error|Traceback" "/tmp/rb-$run.txt" | head -8
 done > "$OUT/bench.md" 2>&1
-# Cold start (no cache at all: every program compiled), style fp32: the
-# written-out taps' compile time, base vs new, while time is left.
-[ "$SECONDS" -lt 80 ] && timeout $((88 - SECONDS)) python3 bench/cold_start.py \
-  --model "$STYLE" --cases empty --repeats 1 --lib "base=$BASE_LIB" --lib "new=$NEW_LIB" \
-  > "$OUT/cold.md" 2>&1
 # The summary: per layer, every variant's µs (the first's % of 67 TF).
 python3 - "$OUT"/style-base.md "$OUT"/style-f32.md "$OUT"/style-f16.md "$OUT"/deeplab.md \
   "$OUT"/mobilenet.md <<'EOF'
