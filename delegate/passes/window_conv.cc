@@ -144,10 +144,14 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
       defines["ACC_P"] = "mediump";
     }
     // Products fused into the accumulators (DeviceProfile::fma_chain) where
-    // both have one precision.
+    // both have one precision and an invocation has >= 4 accumulators: the
+    // chains are dependent, and with 2 (style's 8 -> 3 layer, PX 2) they ran
+    // 36.7 -> 40.5 µs, with 4 (3 -> 8) 62.1 -> 59.7 (H200; docs/perf/log.md,
+    // "peak4, session 15").
     const std::string math_p = defines.count("MATH_P") ? defines["MATH_P"] : "highp";
     const std::string acc_p = defines.count("ACC_P") ? defines["ACC_P"] : "highp";
-    defines["FMA_CHAIN"] = device.fma_chain && math_p == acc_p ? "1" : "0";
+    const bool chains = 1LL * block[0] * out_s >= 4;
+    defines["FMA_CHAIN"] = device.fma_chain && math_p == acc_p && chains ? "1" : "0";
     // BLOCK_STEPS (DeviceProfile::window_conv_block_steps): that many blocks
     // along y per workgroup; not with SLICE_STEPS (conv2d_window.comp).
     const long long steps = defines.count("SLICE_STEPS") ? 1 : device.window_conv_block_steps;

@@ -121,7 +121,11 @@ def test_window_convolution_matches_the_cpu(monkeypatch, tmp_path, in_shape, out
         assert any("#define ROW_REUSE" in text for text in dumped) == (reuse == "1")
         for text in dumped:  # fused where products and accumulators are both highp
             one_precision = "#define MATH_P mediump" not in text
-            assert ("#define FMA_CHAIN 1" in text) == (fma == "1" and one_precision)
+            # and an invocation has >= 4 accumulators (PX x output slices)
+            px, slices = (int(re.search(rf"#define {n} (\d+)", text).group(1))
+                          for n in ("PX", "OUT_SLICES"))
+            assert ("#define FMA_CHAIN 1" in text) == (fma == "1" and one_precision and
+                                                       px * slices >= 4)
         assert_close(again, cpu, fp16)
 
 
