@@ -435,6 +435,71 @@ def conv_probe(g: Gl, only=None):
             print("| " + " | ".join(r) + " |")
 
 
+LDS = """#version 310 es
+precision P float;
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) buffer Data { highp vec4 v[]; } data;
+shared vec4 wsm[256];
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  int lid = int(gl_LocalInvocationID.x);
+  wsm[lid] = data.v[0] * float(lid & 7) + data.v[1];
+  barrier();
+  vec4 x0 = data.v[2] + vec4(float(i & 7u));
+"""
+
+
+def lds_source(p, r, w, it, spread):
+    """Shared-memory vec4 reads against FMAs, as conv2d_window.comp's taps: per
+    iteration W weight vec4s read (the same address for every invocation, or
+    each its own when spread), each multiplied into R input vec4s (R x W vec4
+    accumulators, 4 FMAs each). If a broadcast vec4 read costs the SM's 128
+    B/clock datapath 4 clocks like any warp-wide vec4 read, R = 1, 2, 4 reach
+    25, 50, 100 % of the FMA rate; if a broadcast costs 1, all ~100 %."""
+    lines = [LDS.replace("P float", f"{p} float")]
+    for k in range(1, r):
+        lines.append(f"  vec4 x{k} = x0 + vec4({0.01 * k:.2f});")
+    for k in range(r):
+        for j in range(w):
+            lines.append(f"  vec4 a{k}_{j} = vec4({0.001 * (k * w + j):.3f});")
+    lines.append(f"  for (int k = 0; k < {it}; ++k) {{")
+    for j in range(w):
+        offset = " + lid" if spread else ""
+        lines.append(f"    vec4 w{j} = wsm[(k * {w} + {j}{offset}) & 255];")
+        for k in range(r):
+            lines.append(f"    a{k}_{j} += x{k} * w{j};")
+    lines.append("  }")
+    total = " + ".join(f"a{k}_{j}" for k in range(r) for j in range(w))
+    lines.append(f"  vec4 s = {total};")
+    lines.append("  if (dot(s, vec4(1.0)) == 12345.0) data.v[3 + int(i)] = s;")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def lds_probe(g: Gl):
+    gl = g.gl
+    big = g.buffer(GL_SHADER_STORAGE_BUFFER, (1 << 20) * 16 + 64, 0)
+    print("| shared-memory probe (W=4 weight vec4s per step) | ms | TFLOP/s | % of 67 |")
+    print("|---|---|---|---|")
+    inv, w = (1 << 20) // SMALL, 4
+    for p, r, spread in [("highp", 1, False), ("highp", 2, False), ("highp", 4, False),
+                         ("highp", 8, False), ("highp", 1, True), ("highp", 4, True),
+                         ("mediump", 1, False), ("mediump", 4, False)]:
+        it = max(512 // r // SMALL, 1)
+        program, err = g.compile(lds_source(p, r, w, it, spread))
+        name = f"{p} R={r} {'own addresses' if spread else 'broadcast'}"
+        if program is None:
+            print(f"| {name} | {err} | | |")
+            continue
+        heat(g, 20)
+        gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, big)
+        ms = max(g.time_dispatch(program, (inv // 256, 1, 1), reps=10), 1e-6)
+        tf = 2.0 * 4 * r * w * it * inv / (ms * 1e-3) / 1e12
+        print(f"| {name} | {ms:.3f} | {tf:.1f} | {tf / 67 * 100:.0f} % |", flush=True)
+        gl.glDeleteProgram(program)
+    gl.glDeleteBuffers(1, ctypes.byref(big))
+
+
 def main() -> int:
     g = Gl()
     print(f"renderer: {g.gl.glGetString(GL_RENDERER).decode()}")
@@ -442,6 +507,8 @@ def main() -> int:
     start = time.time()
     if "fma" in what:
         fma_probe(g)
+    if "lds" in what:
+        lds_probe(g)
     if "conv" in what:
         conv_probe(g, next((a[5:] for a in what if a.startswith("only=")), None))
     print(f"probe took {time.time() - start:.1f} s")

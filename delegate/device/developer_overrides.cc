@@ -154,6 +154,10 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.window_reuse = Switch("TFLITE_GLES_X_WINDOW_REUSE");
   o.window_small = Switch("TFLITE_GLES_X_WINDOW_SMALL");
   o.window_acc16 = Switch("TFLITE_GLES_X_WINDOW_ACC16");
+  o.window_slice_steps = Switch("TFLITE_GLES_X_WINDOW_SLICE_STEPS");
+  o.window_pack3 = Switch("TFLITE_GLES_X_WINDOW_PACK3");
+  o.window_half_smem = Switch("TFLITE_GLES_X_WINDOW_HALF_SMEM");
+  o.window_block_steps = NonNegative("TFLITE_GLES_X_WINDOW_BLOCK_STEPS");
   o.fma_chain = Switch("TFLITE_GLES_X_FMA_CHAIN");
   o.dilated_dw_reuse = Switch("TFLITE_GLES_X_DILATED_DW_REUSE");
   o.pointwise_tile = Text("TFLITE_GLES_X_POINTWISE_TILE");

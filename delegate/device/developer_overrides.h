@@ -101,6 +101,10 @@ struct DeveloperOverrides {
   std::optional<bool> window_reuse;              // TFLITE_GLES_X_WINDOW_REUSE
   std::optional<bool> window_small;              // TFLITE_GLES_X_WINDOW_SMALL
   std::optional<bool> window_acc16;              // TFLITE_GLES_X_WINDOW_ACC16
+  std::optional<bool> window_slice_steps;        // TFLITE_GLES_X_WINDOW_SLICE_STEPS
+  std::optional<bool> window_pack3;              // TFLITE_GLES_X_WINDOW_PACK3
+  std::optional<bool> window_half_smem;          // TFLITE_GLES_X_WINDOW_HALF_SMEM
+  std::optional<long long> window_block_steps;   // TFLITE_GLES_X_WINDOW_BLOCK_STEPS
   std::optional<bool> fma_chain;                 // TFLITE_GLES_X_FMA_CHAIN
   std::string dump_shaders;                      // TFLITE_GLES_X_DUMP_SHADERS (a folder)
   // The user switch for the device profile (delegate/device/device_profiles.h;

@@ -309,12 +309,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // were its two largest dispatches in conv2d.comp's gather (docs/perf/
   // log.md, "style2, session 11"). llvmpipe keeps the gather until measured.
   device->window_conv = !device->gpu->IsLlvmpipe();
-  // With ROW_REUSE, fp32 ran style's 8 -> 3 layer 58 -> 51 µs in blocks of 16
-  // rows (2/16/16; an H200), fp16 1-10 % slower there: fp32 only (docs/perf/
-  // log.md, "gap, session 12").
-  if (device->gpu->IsNvidia() && !device->fp16) {
-    device->window_conv_block = {2, 16, 16};
-  }
+  // The default block, 2/16/8, in both precisions: fp32 had 2/16/16 (style's
+  // 8 -> 3 layer 58 -> 51 µs, docs/perf/log.md "gap, session 12") until
+  // SLICE_STEPS and the written-out taps made 2/16/8 the fastest ("peak4,
+  // session 15").
   if (!o.window_conv.empty()) ApplyWindowConv(o.window_conv, device);
   // Instance norms applied in the next convolution's gather: a dependent
   // dispatch and a full write + read of the map fewer per norm, for a
@@ -357,7 +355,27 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.window_small, &device->window_conv_small);
   device->window_conv_acc_mediump = false;
   Apply(o.window_acc16, &device->window_conv_acc_mediump);
-  device->fma_chain = false;
+  // SLICE_STEPS: style's @272 (2 input slices) 43.2 -> 36.7 µs in fp32 at 2/16/8
+  // on an H200, fp16 31.5 -> 28.4 (docs/perf/log.md, "peak4, session 15"): NVIDIA.
+  device->window_conv_slice_steps = device->gpu->IsNvidia();
+  Apply(o.window_slice_steps, &device->window_conv_slice_steps);
+  // PACK3: style's @272 (8 -> 3) 45.4 -> 42.4 µs in fp32 on an H200, fp16 33.7 -> 35.9
+  // (docs/perf/log.md, "peak4, session 15"): NVIDIA fp32.
+  device->window_conv_pack3 = device->gpu->IsNvidia() && !device->fp16;
+  Apply(o.window_pack3, &device->window_conv_pack3);
+  device->window_conv_half_smem = false;
+  Apply(o.window_half_smem, &device->window_conv_half_smem);
+  device->window_conv_block_steps = 1;
+  if (o.window_block_steps) {
+    device->window_conv_block_steps = static_cast<int>(std::clamp(*o.window_block_steps, 1LL, 4LL));
+  }
+  // FMA_CHAIN in fp32 on NVIDIA (products and accumulators both highp: one
+  // rounding less per product): style's dispatch sum 0.742 -> 0.715 ms on an
+  // H200, every large convolution faster (docs/perf/log.md, "peak4, session
+  // 15"; gap2's session-13 rows, before the window kernel's written-out taps,
+  // had it slower there). fp16 keeps it off: it doubled style's error
+  // against the CPU (gap2).
+  device->fma_chain = device->gpu->IsNvidia() && !device->fp16;
   Apply(o.fma_chain, &device->fma_chain);
   Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
   if (!o.pointwise_tile.empty()) device->conv_tile_override = o.pointwise_tile;

@@ -284,23 +284,24 @@ struct DeviceProfile {
     bool fill = true;
   };
   ConvSplitTile conv_split_tile;
-  // General convolutions of a large window over few channels (style
-  // transfer's 9x9 layers) with the workgroup's input window staged in
-  // shared memory (shaders/conv2d_window.comp, delegate/passes/
-  // window_conv.h), and its block: pixels per invocation along x,
-  // invocations along x and y. Set by TuneForDevice;
-  // TFLITE_GLES_X_WINDOW_CONV=0/1 or PX/LOCAL_X/LOCAL_Y (on, that block).
+  // Large windows over few channels (style's 9x9 layers) from a shared-memory
+  // window (shaders/conv2d_window.comp, delegate/passes/window_conv.h), and its
+  // block: pixels per invocation along x, invocations along x and y. Set by
+  // TuneForDevice; TFLITE_GLES_X_WINDOW_CONV=0/1 or PX/LOCAL_X/LOCAL_Y.
   bool window_conv = false;
   std::array<int, 3> window_conv_block = {2, 16, 8};
   // conv2d_window.comp ROW_REUSE: window rows slid in registers over the taps
   // and weights in shared memory, where they fit (NVIDIA; TFLITE_GLES_X_WINDOW_REUSE).
   bool window_conv_row_reuse = false;
-  // Window convolutions for 3x3+ windows over up to 8 input / 4 output slices
-  // too (style's @240, @256), blocks down to 2 x 16 x 4 (TFLITE_GLES_X_WINDOW_SMALL).
+  // 3x3+ windows over <= 8 input / 4 output slices too (TFLITE_GLES_X_WINDOW_SMALL).
   bool window_conv_small = false;
-  // With fp16 storage and mediump products, conv2d_window.comp's
-  // accumulators in mediump too (TFLITE_GLES_X_WINDOW_ACC16).
+  // fp16: conv2d_window.comp's accumulators mediump too (TFLITE_GLES_X_WINDOW_ACC16).
   bool window_conv_acc_mediump = false;
+  // conv2d_window.comp: one input slice's window at a time (SLICE_STEPS), 3-lane
+  // weights packed (PACK3), fp16's window and weights as packed halves (HALF_SMEM),
+  // blocks per workgroup (BLOCK_STEPS); TFLITE_GLES_X_WINDOW_*.
+  bool window_conv_slice_steps = false, window_conv_pack3 = false, window_conv_half_smem = false;
+  int window_conv_block_steps = 1;
   // conv2d_window.comp's and gemm.comp's (tiled) products fused one by one
   // into their accumulators (FMA_CHAIN) instead of summed per step and then
   // added, where products and accumulators have one precision

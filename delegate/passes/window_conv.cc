@@ -26,13 +26,17 @@ constexpr long long kMaxSmallOutSlices = 4;
 // Shared memory of a block's window (vec4 of 16 bytes each, whatever the
 // precision: mediump may be stored wider).
 // ROW_REUSE skews the window's rows (conv2d_window.comp SKEW) and stages
-// every weight vec4 of the out_groups x tile_slices output slices too.
+// every weight vec4 of the out_groups x tile_slices output slices too;
+// SLICE_STEPS holds one input slice's window at a time (in_slices then 1
+// for the window, all of them for the weights).
 long long WindowBytes(const std::array<int, 3>& block, long long in_slices, long long kh,
-                      long long kw, bool row_reuse, long long weight_slices) {
+                      long long kw, bool row_reuse, long long weight_slices, bool slice_steps) {
   const long long w = 1LL * block[0] * block[1] + kw - 1;
-  if (!row_reuse) return 16LL * in_slices * (block[2] + kh - 1) * w;
+  const long long window_slices = slice_steps ? 1 : in_slices;
+  if (!row_reuse) return 16LL * window_slices * (block[2] + kh - 1) * w;
   const long long padded = (w - 1) + (w - 1) / 8 + 1;
-  return 16LL * in_slices * ((block[2] + kh - 1) * padded + weight_slices * kh * kw * 4);
+  return 16LL * (window_slices * (block[2] + kh - 1) * padded +
+                 in_slices * weight_slices * kh * kw * 4);
 }
 
 }  // namespace
@@ -75,9 +79,11 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     // (weights staged too) where it fits (WINDOW_SMALL: the first such
     // block), else the window alone in the first that fits.
     const long long tile_slices = IntDefine(d, "TILE_SLICES");
+    // SLICE_STEPS (DeviceProfile::window_conv_slice_steps): with ROW_REUSE only.
+    const bool slice_steps = device.window_conv_slice_steps && in_s > 1;
     const long long weight_slices = (out_s + tile_slices - 1) / tile_slices * tile_slices;
     auto fits = [&](const std::array<int, 3>& b, bool reuse) {
-      return WindowBytes(b, in_s, kh, kw, reuse, weight_slices) <=
+      return WindowBytes(b, in_s, kh, kw, reuse, weight_slices, slice_steps && reuse) <=
                  gpu.max_shared_memory_bytes &&
              1LL * b[1] * b[2] <= gpu.max_workgroup_invocations &&
              b[1] <= gpu.max_workgroup_size[0] && b[2] <= gpu.max_workgroup_size[1];
@@ -126,6 +132,11 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     defines["PX"] = std::to_string(block[0]);
     if (!defines.count("GATHER_UPSAMPLE")) defines["GATHER_UPSAMPLE"] = "1";
     if (row_reuse) defines["ROW_REUSE"] = "";
+    if (row_reuse && slice_steps) defines["SLICE_STEPS"] = "";
+    // HALF_SMEM (DeviceProfile::window_conv_half_smem): with fp16 storage only.
+    if (device.window_conv_half_smem && device.fp16) defines["HALF_SMEM"] = "";
+    // PACK3 (DeviceProfile::window_conv_pack3): 3-lane weights packed.
+    if (row_reuse && device.window_conv_pack3 && out_s == 1 && out_c == 3) defines["PACK3"] = "";
     // Mediump accumulators (DeviceProfile::window_conv_acc_mediump): only
     // where the products are mediump already (fp16 storage).
     if (device.window_conv_acc_mediump && defines.count("MATH_P") &&
@@ -133,16 +144,24 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
       defines["ACC_P"] = "mediump";
     }
     // Products fused into the accumulators (DeviceProfile::fma_chain) where
-    // both have one precision.
+    // both have one precision and an invocation has >= 4 accumulators: the
+    // chains are dependent, and with 2 (style's 8 -> 3 layer, PX 2) they ran
+    // 36.7 -> 40.5 µs, with 4 (3 -> 8) 62.1 -> 59.7 (H200; docs/perf/log.md,
+    // "peak4, session 15").
     const std::string math_p = defines.count("MATH_P") ? defines["MATH_P"] : "highp";
     const std::string acc_p = defines.count("ACC_P") ? defines["ACC_P"] : "highp";
-    defines["FMA_CHAIN"] = device.fma_chain && math_p == acc_p ? "1" : "0";
+    const bool chains = 1LL * block[0] * out_s >= 4;
+    defines["FMA_CHAIN"] = device.fma_chain && math_p == acc_p && chains ? "1" : "0";
+    // BLOCK_STEPS (DeviceProfile::window_conv_block_steps): that many blocks
+    // along y per workgroup; not with SLICE_STEPS (conv2d_window.comp).
+    const long long steps = defines.count("SLICE_STEPS") ? 1 : device.window_conv_block_steps;
+    if (steps > 1) defines["BLOCK_STEPS"] = std::to_string(steps);
     d.shader = "conv2d_window";
     d.defines = std::move(defines);
-    const long long block_w = 1LL * block[0] * block[1];
+    const long long block_w = 1LL * block[0] * block[1], block_h = steps * block[2];
     d.local = {static_cast<uint32_t>(block[1]), static_cast<uint32_t>(block[2]), 1};
     d.grid = {static_cast<uint32_t>((out_w + block_w - 1) / block_w * block[1]),
-              static_cast<uint32_t>((out_h + block[2] - 1) / block[2] * block[2]),
+              static_cast<uint32_t>((out_h + block_h - 1) / block_h * block[2]),
               static_cast<uint32_t>(batch)};
     ++moved;
   }

@@ -12,6 +12,8 @@ with ROW_REUSE (conv2d_window.comp) off and on. The path must be taken (the prof
 within the usual bounds.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -119,7 +121,11 @@ def test_window_convolution_matches_the_cpu(monkeypatch, tmp_path, in_shape, out
         assert any("#define ROW_REUSE" in text for text in dumped) == (reuse == "1")
         for text in dumped:  # fused where products and accumulators are both highp
             one_precision = "#define MATH_P mediump" not in text
-            assert ("#define FMA_CHAIN 1" in text) == (fma == "1" and one_precision)
+            # and an invocation has >= 4 accumulators (PX x output slices)
+            px, slices = (int(re.search(rf"#define {n} (\d+)", text).group(1))
+                          for n in ("PX", "OUT_SLICES"))
+            assert ("#define FMA_CHAIN 1" in text) == (fma == "1" and one_precision and
+                                                       px * slices >= 4)
         assert_close(again, cpu, fp16)
 
 
@@ -161,3 +167,53 @@ def test_window_small_takes_3x3_layers_of_many_slices(monkeypatch, in_shape, out
         assert_fully_delegated(stats)
         assert shaders.count("conv2d_window") == 1, shaders
         assert_close(outputs, cpu, fp16)
+
+
+# DeviceProfile::window_conv_slice_steps (TFLITE_GLES_X_WINDOW_SLICE_STEPS):
+# one input slice's window in shared memory at a time, the slices staged and
+# consumed in steps (the next one's loads in flight during this one's taps),
+# so that blocks of 4-8 pixels per invocation fit: 9x9 over 2 slices, 3x3
+# over 5 and 8 slices (WINDOW_SMALL), each in a block with edges inside the
+# map and ROW_REUSE on (SLICE_STEPS needs it); one input slice: no steps.
+# PACK3 (3-lane weights as 3 vec4s per 4), BLOCK_STEPS (blocks stacked
+# along y per workgroup, without SLICE_STEPS: one input slice) and, in fp16,
+# HALF_SMEM (window and weights as packed halves) ride along:
+# (input, output channels, kernel, mirror pads, block, PACK3, BLOCK_STEPS).
+SLICE_CASES = [
+    ([1, 20, 23, 8], 3, (9, 9), ((4, 4), (4, 4)), "4/4/4", "1", "1"),
+    ([1, 14, 13, 32], 16, (3, 3), ((1, 1), (1, 1)), "4/4/4", "0", "1"),
+    ([1, 11, 19, 20], 7, (3, 3), None, "8/2/4", "0", "1"),
+    ([1, 21, 19, 3], 8, (9, 9), ((4, 4), (4, 4)), "2/8/4", "0", "3"),
+    ([1, 18, 9, 4], 3, (5, 5), None, "1/4/4", "1", "2"),
+]
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("in_shape,out_c,kernel,pads,block,pack3,block_steps", SLICE_CASES)
+def test_window_slice_steps(monkeypatch, tmp_path, in_shape, out_c, kernel, pads, block, pack3,
+                            block_steps, fp16):
+    model, shapes = window_model(in_shape, out_c, kernel, pads, "REFLECT",
+                                 "VALID" if pads else "SAME", seed=in_shape[3])
+    inputs = random_inputs(shapes, seed=5)
+    cpu = gt.invoke(gt.interpreter(model), inputs)
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_SMALL", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_REUSE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_SLICE_STEPS", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_PACK3", pack3)
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_BLOCK_STEPS", block_steps)
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_HALF_SMEM", "1")  # fp16 storage only
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    outputs, shaders, stats = run(monkeypatch, model, inputs, fp16, block)
+    assert_fully_delegated(stats)
+    assert shaders.count("conv2d_window") == 1, shaders
+    dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
+    dumped = [t for t in dumped if "// @dump shader conv2d_window" in t]
+    assert len(dumped) == 1
+    text = dumped[0]
+    assert ("#define SLICE_STEPS" in text) == (in_shape[3] > 4)
+    assert f"#define PX {block.split('/')[0]}" in text
+    assert ("#define PACK3" in text) == (pack3 == "1")
+    assert ("#define HALF_SMEM" in text) == fp16
+    # (the shader's own fallback defines BLOCK_STEPS 1)
+    assert re.findall(r"#define BLOCK_STEPS (\d)", text)[0] == block_steps
+    assert_close(outputs, cpu, fp16)
