@@ -212,6 +212,13 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
     // part; hair's 3.1 MB goes from 3 parts to 4);
     // TFLITE_GLES_X_COPY_MIN_PART_KB for A/B runs.
     device->host_copy_min_part_bytes = 400 * 1024;
+    // Staged transfers of >= 1 MB in up to 4 row bands, each band's
+    // conversion dispatched (uploads) or fenced (readbacks) on its own, so
+    // that the CPU's copy of one band overlaps the GPU's conversion of
+    // another: the hair stand-in's 3 MB input and 2 MB output, style
+    // transfer's 1.77 MB output (docs/perf/log.md, "io4, session 15").
+    // llvmpipe runs a dispatch inside the call: nothing to overlap there.
+    device->transfer_bands = 4;
   }
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
@@ -417,6 +424,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
     device->host_copy_threads = static_cast<int>(std::min<long long>(*o.copy_threads, 64));
   }
   Apply(o.readback, &device->readback);
+  if (o.transfer_bands) device->transfer_bands = static_cast<int>(std::min<long long>(*o.transfer_bands, 64));
+  if (o.transfer_band_min && *o.transfer_band_min > 0) device->transfer_band_min_bytes = *o.transfer_band_min;
   Apply(o.direct_max_bytes, &device->direct_max_bytes);
   if (device->mapped_readback() && !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
     std::fprintf(stderr,

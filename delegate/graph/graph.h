@@ -161,29 +161,30 @@ struct DeviceProfile {
   // TFLITE_GLES_X_STREAMING_UPLOAD=0/1.
   bool streaming_upload = false;
   // The copy of a mapped readback into TFLite's tensor with non-temporal
-  // stores (no read for ownership of the destination: a third less host
-  // memory traffic on DeepLab's 5.5 MB output, but the tensor is then not
-  // in the CPU's caches for the caller's read); off until measured
-  // (docs/perf/log.md, "deep, session 12"). TFLITE_GLES_X_STREAMING_READBACK.
+  // stores (no read for ownership, but the tensor then not in the CPU's
+  // caches for the caller's read); off until measured (docs/perf/log.md,
+  // "deep, session 12"). TFLITE_GLES_X_STREAMING_READBACK.
   bool streaming_readback = false;
   // The most threads a megabyte copy between TFLite's tensors and mapped
-  // staging uses (delegate/runtime/host_copy.h, CopyWorkers); 1: the
-  // calling thread alone. Set by TuneForDevice; TFLITE_GLES_X_COPY_THREADS.
+  // staging uses (host_copy.h, CopyWorkers; 1: the calling thread alone).
+  // Set by TuneForDevice; TFLITE_GLES_X_COPY_THREADS.
   int host_copy_threads = 1;
   // The smallest part such a copy is split into (CopyWorkers::kMinPartBytes
   // by default, every device); TFLITE_GLES_X_COPY_MIN_PART_KB.
   size_t host_copy_min_part_bytes = 1024 * 1024;
+  // Staged transfers of >= the bytes in up to N row bands pipelined with their
+  // conversions (runtime_bands.cc; 0: whole). TFLITE_GLES_X_TRANSFER_BANDS.
+  int transfer_bands = 0;
+  size_t transfer_band_min_bytes = size_t{1} << 20;
   // The pieces a model-data entry is read, checksummed and uploaded in
-  // (delegate/runtime/model_data_cache.h; 0: each constant whole, one
-  // glBufferSubData per buffer). 256 KB stays in llvmpipe's host's L2
-  // between the read, the hash and the copy (docs/perf/log.md, "cold2").
-  // Set by TuneForDevice; TFLITE_GLES_X_MODEL_DATA_CHUNK_KB.
+  // (delegate/runtime/model_data_cache.h; 0: each constant whole). 256 KB
+  // stays in llvmpipe's host's L2 between the read, the hash and the copy
+  // (log.md, "cold2"). TuneForDevice; TFLITE_GLES_X_MODEL_DATA_CHUNK_KB.
   size_t model_data_chunk_bytes = size_t{256} << 10;
   // How an invoke waits for its outputs (TFLITE_GLES_X_READBACK): kMap lets
   // glMapBufferRange wait; kFence/kFenceSpin wait on a glFenceSync first
-  // (sleeping in the driver / polling); kMapped / kMappedSpin wait on the
-  // fence and copy from persistently mapped readback buffers
-  // (GL_EXT_buffer_storage). Set by TuneForDevice.
+  // (sleeping in the driver / polling); kMapped / kMappedSpin wait on it and
+  // copy from persistently mapped buffers. Set by TuneForDevice.
   enum class Readback { kMap, kFence, kFenceSpin, kMapped, kMappedSpin };
   Readback readback = Readback::kMap;
   bool mapped_readback() const {
