@@ -12,13 +12,15 @@
 #    asynchronous GPU) and test_models.py's hair stand-in and style transfer
 #    (banded by default there).
 # 2. GPU time lines (TFLITE_GLES_X_TIMELINE=1, new library, one process per
-#    model, 400 invokes per variant in alternating blocks): hair stand-in and
-#    style transfer, fp32 and fp16, banded (default) and whole
-#    (TFLITE_GLES_X_TRANSFER_BANDS=0): the same library, so the A/B is the
-#    switch alone.
-# 3. run_bench.py base / new interleaved: hair stand-in, style, DeepLab,
-#    selfie, MobileNet v1 1.0 stand-in, palm; LiteRT GPU's row once; a second
-#    base / new round of hair and style if time is left.
+#    model, 400 invokes per variant in alternating blocks), the same library
+#    so the A/B is the switches alone: hair stand-in: banded (default), whole
+#    (TFLITE_GLES_X_TRANSFER_BANDS=0), without the flushes after the bands
+#    (_BAND_FLUSHES=0, call 1's state), 2 bands, 8 copy threads in parts of
+#    >= 128 KB; fp16 banded, whole, 8 threads. Style: banded, whole, 2 bands,
+#    fp32 and fp16.
+# 3. run_bench.py base / new: hair stand-in, style, DeepLab, selfie,
+#    MobileNet v1 1.0 stand-in, palm; a second base / new round of hair and
+#    style, and LiteRT GPU's hair and style rows, if time is left.
 # Files: $OUT/io4-tests.txt, io4-timelines.txt (whole logs), io4-rb.txt; the
 # summary on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
@@ -34,19 +36,27 @@ device_place_models
 
 timeout 20 python3 -m pytest -q -p no:cacheprovider --tb=short \
   tests/python/test_transfer_bands.py >> "$TESTS" 2>&1
-timeout 30 python3 -m pytest -q -p no:cacheprovider --tb=short tests/python/test_models.py \
+[ "${IO4_MODEL_TESTS:-1}" = 1 ] && timeout 30 python3 -m pytest -q -p no:cacheprovider \
+  --tb=short tests/python/test_models.py \
   -k "hair_segmentation_512 and not builtin and not exact or style" >> "$TESTS" 2>&1
 
-# timeline NAME MODEL: 4 variants in one process; the last report of each
-# (invokes 201-400) is the summary's row.
+# timeline NAME MODEL VARIANT...: the variants in one process (400 invokes
+# each, alternating blocks); the summary takes each one's second report.
 timeline() {
-  echo "=== $1" >> "$TL"
+  local name=$1 model=$2 v vs=()
+  shift 2
+  for v in "$@"; do vs+=(--variant "$v"); done
+  echo "=== $name $*" >> "$TL"
   TFLITE_GLES_LIB=$NEW_LIB TFLITE_GLES_X_TIMELINE=1 timeout 25 python3 bench/wall_split.py \
-    --model "$2" --iterations "${IO4_TL:-400}" --variant fp32: --variant "fp32-whole:$OFF" \
-    --variant "fp16:$F16" --variant "fp16-whole:$F16,$OFF" >> "$TL" 2>&1
+    --model "$model" --iterations "${IO4_TL:-400}" "${vs[@]}" >> "$TL" 2>&1
 }
-timeline hair "$HAIR"
-timeline style "$ST"
+E=env.TFLITE_GLES_X_
+T8="${E}COPY_THREADS=8,${E}COPY_MIN_PART_KB=128"
+timeline hair "$HAIR" fp32: "fp32-whole:$OFF" "fp32-noflush:${E}BAND_FLUSHES=0" \
+  "fp32-b2:${E}TRANSFER_BANDS=2" "fp32-8t:$T8" "fp16:$F16" "fp16-whole:$F16,$OFF" \
+  "fp16-8t:$F16,$T8"
+timeline style "$ST" fp32: "fp32-whole:$OFF" "fp32-b2:${E}TRANSFER_BANDS=2" "fp16:$F16" \
+  "fp16-whole:$F16,$OFF" "fp16-b2:$F16,${E}TRANSFER_BANDS=2"
 
 # rounds LIMIT RUN... -- RUN_BENCH_ARGS: our fp32 and fp16 rows per run
 # (base*: BASE_LIB, else NEW_LIB), appended to $RB; fewer invokes than
@@ -67,25 +77,36 @@ rounds() {
 device_models style_transfer_f16_384 deeplabv3_257_mv_gpu selfie_segmentation \
   palm_detection_full
 echo "== run_bench ms (model | fp32 | fp16)" >> "$RB"
-rounds 26 base new -- --standin hair_segmentation_512 "${MODELS[@]}" \
-  --standin mobilenet_v1_1.0_224
-[ "$(left)" -gt 12 ] && timeout "$(($(left) - 4))" python3 bench/run_bench.py \
-  --standin hair_segmentation_512 --model "$ST" --model "$M/deeplabv3_257_mv_gpu.tflite" \
-  --model "$M/selfie_segmentation.tflite" --backends litert_gpu --iterations 150 \
-  --max-seconds 1.2 --out-dir /tmp/rb-litert --name rb 2>&1 | grep "^| [a-z]" |
-  grep -v "^| model" | sed -e "s/^/LiteRT-GPU /" -e "s/.tflite//" -e "s/_f16_384//" \
-  -e "s/_257_mv_gpu//" >> "$RB"
+# The base round's first invokes compile its programs (a fresh machine).
+rounds 34 base -- --standin hair_segmentation_512 "${MODELS[@]}" --standin mobilenet_v1_1.0_224
+rounds 28 new -- --standin hair_segmentation_512 "${MODELS[@]}" --standin mobilenet_v1_1.0_224
 [ "$(left)" -gt 18 ] && rounds 10 base2 new2 -- --standin hair_segmentation_512 --model "$ST"
+[ "$(left)" -gt 12 ] && timeout "$(($(left) - 4))" python3 bench/run_bench.py \
+  --standin hair_segmentation_512 --model "$ST" --backends litert_gpu --iterations 150 \
+  --max-seconds 1.2 --out-dir /tmp/rb-litert --name rb 2>&1 | grep "^| [a-z]" |
+  grep -v "^| model" | sed -e "s/^/LiteRT-GPU /" -e "s/.tflite//" -e "s/_f16_384//" >> "$RB"
 
-echo "== time lines (new library; per model: fp32, fp32-whole, fp16, fp16-whole; us)"
-awk '/^=== /{print; n = 0; delete seen; next}
-  /row bands/{sub(/.*tflite-gles: /, ""); if (!seen[$0]++) print "  " $0; next}
-  /time line, mean/{if (++n <= 4) next; sub(/.*start of the invoke: /, "");
-    sub(/issued the last dispatch/, "issued"); sub(/finished the last dispatch/, "GPU done");
-    sub(/GPU past the uploads/, "GPU past uploads"); print "  " $0; next}
-  / (upload|readback) conversion /{if (n <= 4) next; sub(/.*layout_convert /, "");
-    sub(/, issued at +[0-9.]+/, ""); sub(/conversion +/, "conv "); print "    " $0; next}
-  /^\| (fp|variant)/{print}' "$TL"
+echo "== time lines (new library, us from the invoke's start; invoke: wall_split median ms)"
+python3 - "$TL" <<'PY'
+import re, sys
+sections = re.split(r"^=== ", open(sys.argv[1]).read(), flags=re.M)[1:]
+for sec in sections:
+    head, body = sec.split("\n", 1)
+    names = [v.split(":")[0] for v in head.split()[1:]]
+    print(f"{head.split()[0]}: " + "; ".join(sorted(set(re.findall(r"crosses in \d+ row bands \(\w+\)", body)))))
+    reports = re.split(r"^.*time line, mean.*$", body, flags=re.M)
+    heads = re.findall(r"time line, mean.*", body)[len(names):]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| (\S+) \| \S+ \| (\S+) \|", body, re.M)}
+    print("| variant | CPU up | GPU past up | up conv done | rb conv us | GPU done | CPU done | invoke |")
+    for name, h, rep in zip(names, heads, reports[len(names) + 1:]):
+        num = lambda pat, t=h: (re.search(pat, t) or [None, "-"])[1]
+        up = re.search(r"upload conversion +\S+ us, issued at +\S+, done at +(\S+)", rep)
+        rb = re.search(r"readback conversion +(\S+) us", rep)
+        print(f"| {name} | {num(r'CPU uploaded ([0-9.]+)')} | {num(r'past the uploads ([0-9.]+)')} | "
+              f"{up.group(1) if up else '-'} | {rb.group(1) if rb else '-'} | "
+              f"{num(r'finished the last dispatch ([0-9.]+)')} | {num(r'done ([0-9.]+);')} | "
+              f"{rows.get(name, '-')} |")
+PY
 echo "== tests: $(grep -E "passed|failed" "$TESTS" | tr '\n' ' ')"
 grep -E "^(E |FAILED)" "$TESTS" | cut -c1-160 | head -6
 cut -c1-110 "$RB"

@@ -219,6 +219,11 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
     // transfer's 1.77 MB output (docs/perf/log.md, "io4, session 15").
     // llvmpipe runs a dispatch inside the call: nothing to overlap there.
     device->transfer_bands = 4;
+    // Then the GPU, past the last band ~40 us after the CPU's copy instead of
+    // ~130, waited ~30 us for its next batch (the first convolution's span
+    // 26 -> 53 us; H200, hair fp32): a flush after each of the next 6
+    // dispatches feeds it until the driver's own batches take over.
+    device->band_flushes = 6;
   }
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
@@ -424,8 +429,15 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
     device->host_copy_threads = static_cast<int>(std::min<long long>(*o.copy_threads, 64));
   }
   Apply(o.readback, &device->readback);
-  if (o.transfer_bands) device->transfer_bands = static_cast<int>(std::min<long long>(*o.transfer_bands, 64));
-  if (o.transfer_band_min && *o.transfer_band_min > 0) device->transfer_band_min_bytes = *o.transfer_band_min;
+  if (o.transfer_bands) {
+    device->transfer_bands = static_cast<int>(std::min<long long>(*o.transfer_bands, 64));
+  }
+  if (o.transfer_band_min && *o.transfer_band_min > 0) {
+    device->transfer_band_min_bytes = *o.transfer_band_min;
+  }
+  if (o.band_flushes) {
+    device->band_flushes = static_cast<int>(std::min<long long>(*o.band_flushes, 1024));
+  }
   Apply(o.direct_max_bytes, &device->direct_max_bytes);
   if (device->mapped_readback() && !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
     std::fprintf(stderr,

@@ -100,8 +100,7 @@ struct DeviceProfile {
   // Tensors (and constants) in 2D RGBA textures, written as images and read
   // with texelFetch (egl/tensor_texture.h; docs/design.md, "Tensor layout
   // and storage"); staging and read-write buffers stay buffers. Chosen in
-  // GlesDelegate::AcquireEnvironment (PreferRgbaTextures);
-  // texture_buffer_reads is then false.
+  // GlesDelegate::AcquireEnvironment (PreferRgbaTextures); then no texture_buffer_reads.
   bool rgba_textures = false;
   // Their rows: 0 = rows of W (a tensor of <= 4 channels is its RGBA image;
   // shaders divide by the texture's width at every access); a power of two
@@ -173,8 +172,9 @@ struct DeviceProfile {
   // by default, every device); TFLITE_GLES_X_COPY_MIN_PART_KB.
   size_t host_copy_min_part_bytes = 1024 * 1024;
   // Staged transfers of >= the bytes in up to N row bands pipelined with their
-  // conversions (runtime_bands.cc; 0: whole). TFLITE_GLES_X_TRANSFER_BANDS.
-  int transfer_bands = 0;
+  // conversions (runtime_bands.cc; 0: whole), then a flush after each of the
+  // first band_flushes dispatches. TFLITE_GLES_X_TRANSFER_BANDS, _BAND_FLUSHES.
+  int transfer_bands = 0, band_flushes = 0;
   size_t transfer_band_min_bytes = size_t{1} << 20;
   // The pieces a model-data entry is read, checksummed and uploaded in
   // (delegate/runtime/model_data_cache.h; 0: each constant whole). 256 KB

@@ -177,6 +177,10 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
       return std::find(points.begin(), points.end(), static_cast<int>(issued)) != points.end();
     };
     if (flush_point(0)) TFG_GL(glFlush());
+    // After banded uploads the GPU is soon past them and would wait for the
+    // driver's next batch (~60 us after its first command): the next few
+    // dispatches go one flush each (runtime_bands.cc).
+    int band_flushes = issued.empty() ? 0 : device_.band_flushes;
     // A barrier scheduled before a resize the CPU stands in for
     // (kCpuResizeSkip) may cover what a later dispatch reads: it moves on.
     bool pending_barrier = false;
@@ -197,7 +201,7 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
       // The time line's stamp before the flush, so that it travels in the
       // same batch as its dispatch.
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
-      if (flush_point(i + 1)) TFG_GL(glFlush());
+      if (flush_point(i + 1) || band_flushes-- > 0) TFG_GL(glFlush());
     }
   }
   TFG_RETURN_IF_ERROR(RunBoundOutputs());

@@ -67,6 +67,7 @@ def test_banded_transfers_give_the_cpu_answer(monkeypatch, capfd, shape, bands, 
     monkeypatch.setenv("TFLITE_GLES_X_COPY_MIN_PART_KB", "1")
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BAND_MIN_KB", "1")
     monkeypatch.setenv("TFLITE_GLES_X_PHASES", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_BAND_FLUSHES", "3")  # real GPUs' flushes after bands
     options = {"precision_loss_allowed": "true"} if precision == "fp16" else {}
     model = add_mul_model(shape)
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BANDS", "0")
