@@ -16,7 +16,8 @@
 #    so the A/B is the switches alone: hair stand-in: banded (default), whole
 #    (TFLITE_GLES_X_TRANSFER_BANDS=0), without the flushes after the bands
 #    (_BAND_FLUSHES=0, call 1's state), 2 bands, 8 copy threads in parts of
-#    >= 128 KB; fp16 banded, whole, 8 threads. Style: banded, whole, 2 bands,
+#    >= 128 KB, the fences polled (_READBACK=mapped_spin); fp16 banded,
+#    whole, 8 threads. Style: banded, whole, 2 bands,
 #    fp32 and fp16.
 # 3. run_bench.py base / new: hair stand-in, style, DeepLab, selfie,
 #    MobileNet v1 1.0 stand-in, palm; a second base / new round of hair and
@@ -53,7 +54,8 @@ timeline() {
 E=env.TFLITE_GLES_X_
 T8="${E}COPY_THREADS=8,${E}COPY_MIN_PART_KB=128"
 timeline hair "$HAIR" fp32: "fp32-whole:$OFF" "fp32-noflush:${E}BAND_FLUSHES=0" \
-  "fp32-b2:${E}TRANSFER_BANDS=2" "fp32-8t:$T8" "fp16:$F16" "fp16-whole:$F16,$OFF" \
+  "fp32-b2:${E}TRANSFER_BANDS=2" "fp32-8t:$T8" "fp32-spin:${E}READBACK=mapped_spin" \
+  "fp16:$F16" "fp16-whole:$F16,$OFF" \
   "fp16-8t:$F16,$T8"
 timeline style "$ST" fp32: "fp32-whole:$OFF" "fp32-b2:${E}TRANSFER_BANDS=2" "fp16:$F16" \
   "fp16-whole:$F16,$OFF" "fp16-b2:$F16,${E}TRANSFER_BANDS=2"
