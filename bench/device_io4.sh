@@ -14,14 +14,14 @@
 # 2. GPU time lines (TFLITE_GLES_X_TIMELINE=1, new library, one process per
 #    model, 400 invokes per variant in alternating blocks), the same library
 #    so the A/B is the switches alone: hair stand-in: banded (default), whole
-#    (TFLITE_GLES_X_TRANSFER_BANDS=0), without the flushes after the bands
-#    (_BAND_FLUSHES=0, call 1's state), 2 bands, 8 copy threads in parts of
-#    >= 128 KB, the fences polled (_READBACK=mapped_spin); fp16 banded,
-#    whole, 8 threads. Style: banded, whole, 2 bands,
-#    fp32 and fp16.
+#    (TFLITE_GLES_X_TRANSFER_BANDS=0), call 2's flushes (_BAND_FLUSHES=
+#    1,...,6), the copy threads woken after the first readback band
+#    (_BAND_EARLY_WAKE=0), 3 readback bands, non-temporal stores into the
+#    output tensor (_STREAMING_READBACK=1); fp16 banded, whole, non-temporal.
+#    Style: banded, whole, 2 readback bands, fp32 and fp16.
 # 3. run_bench.py base / new: hair stand-in, style, DeepLab, selfie,
-#    MobileNet v1 1.0 stand-in, palm; a second base / new round of hair and
-#    style, and LiteRT GPU's hair and style rows, if time is left.
+#    MobileNet v1 1.0 stand-in, palm; a second base / new round of hair,
+#    MobileNet and palm if time is left.
 # Files: $OUT/io4-tests.txt, io4-timelines.txt (whole logs), io4-rb.txt; the
 # summary on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
@@ -39,7 +39,7 @@ timeout 20 python3 -m pytest -q -p no:cacheprovider --tb=short \
   tests/python/test_transfer_bands.py >> "$TESTS" 2>&1
 [ "${IO4_MODEL_TESTS:-1}" = 1 ] && timeout 30 python3 -m pytest -q -p no:cacheprovider \
   --tb=short tests/python/test_models.py \
-  -k "hair_segmentation_512 and not builtin and not exact or style" >> "$TESTS" 2>&1
+  -k "fp32_matches_cpu[hair_segmentation_512] or fp16_agrees_with_cpu[style" >> "$TESTS" 2>&1
 
 # timeline NAME MODEL VARIANT...: the variants in one process (400 invokes
 # each, alternating blocks); the summary takes each one's second report.
@@ -53,12 +53,12 @@ timeline() {
 }
 E=env.TFLITE_GLES_X_
 T8="${E}COPY_THREADS=8,${E}COPY_MIN_PART_KB=128"
-timeline hair "$HAIR" fp32: "fp32-whole:$OFF" "fp32-noflush:${E}BAND_FLUSHES=0" \
-  "fp32-b2:${E}TRANSFER_BANDS=2" "fp32-8t:$T8" "fp32-spin:${E}READBACK=mapped_spin" \
-  "fp16:$F16" "fp16-whole:$F16,$OFF" \
-  "fp16-8t:$F16,$T8"
-timeline style "$ST" fp32: "fp32-whole:$OFF" "fp32-b2:${E}TRANSFER_BANDS=2" "fp16:$F16" \
-  "fp16-whole:$F16,$OFF" "fp16-b2:$F16,${E}TRANSFER_BANDS=2"
+timeline hair "$HAIR" fp32: "fp32-whole:$OFF" "fp32-flush6:${E}BAND_FLUSHES=1,2,3,4,5,6" \
+  "fp32-nowake:${E}BAND_EARLY_WAKE=0" "fp32-rb3:${E}READBACK_BANDS=3" \
+  "fp32-nt:${E}STREAMING_READBACK=1" "fp16:$F16" "fp16-whole:$F16,$OFF" \
+  "fp16-nt:$F16,${E}STREAMING_READBACK=1"
+timeline style "$ST" fp32: "fp32-whole:$OFF" "fp32-rb2:${E}READBACK_BANDS=2" "fp16:$F16" \
+  "fp16-whole:$F16,$OFF" "fp16-rb2:$F16,${E}READBACK_BANDS=2"
 
 # rounds LIMIT RUN... -- RUN_BENCH_ARGS: our fp32 and fp16 rows per run
 # (base*: BASE_LIB, else NEW_LIB), appended to $RB; fewer invokes than
@@ -82,11 +82,8 @@ echo "== run_bench ms (model | fp32 | fp16)" >> "$RB"
 # The base round's first invokes compile its programs (a fresh machine).
 rounds 34 base -- --standin hair_segmentation_512 "${MODELS[@]}" --standin mobilenet_v1_1.0_224
 rounds 28 new -- --standin hair_segmentation_512 "${MODELS[@]}" --standin mobilenet_v1_1.0_224
-[ "$(left)" -gt 18 ] && rounds 10 base2 new2 -- --standin hair_segmentation_512 --model "$ST"
-[ "$(left)" -gt 12 ] && timeout "$(($(left) - 4))" python3 bench/run_bench.py \
-  --standin hair_segmentation_512 --model "$ST" --backends litert_gpu --iterations 150 \
-  --max-seconds 1.2 --out-dir /tmp/rb-litert --name rb 2>&1 | grep "^| [a-z]" |
-  grep -v "^| model" | sed -e "s/^/LiteRT-GPU /" -e "s/.tflite//" -e "s/_f16_384//" >> "$RB"
+[ "$(left)" -gt 20 ] && rounds 10 base2 new2 -- --standin hair_segmentation_512 \
+  --standin mobilenet_v1_1.0_224 --model "$M/palm_detection_full.tflite"
 
 echo "== time lines (new library, us from the invoke's start; invoke: wall_split median ms)"
 python3 - "$TL" <<'PY'

@@ -171,10 +171,12 @@ struct DeviceProfile {
   // The smallest part such a copy is split into (CopyWorkers::kMinPartBytes
   // by default, every device); TFLITE_GLES_X_COPY_MIN_PART_KB.
   size_t host_copy_min_part_bytes = 1024 * 1024;
-  // Staged transfers of >= the bytes in up to N row bands pipelined with their
-  // conversions (runtime_bands.cc; 0: whole), then a flush after each of the
-  // first band_flushes dispatches. TFLITE_GLES_X_TRANSFER_BANDS, _BAND_FLUSHES.
-  int transfer_bands = 0, band_flushes = 0;
+  // Staged transfers of >= the bytes in up to N row bands (uploads, readbacks) pipelined
+  // with their conversions (runtime_bands.cc; 0: whole); after banded uploads a flush
+  // after these many dispatches; band_early_wake: runtime_bands.cc. TuneForDevice.
+  int transfer_bands = 0, readback_bands = 0;
+  std::vector<int> band_flush_points;
+  bool band_early_wake = false;
   size_t transfer_band_min_bytes = size_t{1} << 20;
   // The pieces a model-data entry is read, checksummed and uploaded in
   // (delegate/runtime/model_data_cache.h; 0: each constant whole). 256 KB
@@ -183,18 +185,16 @@ struct DeviceProfile {
   size_t model_data_chunk_bytes = size_t{256} << 10;
   // How an invoke waits for its outputs (TFLITE_GLES_X_READBACK): kMap lets
   // glMapBufferRange wait; kFence/kFenceSpin wait on a glFenceSync first
-  // (sleeping in the driver / polling); kMapped / kMappedSpin wait on it and
-  // copy from persistently mapped buffers. Set by TuneForDevice.
+  // (sleeping / polling); kMapped(Spin) wait on it and copy from persistent mappings.
   enum class Readback { kMap, kFence, kFenceSpin, kMapped, kMappedSpin };
   Readback readback = Readback::kMap;
   bool mapped_readback() const {
     return readback == Readback::kMapped || readback == Readback::kMappedSpin;
   }
   // glFlush after these many dispatches of an invoke (0: right after the
-  // uploads; empty: never): NVIDIA's driver holds issued commands back
-  // until ~60 us after the first pending one, so without a flush the GPU
-  // idles for the first ~90 us of an invoke. Set by TuneForDevice;
-  // TFLITE_GLES_X_EARLY_FLUSH=N[,M...] ("-1" for none).
+  // uploads; empty: never): NVIDIA's driver holds issued commands back until
+  // ~60 us after the first pending one (the GPU idled for an invoke's first
+  // ~90 us). TuneForDevice; TFLITE_GLES_X_EARLY_FLUSH=N[,M...] ("-1": none).
   std::vector<int> early_flush_points;
   // Instance-norm statistics (MEAN, SQUARED_DIFFERENCE, MEAN, ADD, RSQRT)
   // as one dispatch (delegate/passes/norm_fusion.h). TFLITE_GLES_FUSE_NORM_STATS.

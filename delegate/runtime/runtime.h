@@ -388,6 +388,7 @@ class PartitionRuntime {
   // staging_reads_done_); readback_banded_: issued so this invoke.
   int banded_download_ = -1;
   std::vector<gl::Fence> band_fences_;
+  gl::Fence readback_start_;  // DeviceProfile::band_early_wake
   bool readback_banded_ = false;
   gl::GpuTimer timer_;        // empty where timer queries are unavailable
   bool timer_tried_ = false;  // created lazily on the first profiled run

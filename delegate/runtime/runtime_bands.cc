@@ -41,7 +41,7 @@ std::pair<size_t, size_t> PartOf(size_t begin, size_t end, int part, int parts, 
 }  // namespace
 
 void PartitionRuntime::PlanTransferBands() {
-  if (device_.transfer_bands < 2) return;
+  if (device_.transfer_bands < 2 && device_.readback_bands < 2) return;
   StatusOr<std::string> body = gl::EmbeddedShader("layout_convert");
   if (!body.ok()) return;
   auto plan = [&](Transfer& t, bool upload) {
@@ -52,8 +52,9 @@ void PartitionRuntime::PlanTransferBands() {
     const size_t bytes = t.elements * (t.half ? sizeof(uint16_t) : sizeof(float));
     const long long rows = static_cast<long long>(t.shape.b) * t.shape.h;
     const size_t min_band = std::max<size_t>(device_.transfer_band_min_bytes / 4, 1);
-    const int bands = static_cast<int>(std::min<long long>(
-        {device_.transfer_bands, static_cast<long long>(bytes / min_band), rows}));
+    const int most = upload ? device_.transfer_bands : device_.readback_bands;
+    const int bands = static_cast<int>(
+        std::min<long long>({most, static_cast<long long>(bytes / min_band), rows}));
     if (bytes < device_.transfer_band_min_bytes || bands < 2) return false;
     // The conversion that reads (upload) or writes (readback) the staging.
     for (size_t i = 0; i < steps_.size(); ++i) {
@@ -161,6 +162,12 @@ bool PartitionRuntime::ReadbackInBands(size_t step) const {
 
 Status PartitionRuntime::DispatchReadbackBands(const Step& step, bool barrier) {
   const Transfer& t = downloads_[static_cast<size_t>(banded_download_)];
+  // DeviceProfile::band_early_wake: a fence as the conversion starts (no
+  // barrier: it orders nothing), so that the copy threads wake while the
+  // GPU converts the first band.
+  if (device_.band_early_wake) {
+    TFG_ASSIGN_OR_RETURN(readback_start_, gl::Fence::Create());
+  }
   band_fences_.resize(t.bands.size() - 1);
   for (size_t k = 0; k < t.bands.size(); ++k) {
     TFG_RETURN_IF_ERROR(BindAndDispatch(step, barrier && k == 0, &t.bands[k]));
@@ -185,10 +192,11 @@ Status PartitionRuntime::DownloadInBands(const Transfer& download, abi::Tensor& 
   const float* in = static_cast<const float*>(buffers_[download.buffer].mapped());
   const bool spin = device_.readback == DeviceProfile::Readback::kMappedSpin;
   const int bands = static_cast<int>(download.bands.size());
-  // The first band's fence before the copy threads wake: they would spin
-  // through the rest of the GPU's work otherwise (their wake-up then
-  // overlaps the second band's conversion).
-  TFG_RETURN_IF_ERROR(band_fences_[0].Wait(spin));
+  // The copy threads wake once the GPU has reached the conversion (they
+  // would spin through the rest of its work otherwise), or with
+  // band_early_wake off once it has converted the first band.
+  TFG_RETURN_IF_ERROR(device_.band_early_wake ? readback_start_.Wait(spin)
+                                              : band_fences_[0].Wait(spin));
   Status error;
   copy_workers().Banded(
       bytes, bands,

@@ -178,9 +178,14 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     };
     if (flush_point(0)) TFG_GL(glFlush());
     // After banded uploads the GPU is soon past them and would wait for the
-    // driver's next batch (~60 us after its first command): the next few
-    // dispatches go one flush each (runtime_bands.cc).
-    int band_flushes = issued.empty() ? 0 : device_.band_flushes;
+    // driver's next batch (~60 us after its first command): flushes after
+    // the next few dispatches (DeviceProfile::band_flush_points).
+    int after_bands = 0;
+    auto band_flush = [&]() {
+      const auto& points = device_.band_flush_points;
+      return !issued.empty() &&
+             std::find(points.begin(), points.end(), ++after_bands) != points.end();
+    };
     // A barrier scheduled before a resize the CPU stands in for
     // (kCpuResizeSkip) may cover what a later dispatch reads: it moves on.
     bool pending_barrier = false;
@@ -201,7 +206,8 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
       // The time line's stamp before the flush, so that it travels in the
       // same batch as its dispatch.
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
-      if (flush_point(i + 1) || band_flushes-- > 0) TFG_GL(glFlush());
+      const bool after_bands_flush = band_flush();  // counts every dispatch
+      if (after_bands_flush || flush_point(i + 1)) TFG_GL(glFlush());
     }
   }
   TFG_RETURN_IF_ERROR(RunBoundOutputs());

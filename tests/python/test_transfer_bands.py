@@ -67,7 +67,9 @@ def test_banded_transfers_give_the_cpu_answer(monkeypatch, capfd, shape, bands, 
     monkeypatch.setenv("TFLITE_GLES_X_COPY_MIN_PART_KB", "1")
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BAND_MIN_KB", "1")
     monkeypatch.setenv("TFLITE_GLES_X_PHASES", "1")
-    monkeypatch.setenv("TFLITE_GLES_X_BAND_FLUSHES", "3")  # real GPUs' flushes after bands
+    # Real GPUs' defaults: flushes after the bands, the readback's early wake.
+    monkeypatch.setenv("TFLITE_GLES_X_BAND_FLUSHES", "1,2,4")
+    monkeypatch.setenv("TFLITE_GLES_X_BAND_EARLY_WAKE", "1")
     options = {"precision_loss_allowed": "true"} if precision == "fp16" else {}
     model = add_mul_model(shape)
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BANDS", "0")
@@ -110,3 +112,18 @@ def test_a_profiled_invoke_crosses_whole(monkeypatch):
     profiled, _ = run(model, shape, {"enable_profiling": "true"})
     for p, q in zip(plain, profiled):
         np.testing.assert_array_equal(p, q)
+
+
+def test_readback_bands_alone(monkeypatch, capfd):
+    """TFLITE_GLES_X_READBACK_BANDS counts the readbacks' bands apart from
+    the uploads' (TFLITE_GLES_X_TRANSFER_BANDS sets both)."""
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
+    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "0")
+    monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BAND_MIN_KB", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_PHASES", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BANDS", "0")
+    monkeypatch.setenv("TFLITE_GLES_X_READBACK_BANDS", "3")
+    shape = [1, 37, 29, 3]
+    run(add_mul_model(shape), shape, {})
+    log = capfd.readouterr().err
+    assert "(upload)" not in log and log.count("crosses in 3 row bands (readback)") == 1, log
