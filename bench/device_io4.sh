@@ -14,9 +14,10 @@
 # 2. GPU time lines (TFLITE_GLES_X_TIMELINE=1, new library, one process per
 #    model, 400 invokes per variant in alternating blocks), the same library
 #    so the A/B is the switches alone: hair stand-in: banded (default), whole
-#    (TFLITE_GLES_X_TRANSFER_BANDS=0), call 2's flushes (_BAND_FLUSHES=
-#    1,...,6), the copy threads woken after the first readback band
-#    (_BAND_EARLY_WAKE=0), 3 readback bands, non-temporal stores into the
+#    (TFLITE_GLES_X_TRANSFER_BANDS=0), flushes after 1, 2, 4, 8 dispatches
+#    (_BAND_FLUSHES=1/2/4/8: ',' separates variant options), the copy
+#    threads woken before the first readback band (_BAND_EARLY_WAKE=1), 3
+#    readback bands, non-temporal stores into the
 #    output tensor (_STREAMING_READBACK=1); fp16 banded, whole, non-temporal.
 #    Style: banded, whole, 2 readback bands, fp32 and fp16.
 # 3. run_bench.py base / new: hair stand-in, style, DeepLab, selfie,
@@ -53,8 +54,8 @@ timeline() {
 }
 E=env.TFLITE_GLES_X_
 T8="${E}COPY_THREADS=8,${E}COPY_MIN_PART_KB=128"
-timeline hair "$HAIR" fp32: "fp32-whole:$OFF" "fp32-flush6:${E}BAND_FLUSHES=1,2,3,4,5,6" \
-  "fp32-nowake:${E}BAND_EARLY_WAKE=0" "fp32-rb3:${E}READBACK_BANDS=3" \
+timeline hair "$HAIR" fp32: "fp32-whole:$OFF" "fp32-flush4:${E}BAND_FLUSHES=1/2/4/8" \
+  "fp32-wake:${E}BAND_EARLY_WAKE=1" "fp32-rb3:${E}READBACK_BANDS=3" \
   "fp32-nt:${E}STREAMING_READBACK=1" "fp16:$F16" "fp16-whole:$F16,$OFF" \
   "fp16-nt:$F16,${E}STREAMING_READBACK=1"
 timeline style "$ST" fp32: "fp32-whole:$OFF" "fp32-rb2:${E}READBACK_BANDS=2" "fp16:$F16" \

@@ -225,13 +225,13 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
     device->readback_bands = 4;
     // Then the GPU, past the last band ~40 us after the CPU's copy instead of
     // ~130, waited ~30 us for its next batch (the first convolution's span
-    // 26 -> 53 us; H200, hair fp32): flushes after the next dispatches feed
-    // it until the driver's own batches take over (a flush after each of 6:
-    // -32 us; each batch boundary costs the GPU ~4 us, hence 1, 2, 4, 8).
-    device->band_flush_points = {1, 2, 4, 8};
-    // The copy threads woken when the GPU starts the readback's first band
-    // (a fence before it), not after it: their wake-up overlaps that band.
-    device->band_early_wake = true;
+    // 26 -> 53 us; H200, hair fp32): a flush after each of the next 6
+    // dispatches feeds it until the driver's own batches take over (-32 us).
+    // Each batch boundary costs the GPU ~4 us, so fewer flushes (1, 2, 4, 8)
+    // may do better: not measured yet (TFLITE_GLES_X_BAND_FLUSHES=1/2/4/8).
+    device->band_flush_points = {1, 2, 3, 4, 5, 6};
+    // band_early_wake (the readback's copy threads woken at a fence before
+    // its first band) stays off until measured: TFLITE_GLES_X_BAND_EARLY_WAKE=1.
   }
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
