@@ -10,11 +10,14 @@
 //    flush's latency) after it;
 //  - readback: the conversion's bands are fenced one by one, and the copy
 //    threads copy band k into TFLite's tensor while the GPU converts band
-//    k + 1 (and they wake while the GPU converts the first band).
+//    k + 1 (they wake while it converts the second band, or with
+//    band_early_wake the first).
 // Only float32 tensors with a conversion dispatch and a persistently
 // mapped staging buffer; everything else, and profiled runs, cross whole
 // (runtime_transfer.cc). The hair stand-in's time line (H200, session 14):
-// 167-209 us of copy before the GPU starts, ~150 us after it ends.
+// 167-209 us of copy before the GPU starts, ~150 us after it ends; with 4
+// bands its invoke took 1.446 instead of 1.568 ms fp32, 1.344 instead of
+// 1.448 fp16 (docs/perf/log.md, "io4, session 15").
 #include "delegate/runtime/runtime.h"
 
 #include <GLES2/gl2ext.h>
