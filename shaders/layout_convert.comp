@@ -21,10 +21,16 @@
 // packed 4 per uint (WORDS_IN), dequantized here as TFLite's DEQUANTIZE
 // computes it: float(q - zero_point) * scale, in fp32 (staged_value()).
 //
+// BAND_BEGIN, BAND_END: the invocations [BAND_BEGIN, BAND_END) of the
+// TOTAL run, the grid starting at BAND_BEGIN (0 and TOTAL but for a large
+// transfer done in row bands, runtime_bands.cc: one program, each band its
+// own uniform range; a band of rows is one run of j in either order).
+//
 // @axis TO_PHWC4 TO_BHWC
 // @axis - PER_FLOAT
 // @axis - STAGED_BYTES
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64 B=1 H=4 W=4 C=6 S=2
+// @uniform BAND_BEGIN=0 BAND_END=64
 // @const INPUT_QUANT(x)=(x)
 // @const STAGED_SCALE=0.5 STAGED_ZERO_POINT=3 STAGED_FLIP=128u
 
@@ -53,8 +59,8 @@ TENSOR_IN(phwc4, 1, Phwc4);
 #endif
 
 void main() {
-  int j = int(global_index());
-  if (j >= TOTAL) return;
+  int j = int(global_index()) + BAND_BEGIN;
+  if (j >= BAND_END) return;
 #if !defined(PER_FLOAT) || defined(TO_PHWC4)  // PER_FLOAT: readbacks only
   // Invocations run in BHWC order (slice fastest), so neighbours touch
   // neighbouring BHWC floats: in PHWC4 order every slice would stream the

@@ -215,6 +215,13 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.readback = Readback("TFLITE_GLES_X_READBACK");
   // When an invoke flushes early (NVIDIA's command batching).
   o.early_flush = CountList("TFLITE_GLES_X_EARLY_FLUSH");
+  // Large transfers in row bands pipelined with their conversions
+  // (runtime_bands.cc): A/B runs, and the banded path forced in llvmpipe's tests.
+  o.transfer_bands = NonNegative("TFLITE_GLES_X_TRANSFER_BANDS");
+  o.transfer_band_min = Kilobytes("TFLITE_GLES_X_TRANSFER_BAND_MIN_KB");
+  o.readback_bands = NonNegative("TFLITE_GLES_X_READBACK_BANDS");
+  o.band_flushes = CountList("TFLITE_GLES_X_BAND_FLUSHES");
+  o.band_early_wake = Switch("TFLITE_GLES_X_BAND_EARLY_WAKE");
   // Per-invoke timing reports for bench runs (invoke_timeline.h).
   o.driver_cache = Switch("TFLITE_GLES_X_DRIVER_CACHE");
   o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");

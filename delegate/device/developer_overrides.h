@@ -88,6 +88,11 @@ struct DeveloperOverrides {
   std::optional<size_t> direct_max_bytes;        // TFLITE_GLES_X_DIRECT_MAX_KB (x 1024)
   std::optional<DeviceProfile::Readback> readback;  // TFLITE_GLES_X_READBACK
   std::optional<std::vector<int>> early_flush;   // TFLITE_GLES_X_EARLY_FLUSH
+  std::optional<long long> transfer_bands;       // TFLITE_GLES_X_TRANSFER_BANDS
+  std::optional<size_t> transfer_band_min;       // TFLITE_GLES_X_TRANSFER_BAND_MIN_KB (x 1024)
+  std::optional<long long> readback_bands;       // TFLITE_GLES_X_READBACK_BANDS
+  std::optional<std::vector<int>> band_flushes;  // TFLITE_GLES_X_BAND_FLUSHES
+  std::optional<bool> band_early_wake;           // TFLITE_GLES_X_BAND_EARLY_WAKE
   // The serialization cache (delegate/runtime/program_cache.h).
   std::optional<bool> driver_cache;              // TFLITE_GLES_X_DRIVER_CACHE
   std::optional<bool> program_binaries;          // TFLITE_GLES_X_PROGRAM_BINARIES

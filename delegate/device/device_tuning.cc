@@ -212,6 +212,26 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
     // part; hair's 3.1 MB goes from 3 parts to 4);
     // TFLITE_GLES_X_COPY_MIN_PART_KB for A/B runs.
     device->host_copy_min_part_bytes = 400 * 1024;
+    // Staged transfers of >= 1 MB in up to 4 row bands, each band's
+    // conversion dispatched (uploads) or fenced (readbacks) on its own, so
+    // that the CPU's copy of one band overlaps the GPU's conversion of
+    // another: the hair stand-in's 3 MB input and 2 MB output, style
+    // transfer's 1.77 MB output (docs/perf/log.md, "io4, session 15").
+    // llvmpipe runs a dispatch inside the call: nothing to overlap there.
+    // H200, hair stand-in, one process: invoke 1.568 -> 1.446 ms fp32, 1.448
+    // -> 1.344 fp16; 2 bands 1.521 fp32 (each readback band's fence costs
+    // the GPU ~8 us, and the copy waits for the first band).
+    device->transfer_bands = 4;
+    device->readback_bands = 4;
+    // Then the GPU, past the last band ~40 us after the CPU's copy instead of
+    // ~130, waited ~30 us for its next batch (the first convolution's span
+    // 26 -> 53 us; H200, hair fp32): a flush after each of the next 6
+    // dispatches feeds it until the driver's own batches take over (-32 us).
+    // Each batch boundary costs the GPU ~4 us, so fewer flushes (1, 2, 4, 8)
+    // may do better: not measured yet (TFLITE_GLES_X_BAND_FLUSHES=1/2/4/8).
+    device->band_flush_points = {1, 2, 3, 4, 5, 6};
+    // band_early_wake (the readback's copy threads woken at a fence before
+    // its first band) stays off until measured: TFLITE_GLES_X_BAND_EARLY_WAKE=1.
   }
   // NVIDIA's driver holds issued commands back until ~60 us after the first
   // pending one, so the GPU sat idle for the first ~90 us of a MobileNet
@@ -435,6 +455,18 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
     device->host_copy_threads = static_cast<int>(std::min<long long>(*o.copy_threads, 64));
   }
   Apply(o.readback, &device->readback);
+  if (o.transfer_bands) {
+    device->transfer_bands = static_cast<int>(std::min<long long>(*o.transfer_bands, 64));
+    device->readback_bands = device->transfer_bands;
+  }
+  if (o.readback_bands) {
+    device->readback_bands = static_cast<int>(std::min<long long>(*o.readback_bands, 64));
+  }
+  if (o.transfer_band_min && *o.transfer_band_min > 0) {
+    device->transfer_band_min_bytes = *o.transfer_band_min;
+  }
+  Apply(o.band_flushes, &device->band_flush_points);
+  Apply(o.band_early_wake, &device->band_early_wake);
   Apply(o.direct_max_bytes, &device->direct_max_bytes);
   if (device->mapped_readback() && !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
     std::fprintf(stderr,

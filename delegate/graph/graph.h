@@ -100,8 +100,7 @@ struct DeviceProfile {
   // Tensors (and constants) in 2D RGBA textures, written as images and read
   // with texelFetch (egl/tensor_texture.h; docs/design.md, "Tensor layout
   // and storage"); staging and read-write buffers stay buffers. Chosen in
-  // GlesDelegate::AcquireEnvironment (PreferRgbaTextures);
-  // texture_buffer_reads is then false.
+  // GlesDelegate::AcquireEnvironment (PreferRgbaTextures); then no texture_buffer_reads.
   bool rgba_textures = false;
   // Their rows: 0 = rows of W (a tensor of <= 4 channels is its RGBA image;
   // shaders divide by the texture's width at every access); a power of two
@@ -161,39 +160,41 @@ struct DeviceProfile {
   // TFLITE_GLES_X_STREAMING_UPLOAD=0/1.
   bool streaming_upload = false;
   // The copy of a mapped readback into TFLite's tensor with non-temporal
-  // stores (no read for ownership of the destination: a third less host
-  // memory traffic on DeepLab's 5.5 MB output, but the tensor is then not
-  // in the CPU's caches for the caller's read); off until measured
-  // (docs/perf/log.md, "deep, session 12"). TFLITE_GLES_X_STREAMING_READBACK.
+  // stores (no read for ownership, but the tensor then not in the CPU's
+  // caches for the caller's read); off until measured (docs/perf/log.md,
+  // "deep, session 12"). TFLITE_GLES_X_STREAMING_READBACK.
   bool streaming_readback = false;
   // The most threads a megabyte copy between TFLite's tensors and mapped
-  // staging uses (delegate/runtime/host_copy.h, CopyWorkers); 1: the
-  // calling thread alone. Set by TuneForDevice; TFLITE_GLES_X_COPY_THREADS.
+  // staging uses (host_copy.h, CopyWorkers; 1: the calling thread alone).
+  // Set by TuneForDevice; TFLITE_GLES_X_COPY_THREADS.
   int host_copy_threads = 1;
   // The smallest part such a copy is split into (CopyWorkers::kMinPartBytes
   // by default, every device); TFLITE_GLES_X_COPY_MIN_PART_KB.
   size_t host_copy_min_part_bytes = 1024 * 1024;
+  // Staged transfers of >= the bytes in up to N row bands (uploads, readbacks) pipelined
+  // with their conversions (runtime_bands.cc; 0: whole); after banded uploads a flush
+  // after these many dispatches; band_early_wake: runtime_bands.cc. TuneForDevice.
+  int transfer_bands = 0, readback_bands = 0;
+  std::vector<int> band_flush_points;
+  bool band_early_wake = false;
+  size_t transfer_band_min_bytes = size_t{1} << 20;
   // The pieces a model-data entry is read, checksummed and uploaded in
-  // (delegate/runtime/model_data_cache.h; 0: each constant whole, one
-  // glBufferSubData per buffer). 256 KB stays in llvmpipe's host's L2
-  // between the read, the hash and the copy (docs/perf/log.md, "cold2").
-  // Set by TuneForDevice; TFLITE_GLES_X_MODEL_DATA_CHUNK_KB.
+  // (delegate/runtime/model_data_cache.h; 0: each constant whole). 256 KB
+  // stays in llvmpipe's host's L2 between the read, the hash and the copy
+  // (log.md, "cold2"). TuneForDevice; TFLITE_GLES_X_MODEL_DATA_CHUNK_KB.
   size_t model_data_chunk_bytes = size_t{256} << 10;
   // How an invoke waits for its outputs (TFLITE_GLES_X_READBACK): kMap lets
   // glMapBufferRange wait; kFence/kFenceSpin wait on a glFenceSync first
-  // (sleeping in the driver / polling); kMapped / kMappedSpin wait on the
-  // fence and copy from persistently mapped readback buffers
-  // (GL_EXT_buffer_storage). Set by TuneForDevice.
+  // (sleeping / polling); kMapped(Spin) wait on it and copy from persistent mappings.
   enum class Readback { kMap, kFence, kFenceSpin, kMapped, kMappedSpin };
   Readback readback = Readback::kMap;
   bool mapped_readback() const {
     return readback == Readback::kMapped || readback == Readback::kMappedSpin;
   }
   // glFlush after these many dispatches of an invoke (0: right after the
-  // uploads; empty: never): NVIDIA's driver holds issued commands back
-  // until ~60 us after the first pending one, so without a flush the GPU
-  // idles for the first ~90 us of an invoke. Set by TuneForDevice;
-  // TFLITE_GLES_X_EARLY_FLUSH=N[,M...] ("-1" for none).
+  // uploads; empty: never): NVIDIA's driver holds issued commands back until
+  // ~60 us after the first pending one (the GPU idled for an invoke's first
+  // ~90 us). TuneForDevice; TFLITE_GLES_X_EARLY_FLUSH=N[,M...] ("-1": none).
   std::vector<int> early_flush_points;
   // Instance-norm statistics (MEAN, SQUARED_DIFFERENCE, MEAN, ADD, RSQRT)
   // as one dispatch (delegate/passes/norm_fusion.h). TFLITE_GLES_FUSE_NORM_STATS.

@@ -1,6 +1,7 @@
 #include "delegate/runtime/host_copy.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "delegate/runtime/half_convert.h"
@@ -34,6 +35,12 @@ __attribute__((target("avx,f16c"))) void FloatsToHalvesStreamingF16c(
 #endif
 
 }  // namespace
+
+void SpinPause() {
+#if TFG_STREAMING_STORES
+  _mm_pause();
+#endif
+}
 
 void StreamingCopy(void* dst, const void* src, size_t bytes) {
 #if TFG_STREAMING_STORES
@@ -108,15 +115,7 @@ void CopyWorkers::Run(int parts, const std::function<void(int)>& part) {
     part(0);
     return;
   }
-  // Threads that cannot start leave their parts to the caller.
-  while (static_cast<int>(workers_.size()) < parts - 1) {
-    try {
-      workers_.emplace_back(&CopyWorkers::Work, this, static_cast<int>(workers_.size()) + 1);
-    } catch (...) {
-      break;
-    }
-  }
-  const int threaded = std::min(parts, static_cast<int>(workers_.size()) + 1);
+  const int threaded = StartWorkers(parts);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task_ = &part;
@@ -130,6 +129,18 @@ void CopyWorkers::Run(int parts, const std::function<void(int)>& part) {
   std::unique_lock<std::mutex> lock(mutex_);
   done_.wait(lock, [&] { return pending_ == 0; });
   task_ = nullptr;
+}
+
+int CopyWorkers::StartWorkers(int parts) {
+  // Threads that cannot start leave their parts to the caller.
+  while (static_cast<int>(workers_.size()) < parts - 1) {
+    try {
+      workers_.emplace_back(&CopyWorkers::Work, this, static_cast<int>(workers_.size()) + 1);
+    } catch (...) {
+      break;
+    }
+  }
+  return std::min(parts, static_cast<int>(workers_.size()) + 1);
 }
 
 namespace {
@@ -164,6 +175,47 @@ void CopyWorkers::ConvertToHalves(const float* in, uint16_t* out, size_t count) 
     const size_t size = i + 1 == parts ? count - begin : step;
     FloatsToHalvesStreaming(in + begin, out + begin, size);
   });
+}
+
+bool CopyWorkers::Banded(size_t bytes, int bands, const BandStep& before,
+                         const std::function<void(int, int, int)>& work,
+                         const BandStep& after) {
+  // Every part waits for its band to be released: all at once, not the
+  // caller's leftovers after its own (Run), or the caller would wait for
+  // itself. The waits spin: a band lasts tens of microseconds, about what
+  // a sleeping thread takes to wake. Without `before` every band is free
+  // from the start; without `after` the caller waits for no band's parts.
+  const int parts = StartWorkers(PartsFor(bytes, threads_, min_part_bytes_));
+  std::atomic<int> released{before ? -1 : bands - 1};
+  // The first band no part may run (a step failed): `bands` while none did.
+  std::atomic<int> stop{bands};
+  std::vector<std::atomic<int>> done(static_cast<size_t>(bands));
+  for (auto& d : done) d.store(0, std::memory_order_relaxed);
+  auto fail = [&](int band) {
+    stop.store(band, std::memory_order_relaxed);
+    released.store(bands, std::memory_order_release);
+  };
+  Run(parts, [&](int part) {
+    for (int band = 0; band < bands; ++band) {
+      if (part == 0 && before) {
+        if (!before(band)) return fail(band);
+        released.store(band, std::memory_order_release);
+      }
+      while (released.load(std::memory_order_acquire) < band) SpinPause();
+      if (band >= stop.load(std::memory_order_relaxed)) return;
+      work(band, part, parts);
+      if (part != 0) {
+        done[static_cast<size_t>(band)].fetch_add(1, std::memory_order_release);
+        continue;
+      }
+      if (!after) continue;
+      while (done[static_cast<size_t>(band)].load(std::memory_order_acquire) < parts - 1) {
+        SpinPause();
+      }
+      if (!after(band)) return fail(band + 1);
+    }
+  });
+  return stop.load() == bands;
 }
 
 void CopyWorkers::ForParts(size_t bytes, const std::function<void(int, int)>& fn) {

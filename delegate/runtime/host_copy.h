@@ -22,6 +22,9 @@ namespace tflite_gles {
 // where the CPU has no streaming stores.
 void StreamingCopy(void* dst, const void* src, size_t bytes);
 
+// A pause in a spin-wait loop (x86's pause; nothing elsewhere).
+void SpinPause();
+
 // FloatsToHalves (delegate/runtime/half_convert.h) whose stores stream the same way.
 void FloatsToHalvesStreaming(const float* in, uint16_t* out, size_t count);
 
@@ -58,11 +61,25 @@ class CopyWorkers {
   // part 0 on the caller; returns once every part is done. For work that
   // writes `bytes` of output in independent ranges (readback_resize.h).
   void ForParts(size_t bytes, const std::function<void(int part, int parts)>& fn);
+  // A transfer of `bytes` in `bands` consecutive bands, pipelined with the
+  // GPU (runtime_bands.cc): the threads a copy of `bytes` would use wake
+  // once; each runs work(band, part, parts) for every band in order, band b
+  // only after the caller's before(b) (if given); the caller runs after(b)
+  // (if given) once every part of band b is done, then goes on with its
+  // part of band b + 1. GL calls go in before/after (the caller's thread
+  // holds the context). A failed before/after ends the transfer (the
+  // workers skip what is left); false then.
+  using BandStep = std::function<bool(int band)>;
+  bool Banded(size_t bytes, int bands, const BandStep& before,
+              const std::function<void(int band, int part, int parts)>& work,
+              const BandStep& after);
   int threads() const { return threads_; }
 
  private:
   // Runs part(0..parts-1), part 0 on the caller.
   void Run(int parts, const std::function<void(int)>& part);
+  // Starts workers for up to parts - 1 other parts; how many parts run at once.
+  int StartWorkers(int parts);
   void Work(int index);
 
   const int threads_;

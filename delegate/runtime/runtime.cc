@@ -189,6 +189,8 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     if (per_float) dispatch.defines["PER_FLOAT"] = "";
     const long long invocations = per_float ? shape.elements() : shape.vec4_count();
     dispatch.defines["TOTAL"] = std::to_string(invocations);
+    dispatch.defines["BAND_BEGIN"] = "0";  // all of it (runtime_bands.cc)
+    dispatch.defines["BAND_END"] = std::to_string(invocations);
     dispatch.defines["B"] = std::to_string(shape.b);
     dispatch.defines["H"] = std::to_string(shape.h);
     dispatch.defines["W"] = std::to_string(shape.w);
@@ -444,6 +446,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   }
   for (Dispatch& d : post) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
   runtime->SkipCpuResizes();
+  runtime->PlanTransferBands();
   return runtime;
 }
 
@@ -476,33 +479,49 @@ Status PartitionRuntime::AddStep(Dispatch dispatch, ProgramCache& programs) {
   return Status::Ok();
 }
 
+Status PartitionRuntime::CountGroups(const Dispatch& dispatch, uint32_t groups[3]) const {
+  const egl::GpuInfo& gpu = *device_.gpu;
+  for (int axis = 0; axis < 3; ++axis) {
+    const uint32_t local = dispatch.local[axis] == 0 ? 1 : dispatch.local[axis];
+    groups[axis] = (dispatch.grid[axis] + local - 1) / local;
+    if (groups[axis] == 0) groups[axis] = 1;
+  }
+  // A long 1-D grid is folded over y; shaders index it with global_index().
+  const uint32_t max_x = static_cast<uint32_t>(gpu.max_workgroup_count[0]);
+  if (groups[0] > max_x) {
+    if (groups[1] != 1 || groups[2] != 1) {
+      return Status::Error(dispatch.label + ": grid of " + std::to_string(groups[0]) +
+                           " workgroups exceeds the device limit " + std::to_string(max_x));
+    }
+    groups[1] = (groups[0] + max_x - 1) / max_x;
+    groups[0] = max_x;
+  }
+  for (int axis = 1; axis < 3; ++axis) {
+    if (groups[axis] > static_cast<uint32_t>(gpu.max_workgroup_count[axis])) {
+      return Status::Error(dispatch.label + ": workgroup count exceeds the device limit");
+    }
+  }
+  return Status::Ok();
+}
+
+size_t PartitionRuntime::AddUniformBlock(const std::vector<int32_t>& block) {
+  // Ranges start at the device's binding alignment; std140 rounds a block
+  // of ints up to 16 bytes.
+  const size_t alignment =
+      static_cast<size_t>(std::max(16, device_.gpu->uniform_buffer_offset_alignment));
+  const size_t offset = (uniform_data_.size() + alignment - 1) / alignment * alignment;
+  const size_t bytes = (block.size() * sizeof(int32_t) + 15) / 16 * 16;
+  uniform_data_.resize(offset + bytes, 0);
+  std::memcpy(uniform_data_.data() + offset, block.data(), block.size() * sizeof(int32_t));
+  return offset;
+}
+
 StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
                                                             ProgramCache& programs,
                                                             const Step* same_uniforms) {
   const egl::GpuInfo& gpu = *device_.gpu;
   Step step;
-  for (int axis = 0; axis < 3; ++axis) {
-    const uint32_t local = dispatch.local[axis] == 0 ? 1 : dispatch.local[axis];
-    step.groups[axis] = (dispatch.grid[axis] + local - 1) / local;
-    if (step.groups[axis] == 0) step.groups[axis] = 1;
-  }
-  // A long 1-D grid is folded over y; shaders index it with global_index().
-  const uint32_t max_x = static_cast<uint32_t>(gpu.max_workgroup_count[0]);
-  if (step.groups[0] > max_x) {
-    if (step.groups[1] != 1 || step.groups[2] != 1) {
-      return Status::Error(dispatch.label + ": grid of " +
-                           std::to_string(step.groups[0]) +
-                           " workgroups exceeds the device limit " +
-                           std::to_string(max_x));
-    }
-    step.groups[1] = (step.groups[0] + max_x - 1) / max_x;
-    step.groups[0] = max_x;
-  }
-  for (int axis = 1; axis < 3; ++axis) {
-    if (step.groups[axis] > static_cast<uint32_t>(gpu.max_workgroup_count[axis])) {
-      return Status::Error(dispatch.label + ": workgroup count exceeds the device limit");
-    }
-  }
+  TFG_RETURN_IF_ERROR(CountGroups(dispatch, step.groups));
   dispatch.defines["LOCAL_X"] = std::to_string(dispatch.local[0]);
   dispatch.defines["LOCAL_Y"] = std::to_string(dispatch.local[1]);
   dispatch.defines["LOCAL_Z"] = std::to_string(dispatch.local[2]);
@@ -566,15 +585,8 @@ StatusOr<PartitionRuntime::Step> PartitionRuntime::MakeStep(Dispatch dispatch,
     step.uniform_offset = same_uniforms->uniform_offset;
     step.uniform_bytes = same_uniforms->uniform_bytes;
   } else if (!block.empty()) {
-    // Ranges start at the device's binding alignment; std140 rounds a
-    // block of ints up to 16 bytes.
-    const size_t alignment = static_cast<size_t>(
-        std::max(16, gpu.uniform_buffer_offset_alignment));
-    step.uniform_offset = (uniform_data_.size() + alignment - 1) / alignment * alignment;
+    step.uniform_offset = AddUniformBlock(block);
     step.uniform_bytes = block_bytes;
-    uniform_data_.resize(step.uniform_offset + step.uniform_bytes, 0);
-    std::memcpy(uniform_data_.data() + step.uniform_offset, block.data(),
-                block.size() * sizeof(int32_t));
   }
   step.program = *program;
   if (!device_.dump_shaders.empty()) DumpStep(device_.dump_shaders, step.groups, dispatch, source, block);

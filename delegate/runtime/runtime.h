@@ -145,6 +145,16 @@ class PartitionRuntime {
     // DeviceProfile::cpu_readback_resize: `buffer` is a RESIZE_BILINEAR's
     // PHWC4 input of shape `resize.source`, interpolated to `shape` on the CPU.
     ReadbackResize resize{};
+    // DeviceProfile::transfer_bands (runtime_bands.cc): the conversion step
+    // run in these row bands, each a range of the BHWC elements, its own
+    // uniform range and grid; empty: whole.
+    struct Band {
+      size_t begin = 0, end = 0;
+      size_t uniform_offset = 0;
+      uint32_t groups[3] = {1, 1, 1};
+    };
+    int band_step = -1;
+    std::vector<Band> bands{};
   };
   // Per Value: whether the CPU writes or reads its buffer (then it has its
   // own buffer, outside the arena) and in what form.
@@ -175,7 +185,23 @@ class PartitionRuntime {
                           const Step* same_uniforms = nullptr);
   // `barrier`: a glMemoryBarrier first (Step::barrier_before, or always
   // when profiling each dispatch on its own).
-  Status BindAndDispatch(const Step& step, bool barrier);
+  // `band`: one row band of a banded conversion (runtime_bands.cc), with
+  // its own uniform range and grid.
+  Status BindAndDispatch(const Step& step, bool barrier,
+                         const Transfer::Band* band = nullptr);
+  // The step's workgroup counts for its grid (a long 1-D grid folded over y).
+  Status CountGroups(const Dispatch& dispatch, uint32_t groups[3]) const;
+  // A uniform block appended to uniform_data_ at the device's alignment: its offset.
+  size_t AddUniformBlock(const std::vector<int32_t>& block);
+  // Row bands (runtime_bands.cc): planned at the end of the build; an
+  // upload's bands copied and dispatched one after another (false: not
+  // banded this invoke, nothing done); a readback's conversion dispatched in
+  // bands, each but the last fenced; its copy band by band after each fence.
+  void PlanTransferBands();
+  StatusOr<bool> UploadInBands(const Transfer& upload, const abi::Tensor& tensor);
+  bool ReadbackInBands(size_t step) const;
+  Status DispatchReadbackBands(const Step& step, bool barrier);
+  Status DownloadInBands(const Transfer& download, abi::Tensor& tensor);
   // Step::barrier_before from the bytes each step reads and writes.
   void PlaceBarriers();
   // Plans and allocates the shared arena of intermediate tensors.
@@ -357,6 +383,13 @@ class PartitionRuntime {
   // Signalled when the GPU has read this invoke's mapped upload staging
   // (and finished it: the fenced readbacks wait for the same fence).
   gl::Fence staging_reads_done_;
+  // The banded readback (at most one per partition, downloads_ index or
+  // -1) and its bands' fences, all but the last's (that one is
+  // staging_reads_done_); readback_banded_: issued so this invoke.
+  int banded_download_ = -1;
+  std::vector<gl::Fence> band_fences_;
+  gl::Fence readback_start_;  // DeviceProfile::band_early_wake
+  bool readback_banded_ = false;
   gl::GpuTimer timer_;        // empty where timer queries are unavailable
   bool timer_tried_ = false;  // created lazily on the first profiled run
 };

@@ -42,7 +42,8 @@ Status PartitionRuntime::BindForRead(ValueId view, GLuint binding) const {
   return BindForWrite(static_cast<ValueId>(id), binding);
 }
 
-Status PartitionRuntime::BindAndDispatch(const Step& step, bool barrier) {
+Status PartitionRuntime::BindAndDispatch(const Step& step, bool barrier,
+                                         const Transfer::Band* band) {
   // What earlier dispatches wrote becomes visible to this one, through SSBO
   // or texture; the texture-fetch bit only where reads go through texture
   // buffers (it costs a texture cache invalidation on some drivers).
@@ -67,11 +68,11 @@ Status PartitionRuntime::BindAndDispatch(const Step& step, bool barrier) {
   for (ValueId id : d.read_write) TFG_RETURN_IF_ERROR(BindForWrite(id, binding++));
   if (step.uniform_bytes > 0) {
     TFG_RETURN_IF_ERROR(uniforms_.BindAsUniforms(
-        gl::kShaderUniformBinding, step.uniform_offset, step.uniform_bytes));
+        gl::kShaderUniformBinding, band != nullptr ? band->uniform_offset : step.uniform_offset,
+        step.uniform_bytes));
   }
-  if (step.texture == nullptr) {
-    return step.program->Dispatch(step.groups[0], step.groups[1], step.groups[2]);
-  }
+  const uint32_t* groups = band != nullptr ? band->groups : step.groups;
+  if (step.texture == nullptr) return step.program->Dispatch(groups[0], groups[1], groups[2]);
   TFG_RETURN_IF_ERROR(step.texture->Bind(*step.program, step.texture_unit));
   Status dispatched = step.program->Dispatch(step.groups[0], step.groups[1], step.groups[2]);
   // Unbound even after a failed dispatch: the application's units as it left them.
@@ -150,13 +151,24 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   // the GPU runs nothing: the last invoke's readback waited for it, and this
   // fence makes sure of it even if that invoke failed half way.
   TFG_RETURN_IF_ERROR(staging_reads_done_.Wait());
+  // Upload conversions already dispatched, band by band (runtime_bands.cc).
+  std::vector<int> issued;
   for (const Transfer& upload : uploads_) {
     if (upload.gpu_bound) continue;  // read on the GPU (RunBoundInputs)
-    TFG_RETURN_IF_ERROR(
-        UploadInput(upload, context->tensors[upload.tflite_index]));
+    const abi::Tensor& tensor = context->tensors[upload.tflite_index];
+    if (!profile) {
+      TFG_ASSIGN_OR_RETURN(bool banded, UploadInBands(upload, tensor));
+      if (banded) {
+        issued.push_back(upload.band_step);
+        continue;
+      }
+    }
+    TFG_RETURN_IF_ERROR(UploadInput(upload, tensor));
   }
   TFG_RETURN_IF_ERROR(RunBoundInputs());
   TFG_RETURN_IF_ERROR(timeline_.Uploaded());
+  readback_banded_ = false;  // until DispatchReadbackBands (not when profiling)
+  for (int step : issued) TFG_RETURN_IF_ERROR(timeline_.Dispatched(step));
   if (profile) {
     TFG_RETURN_IF_ERROR(DispatchProfiled());
   } else {
@@ -165,22 +177,37 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
       return std::find(points.begin(), points.end(), static_cast<int>(issued)) != points.end();
     };
     if (flush_point(0)) TFG_GL(glFlush());
+    // After banded uploads the GPU is soon past them and would wait for the
+    // driver's next batch (~60 us after its first command): flushes after
+    // the next few dispatches (DeviceProfile::band_flush_points).
+    int after_bands = 0;
+    auto band_flush = [&]() {
+      const auto& points = device_.band_flush_points;
+      return !issued.empty() &&
+             std::find(points.begin(), points.end(), ++after_bands) != points.end();
+    };
     // A barrier scheduled before a resize the CPU stands in for
     // (kCpuResizeSkip) may cover what a later dispatch reads: it moves on.
     bool pending_barrier = false;
     for (size_t i = 0; i < steps_.size(); ++i) {
+      if (std::find(issued.begin(), issued.end(), static_cast<int>(i)) != issued.end()) continue;
       if (skipped(i)) {
         pending_barrier |= skip_step_[i] == kCpuResizeSkip && steps_[i].barrier_before;
         TFG_RETURN_IF_ERROR(timeline_.Skipped(static_cast<int>(i)));
         continue;
       }
-      TFG_RETURN_IF_ERROR(
-          BindAndDispatch(StepAt(i), steps_[i].barrier_before || pending_barrier));
+      const bool barrier = steps_[i].barrier_before || pending_barrier;
+      if (ReadbackInBands(i)) {
+        TFG_RETURN_IF_ERROR(DispatchReadbackBands(steps_[i], barrier));
+      } else {
+        TFG_RETURN_IF_ERROR(BindAndDispatch(StepAt(i), barrier));
+      }
       pending_barrier = false;
       // The time line's stamp before the flush, so that it travels in the
       // same batch as its dispatch.
       TFG_RETURN_IF_ERROR(timeline_.Dispatched(static_cast<int>(i)));
-      if (flush_point(i + 1)) TFG_GL(glFlush());
+      const bool after_bands_flush = band_flush();  // counts every dispatch
+      if (after_bands_flush || flush_point(i + 1)) TFG_GL(glFlush());
     }
   }
   TFG_RETURN_IF_ERROR(RunBoundOutputs());
@@ -211,15 +238,21 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     TFG_ASSIGN_OR_RETURN(staging_reads_done_, gl::Fence::Create());
   }
   TFG_RETURN_IF_ERROR(timeline_.Submitted());
-  if (fenced_readback) {
-    TFG_RETURN_IF_ERROR(
-        staging_reads_done_.Wait(/*spin=*/readback == DeviceProfile::Readback::kFenceSpin ||
-                                 readback == DeviceProfile::Readback::kMappedSpin));
-  }
-  for (const Transfer& download : downloads_) {
+  const bool spin = readback == DeviceProfile::Readback::kFenceSpin ||
+                    readback == DeviceProfile::Readback::kMappedSpin;
+  // A banded readback waits for its bands' fences itself, the last one
+  // this fence; the other downloads after it.
+  if (fenced_readback && !readback_banded_) TFG_RETURN_IF_ERROR(staging_reads_done_.Wait(spin));
+  for (size_t k = 0; k < downloads_.size(); ++k) {
+    const Transfer& download = downloads_[k];
     if (download.gpu_bound) continue;  // written on the GPU (RunBoundOutputs)
-    TFG_RETURN_IF_ERROR(
-        DownloadOutput(download, context->tensors[download.tflite_index]));
+    abi::Tensor& tensor = context->tensors[download.tflite_index];
+    if (readback_banded_ && static_cast<int>(k) == banded_download_) {
+      TFG_RETURN_IF_ERROR(DownloadInBands(download, tensor));
+      continue;
+    }
+    if (readback_banded_) TFG_RETURN_IF_ERROR(staging_reads_done_.Wait(spin));
+    TFG_RETURN_IF_ERROR(DownloadOutput(download, tensor));
   }
   TFG_RETURN_IF_ERROR(timeline_.Done());
   for (const ConstantOutput& output : constant_outputs_) {

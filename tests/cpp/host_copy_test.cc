@@ -5,6 +5,7 @@
 // or as a write past the end (guard bytes).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -102,6 +103,52 @@ TEST(HostCopy, CopyWorkersHalvesMatchFloatsToHalves) {
     workers.ConvertToHalves(in.data(), out.data() + out_off, floats);
     for (size_t i = 0; i < floats; ++i) ASSERT_EQ(out[out_off + i], expected[i]) << i;
     for (size_t i = out_off + floats; i < out.size(); ++i) ASSERT_EQ(out[i], 0xA5A5);
+  }
+}
+
+// CopyWorkers::Banded (runtime_bands.cc's pipelining): every part of a band
+// runs after the caller's before(band), after(band) sees the whole band
+// done, and a failed step ends the transfer without running later bands.
+TEST(HostCopy, BandedPartsRunBetweenTheirBandsSteps) {
+  const int bands = 5;
+  const size_t band_bytes = 3000;
+  for (int threads : {1, 3}) {
+    CopyWorkers workers(threads, 256);
+    std::vector<std::atomic<int>> started(bands), parts_done(bands);
+    for (int b = 0; b < bands; ++b) started[b] = 0, parts_done[b] = 0;
+    std::vector<int> released_log, after_log;
+    std::atomic<bool> order_broken{false};
+    std::atomic<int> parts_seen{0};
+    bool ok = workers.Banded(
+        bands * band_bytes, bands,
+        [&](int band) {
+          released_log.push_back(band);
+          started[band] = 1;
+          return true;
+        },
+        [&](int band, int, int parts) {
+          if (!started[band]) order_broken = true;
+          parts_seen = parts;
+          ++parts_done[band];
+        },
+        [&](int band) {
+          if (parts_done[band] != parts_seen) order_broken = true;
+          after_log.push_back(band);
+          return true;
+        });
+    EXPECT_TRUE(ok);
+    EXPECT_FALSE(order_broken) << threads << " threads";
+    EXPECT_EQ(parts_seen.load(), threads);
+    EXPECT_EQ(released_log, (std::vector<int>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(after_log, (std::vector<int>{0, 1, 2, 3, 4}));
+    // A failed before(2): bands 2.. run no part, and the call says so.
+    for (int b = 0; b < bands; ++b) parts_done[b] = 0;
+    ok = workers.Banded(
+        bands * band_bytes, bands, [&](int band) { return band < 2; },
+        [&](int band, int, int) { ++parts_done[band]; }, nullptr);
+    EXPECT_FALSE(ok);
+    EXPECT_EQ(parts_done[1].load(), threads);
+    EXPECT_EQ(parts_done[2].load() + parts_done[3].load() + parts_done[4].load(), 0);
   }
 }
 
