@@ -285,10 +285,9 @@ struct DeviceProfile {
     bool fill = true;
   };
   ConvSplitTile conv_split_tile;
-  // Large windows over few channels (style's 9x9 layers) from a shared-memory
-  // window (shaders/conv2d_window.comp, delegate/passes/window_conv.h), and its
-  // block: pixels per invocation along x, invocations along x and y. Set by
-  // TuneForDevice; TFLITE_GLES_X_WINDOW_CONV=0/1 or PX/LOCAL_X/LOCAL_Y.
+  // Large windows over few channels (style's 9x9) from a shared-memory window
+  // (conv2d_window.comp, passes/window_conv.h); block: pixels per invocation in x,
+  // invocations in x and y. TuneForDevice; TFLITE_GLES_X_WINDOW_CONV=0/1, PX/LOCAL_X/LOCAL_Y.
   bool window_conv = false;
   std::array<int, 3> window_conv_block = {2, 16, 8};
   // conv2d_window.comp ROW_REUSE: window rows slid in registers over the taps
@@ -303,10 +302,9 @@ struct DeviceProfile {
   // blocks per workgroup (BLOCK_STEPS); TFLITE_GLES_X_WINDOW_*.
   bool window_conv_slice_steps = false, window_conv_pack3 = false, window_conv_half_smem = false;
   int window_conv_block_steps = 1;
-  // conv2d_window.comp's and gemm.comp's (tiled) products fused one by one
-  // into their accumulators (FMA_CHAIN) instead of summed per step and then
-  // added, where products and accumulators have one precision
-  // (TFLITE_GLES_X_FMA_CHAIN).
+  // conv2d_window.comp's and gemm.comp's (tiled) products fused one by one into their
+  // accumulators (FMA_CHAIN) instead of summed per step and then added, where products
+  // and accumulators have one precision (TFLITE_GLES_X_FMA_CHAIN).
   bool fma_chain = false;
   // With fp16 storage, conv2d.comp's and gemm.comp's (tiled) products in
   // mediump (1) and their accumulators too (2); 0: highp. Set by
