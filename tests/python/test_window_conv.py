@@ -119,8 +119,12 @@ def test_window_convolution_matches_the_cpu(monkeypatch, tmp_path, in_shape, out
         dumped = [t for t in dumped if "// @dump shader conv2d_window" in t]
         assert dumped
         assert any("#define ROW_REUSE" in text for text in dumped) == (reuse == "1")
-        for text in dumped:  # fused where products and accumulators are both highp
-            one_precision = "#define MATH_P mediump" not in text
+        for text in dumped:  # fused where products and accumulators have one precision
+            # (both highp, or both mediump where DeviceProfile::window_conv_acc_mediump
+            # makes fp16's accumulators mediump too: NVIDIA's default)
+            math_p, acc_p = (m.group(1) if m else "highp" for m in (
+                re.search(rf"#define {n} (\w+)", text) for n in ("MATH_P", "ACC_P")))
+            one_precision = math_p == acc_p
             # and an invocation has >= 4 accumulators (PX x output slices)
             px, slices = (int(re.search(rf"#define {n} (\d+)", text).group(1))
                           for n in ("PX", "OUT_SLICES"))
