@@ -50,6 +50,14 @@ def run(model, shape, options, invokes=3):
     return outputs, stats
 
 
+def stage_transfers(monkeypatch):
+    """Inputs staged (not sent directly), outputs through their readback
+    conversion (llvmpipe relays them out on the CPU otherwise): the staged
+    transfers that the bands cut."""
+    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
+    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "0")
+
+
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 @pytest.mark.parametrize("threads", ["1", "3"])
 @pytest.mark.parametrize("shape,bands", [
@@ -59,10 +67,7 @@ def run(model, shape, options, invokes=3):
 ], ids=["37-rows", "two-batches", "5-rows"])
 def test_banded_transfers_give_the_cpu_answer(monkeypatch, capfd, shape, bands, threads,
                                               precision):
-    # Inputs staged (not sent directly), the output through its readback
-    # conversion (llvmpipe relays it out on the CPU otherwise).
-    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
-    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "0")
+    stage_transfers(monkeypatch)
     monkeypatch.setenv("TFLITE_GLES_X_COPY_THREADS", threads)
     monkeypatch.setenv("TFLITE_GLES_X_COPY_MIN_PART_KB", "1")
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BAND_MIN_KB", "1")
@@ -90,8 +95,7 @@ def test_banded_transfers_give_the_cpu_answer(monkeypatch, capfd, shape, bands, 
 
 def test_small_transfers_stay_whole(monkeypatch, capfd):
     """Below the size (1 MB by default) nothing is banded, whatever the count."""
-    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
-    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "0")
+    stage_transfers(monkeypatch)
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BANDS", "4")
     monkeypatch.setenv("TFLITE_GLES_X_PHASES", "1")
     shape = [1, 37, 29, 3]
@@ -102,8 +106,7 @@ def test_small_transfers_stay_whole(monkeypatch, capfd):
 def test_a_profiled_invoke_crosses_whole(monkeypatch):
     """A profiled invoke times each step as one dispatch (bench/profile.py):
     the banded transfers run whole there, with the same values."""
-    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
-    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "0")
+    stage_transfers(monkeypatch)
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BANDS", "4")
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BAND_MIN_KB", "1")
     shape = [1, 37, 29, 3]
@@ -117,8 +120,7 @@ def test_a_profiled_invoke_crosses_whole(monkeypatch):
 def test_readback_bands_alone(monkeypatch, capfd):
     """TFLITE_GLES_X_READBACK_BANDS counts the readbacks' bands apart from
     the uploads' (TFLITE_GLES_X_TRANSFER_BANDS sets both)."""
-    monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
-    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RELAYOUT", "0")
+    stage_transfers(monkeypatch)
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BAND_MIN_KB", "1")
     monkeypatch.setenv("TFLITE_GLES_X_PHASES", "1")
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BANDS", "0")
