@@ -155,10 +155,7 @@ int FuseDepthwiseIntoGemm(const DeviceProfile& device, std::vector<Value>* value
     gemm.inputs[0] = dw_in;
     gemm.inputs.push_back(depthwise.inputs[1]);  // [slice][tap] weights
     gemm.inputs.push_back(depthwise.inputs[2]);  // bias
-    gemm.label = depthwise.label + " + " + gemm.label;
-    gemm.flops += depthwise.flops;
-    scan.removed[producer] = true;
-    ++fused;
+    fused += AbsorbProducer(scan, producer, &gemm);
   }
   EraseRemoved(scan.removed, &list);
   return fused;
@@ -220,10 +217,7 @@ int FuseMeanIntoGemm(const DeviceProfile& device, const std::vector<Value>& valu
     if (epilogue != mean.defines.end()) d[kMeanEpilogueDefine] = epilogue->second;
     d["MEAN_BATCH_STRIDE"] = std::to_string(pixels * IntDefine(mean, "IN_S"));
     gemm.inputs[0] = map;
-    gemm.label = mean.label + " + " + gemm.label;
-    gemm.flops += mean.flops;
-    scan.removed[producer] = true;
-    ++fused;
+    fused += AbsorbProducer(scan, producer, &gemm);
   }
   EraseRemoved(scan.removed, &list);
   return fused;

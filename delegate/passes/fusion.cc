@@ -1,5 +1,7 @@
 #include "delegate/passes/fusion.h"
 
+#include "delegate/passes/dispatch_scan.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -278,6 +280,14 @@ std::string Replaced(std::string text, const std::string& from, const std::strin
     text.replace(at, from.size(), to);
   }
   return text;
+}
+
+int AbsorbProducer(DispatchScan& scan, int producer, Dispatch* consumer) {
+  const Dispatch& folded = scan.list[static_cast<size_t>(producer)];
+  consumer->label = folded.label + " + " + consumer->label;
+  consumer->flops += folded.flops;
+  scan.removed[static_cast<size_t>(producer)] = true;
+  return 1;
 }
 
 long long IntDefine(const Dispatch& dispatch, const char* name) {

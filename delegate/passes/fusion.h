@@ -97,6 +97,13 @@ std::optional<std::string> ElementwiseExpression(const Dispatch& dispatch,
 // GLSL text moved onto other operand names; the passes' tile strings).
 std::string Replaced(std::string text, const std::string& from, const std::string& to);
 
+struct DispatchScan;  // delegate/passes/dispatch_scan.h
+
+// The last step of a producer -> consumer fold (the prologue and head
+// fusions): the consumer's label and flops take the producer's, which is
+// marked removed in `scan`. Returns 1, what the caller's count adds.
+int AbsorbProducer(DispatchScan& scan, int producer, Dispatch* consumer);
+
 // An integer define of a dispatch (the kernels write them as decimal text),
 // -1 if absent or not an integer: how the passes read a dispatch's shape.
 long long IntDefine(const Dispatch& dispatch, const char* name);

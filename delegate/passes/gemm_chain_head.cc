@@ -136,10 +136,7 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     }
     pair.inputs[0] = conv.inputs[0];
     for (size_t k = 1; k < conv.inputs.size(); ++k) pair.inputs.push_back(conv.inputs[k]);
-    pair.label = conv.label + " + " + pair.label;
-    pair.flops += conv.flops;
-    scan.removed[producer] = true;
-    ++fused;
+    fused += AbsorbProducer(scan, producer, &pair);
   }
   EraseRemoved(scan.removed, &list);
   return fused;

@@ -142,10 +142,7 @@ int FuseElementwiseIntoGemm(const DeviceProfile& device, const std::vector<Value
     g["PROLOGUE_CHAIN(x,index,slice)"] = chain;
     gemm.inputs[0] = ew.inputs[x];
     for (ValueId id : extra) gemm.inputs.push_back(id);
-    gemm.label = ew.label + " + " + gemm.label;
-    gemm.flops += ew.flops;
-    scan.removed[producer] = true;
-    ++fused;
+    fused += AbsorbProducer(scan, producer, &gemm);
   }
   EraseRemoved(scan.removed, &list);
   return fused;
@@ -191,10 +188,7 @@ int FuseResizeIntoGemm(const DeviceProfile& device, const std::vector<Value>& va
     g["RS_SCALE_W"] = r.at("SCALE_W");
     g["RS_OFFSET"] = r.count("HALF_PIXEL") ? "0.5" : "0.0";
     gemm.inputs[0] = source;
-    gemm.label = resize.label + " + " + gemm.label;
-    gemm.flops += resize.flops;
-    scan.removed[producer] = true;
-    ++fused;
+    fused += AbsorbProducer(scan, producer, &gemm);
   }
   EraseRemoved(scan.removed, &list);
   return fused;
@@ -295,21 +289,15 @@ int FuseGemmChains(const DeviceProfile& device, const std::vector<Value>& values
     second.inputs[0] = first.inputs[0];
     second.inputs.push_back(first.inputs[1]);
     second.inputs.push_back(first.inputs[2]);
-    second.label = first.label + " + " + second.label;
-    second.flops += first.flops;
+    fused += AbsorbProducer(scan, producer, &second);
     if (mean >= 0) {
       // One choice of the first @axis: FC1_MEAN implies FC_PROLOGUE.
       g.erase("FC_PROLOGUE");
       g["FC1_MEAN"] = "";
       g["FC1_MEAN_PIXELS"] = std::to_string(IntDefine(list[mean], "COUNT"));
       second.inputs[0] = list[mean].inputs[0];
-      second.label = list[mean].label + " + " + second.label;
-      second.flops += list[mean].flops;
-      scan.removed[mean] = true;
-      ++fused;
+      fused += AbsorbProducer(scan, mean, &second);
     }
-    scan.removed[producer] = true;
-    ++fused;
   }
   EraseRemoved(scan.removed, &list);
   return fused;
