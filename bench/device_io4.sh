@@ -87,26 +87,7 @@ rounds 28 new -- --standin hair_segmentation_512 "${MODELS[@]}" --standin mobile
   --standin mobilenet_v1_1.0_224 --model "$M/palm_detection_full.tflite"
 
 echo "== time lines (new library, us from the invoke's start; invoke: wall_split median ms)"
-python3 - "$TL" <<'PY'
-import re, sys
-sections = re.split(r"^=== ", open(sys.argv[1]).read(), flags=re.M)[1:]
-for sec in sections:
-    head, body = sec.split("\n", 1)
-    names = [v.split(":")[0] for v in head.split()[1:]]
-    print(f"{head.split()[0]}: " + "; ".join(sorted(set(re.findall(r"crosses in \d+ row bands \(\w+\)", body)))))
-    reports = re.split(r"^.*time line, mean.*$", body, flags=re.M)
-    heads = re.findall(r"time line, mean.*", body)[len(names):]
-    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| (\S+) \| \S+ \| (\S+) \|", body, re.M)}
-    print("| variant | CPU up | GPU past up | up conv done | rb conv us | GPU done | CPU done | invoke |")
-    for name, h, rep in zip(names, heads, reports[len(names) + 1:]):
-        num = lambda pat, t=h: (re.search(pat, t) or [None, "-"])[1]
-        up = re.search(r"upload conversion +\S+ us, issued at +\S+, done at +(\S+)", rep)
-        rb = re.search(r"readback conversion +(\S+) us", rep)
-        print(f"| {name} | {num(r'CPU uploaded ([0-9.]+)')} | {num(r'past the uploads ([0-9.]+)')} | "
-              f"{up.group(1) if up else '-'} | {rb.group(1) if rb else '-'} | "
-              f"{num(r'finished the last dispatch ([0-9.]+)')} | {num(r'done ([0-9.]+);')} | "
-              f"{rows.get(name, '-')} |")
-PY
+python3 bench/timeline_table.py "$TL"
 echo "== tests: $(grep -E "passed|failed" "$TESTS" | tr '\n' ' ')"
 grep -E "^(E |FAILED)" "$TESTS" | cut -c1-160 | head -6
 cut -c1-110 "$RB"

@@ -27,6 +27,16 @@
 // @axis - EPILOGUE_IN
 // @const EPILOGUE(x,index,slice)=(x)
 //
+// BHWC_OUTPUT (delegate/passes/readback_fusion.h): the output is a model
+// output's readback staging, written as TFLite's BHWC floats (OUT_C 1 or 2:
+// a float or vec2 per pixel) in place of the layout_convert.comp dispatch
+// after this one. The two x phases of a row interleave across invocations
+// and a tile's pixels lie GROUPS_PER_PHASE apart, so that neighbouring
+// invocations store neighbouring pixels: on NVIDIA the staging is host
+// memory, where a warp's scattered stores cross PCIe as partial writes.
+// Values are rounded to half with fp16 storage, as the conversion reads them.
+// @axis - BHWC_OUTPUT
+//
 // TEXTURE_OUTPUT (below): the output also goes to a bound texture, in place
 // of a texture_io.comp dispatch after this one.
 // @axis - TEXTURE_OUTPUT
@@ -34,7 +44,13 @@
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
+#if defined(BHWC_OUTPUT) && OUT_C == 2
+layout(std430, binding = 0) writeonly buffer Out0 { highp vec2 out0[]; };
+#elif defined(BHWC_OUTPUT)
+FLOATS_OUT(out0, 0, Out0);
+#else
 TENSOR_OUT(out0, 0, Out0);
+#endif
 TENSOR_IN(in0, 1, In0);
 TENSOR_IN(weights, 2, Weights);
 TENSOR_IN(bias, 3, Bias);
@@ -91,8 +107,16 @@ void main() {
   int row = pixel_group / ROW_GROUPS;  // batch * OUT_H + y
   int b = row / OUT_H;
   int y = row % OUT_H;
+#if defined(BHWC_OUTPUT)
+  // Pixel p of the tile is n = first_n + p * PIXEL_STEP of its phase.
+  int phase = (pixel_group % ROW_GROUPS) % STRIDE_W;
+  int first_n = (pixel_group % ROW_GROUPS) / STRIDE_W;
+#define PIXEL_STEP GROUPS_PER_PHASE
+#else
   int phase = (pixel_group % ROW_GROUPS) / GROUPS_PER_PHASE;
   int first_n = (pixel_group % GROUPS_PER_PHASE) * TILE_ROWS;
+#define PIXEL_STEP 1
+#endif
 
   vec4 acc[TILE];
   for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
@@ -109,8 +133,9 @@ void main() {
       int base[TILE_ROWS];
       bool inside[TILE_ROWS];
       for (int p = 0; p < TILE_ROWS; ++p) {
-        inside[p] = ix0 + p >= 0 && ix0 + p < IN_W;
-        base[p] = inside[p] ? (b * IN_S * IN_H + iy) * IN_W + ix0 + p : 0;
+        int ix = ix0 + p * PIXEL_STEP;
+        inside[p] = ix >= 0 && ix < IN_W;
+        base[p] = inside[p] ? (b * IN_S * IN_H + iy) * IN_W + ix : 0;
       }
       int w_index = ((group * KERNEL_H + ky) * KERNEL_W + kx) * IN_S *
                     TILE_SLICES * 4;
@@ -139,13 +164,25 @@ void main() {
     if (slice >= OUT_S) break;
     vec4 bias_value = LOAD(bias, slice);
     for (int p = 0; p < TILE_ROWS; ++p) {
-      int x = phase + STRIDE_W * (first_n + p);
+      int x = phase + STRIDE_W * (first_n + p * PIXEL_STEP);
       if (x >= OUT_W) break;
       int index = ((b * OUT_S + slice) * OUT_H + y) * OUT_W + x;
       vec4 value = zero_padded(EPILOGUE(activate(acc[p * TILE_SLICES + o] + bias_value),
                                         index, slice),
                                slice, OUT_C);
+#if defined(BHWC_OUTPUT)
+#if STORAGE_FP16
+      value = unpack_half4(pack_half4(value));
+#endif
+      int pixel = (b * OUT_H + y) * OUT_W + x;  // OUT_S == 1
+#if OUT_C == 2
+      out0[pixel] = value.xy;
+#else
+      STORE_FLOAT(out0, pixel, value.x);
+#endif
+#else
       STORE(out0, index, value);
+#endif
 #if defined(TEXTURE_OUTPUT)
       texture_out(index, value);
 #endif

@@ -190,6 +190,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.dw_splitk_tile = Text("TFLITE_GLES_X_DW_SPLITK_TILE");
   o.fuse_chain_heads = Switch("TFLITE_GLES_X_FUSE_CHAIN_HEADS");
   o.gemm_pair_steps = NonNegative("TFLITE_GLES_X_GEMM_PAIR_STEPS");
+  o.gemm_pair_rows32 = NonNegative("TFLITE_GLES_X_GEMM_PAIR_ROWS32");
+  o.fuse_readback = Switch("TFLITE_GLES_X_FUSE_READBACK");
   // The tensor storage forced (A/B runs of the three storages; the op and
   // model tests under RGBA textures, ctest op_tests_rgba_textures).
   o.storage = Storage("TFLITE_GLES_X_STORAGE");

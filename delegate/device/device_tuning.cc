@@ -434,6 +434,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.upload_usage, &device->upload_usage);
   Apply(o.mapped_upload, &device->mapped_upload_staging);
   Apply(o.fuse_upload, &device->fuse_upload_into_conv);
+  // And a plain output's readback conversion into its producer (NVIDIA, where measured).
+  device->fuse_readback = device->gpu->IsNvidia();
+  Apply(o.fuse_readback, &device->fuse_readback);
   Apply(o.early_flush, &device->early_flush_points);
   if (device->mapped_upload_staging &&
       !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
@@ -531,6 +534,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // projection after it; DeepLab's 128-step one stays apart).
   device->gemm_pair_max_steps = device->gpu->IsNvidia() ? 16 : 8;
   Apply(o.gemm_pair_steps, &device->gemm_pair_max_steps);
+  // Their workgroups at most 32 rows on maps up to 128x128, where 64 made 256 (chain3's r32).
+  device->gemm_pair_rows32_max = device->gpu->IsNvidia() ? 128 * 128 : 0;
+  Apply(o.gemm_pair_rows32, &device->gemm_pair_rows32_max);
   device->fuse_mean_into_gemm_chains = false;
   Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
   device->fuse_resize_into_gemm = device->shared_memory_gemm;

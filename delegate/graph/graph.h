@@ -97,10 +97,9 @@ struct DeviceProfile {
   const egl::GpuInfo* gpu = nullptr;
   bool fp16 = false;                  // tensors stored as half floats
   bool texture_buffer_reads = true;   // reads through samplerBuffer views
-  // Tensors (and constants) in 2D RGBA textures, written as images and read
-  // with texelFetch (egl/tensor_texture.h; docs/design.md, "Tensor layout
-  // and storage"); staging and read-write buffers stay buffers. Chosen in
-  // GlesDelegate::AcquireEnvironment (PreferRgbaTextures); then no texture_buffer_reads.
+  // Tensors (and constants) in 2D RGBA textures, written as images, read with texelFetch
+  // (egl/tensor_texture.h; docs/design.md, "Tensor layout and storage"); staging and read-write
+  // buffers stay buffers. Chosen in GlesDelegate::AcquireEnvironment; then no texture_buffer_reads.
   bool rgba_textures = false;
   // Their rows: 0 = rows of W (a tensor of <= 4 channels is its RGBA image;
   // shaders divide by the texture's width at every access); a power of two
@@ -138,10 +137,11 @@ struct DeviceProfile {
   // Upload staging buffers are persistently mapped (GL_EXT_buffer_storage)
   // and written with memcpy, not glBufferSubData. Set by TuneForDevice.
   bool mapped_upload_staging = false;
-  // An image input's conversion dispatch is folded into the convolution that
-  // reads it (delegate/passes/upload_fusion.h). Set by TuneForDevice;
-  // TFLITE_GLES_FUSE_UPLOAD=0/1.
+  // An image input's conversion folded into the convolution that reads it
+  // (passes/upload_fusion.h; TFLITE_GLES_FUSE_UPLOAD=0/1), an output's into
+  // its producer (passes/readback_fusion.h; TFLITE_GLES_X_FUSE_READBACK=0/1).
   bool fuse_upload_into_conv = false;
+  bool fuse_readback = false;
   // Direct transfers (TFLITE_GLES_X_DIRECT_TRANSFERS): the CPU reads and
   // writes a tensor's own PHWC4 buffer (floats or halves) and no layout
   // conversion dispatch runs. Outputs: where PHWC4 order is BHWC order (one
@@ -406,10 +406,10 @@ struct DeviceProfile {
   bool fuse_gemm_pairs = false;
   int gemm_pair_max_steps = 8;    // the first's input slices at most; ..._X_GEMM_PAIR_STEPS
   bool fuse_chain_heads = false;  // their 3x3 head too (gemm_chain_head.h); ..._X_FUSE_CHAIN_HEADS
+  long long gemm_pair_rows32_max = 0;  // pairs of <= this many rows: <= 32 a workgroup; ..._ROWS32
   std::string gemm_pair_tile_override;
   // A bilinear RESIZE that only a tiled GEMM reads runs in its loads
-  // (prologue_fusion.h). Set by TuneForDevice;
-  // TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0/1.
+  // (prologue_fusion.h); TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0/1.
   bool fuse_resize_into_gemm = false;
   // For sweeps: gemm.comp's tile as "TM,TN,TR,TS,KP" or "splitk,SLICES,KP"
   // (kernels/gemm.h); empty: chosen per layer shape.

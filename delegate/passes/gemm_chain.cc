@@ -86,12 +86,13 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
       epilogue = Replaced(Replaced(e->second, "epilogue_in2", "chain_in2"), "epilogue_in",
                           "chain_in");
     }
-    // The tile: WG_ROWS rows (8 to 64) making >= 256 workgroups where the
-    // map allows, and all of x's slices for them in shared memory.
+    // The tile: WG_ROWS rows (8 to 64; 32 at most up to gemm_pair_rows32_max
+    // rows) making >= 256 workgroups where the map allows, and all of x's
+    // slices for them in shared memory.
     const long long rows = IntDefine(second, "ROWS");
     const int s1 = static_cast<int>(IntDefine(first, "OUT_S"));
     const int out_s = static_cast<int>(IntDefine(second, "OUT_S"));
-    int wg_rows = std::min(64, local_x);
+    int wg_rows = std::min(rows <= device.gemm_pair_rows32_max ? 32 : 64, local_x);
     while (wg_rows > 8 && (rows + wg_rows - 1) / wg_rows < 256) wg_rows /= 2;
     if (forced_rows > 0) wg_rows = forced_rows;
     const int slice_threads = local_x / wg_rows;

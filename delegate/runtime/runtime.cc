@@ -446,6 +446,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   }
   for (Dispatch& d : post) TFG_RETURN_IF_ERROR(runtime->AddStep(std::move(d), programs));
   runtime->SkipCpuResizes();
+  runtime->PlanReadbackFusions(programs);  // before the bands: a fused output has none
   runtime->PlanTransferBands();
   return runtime;
 }

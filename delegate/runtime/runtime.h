@@ -59,7 +59,9 @@ class PartitionRuntime {
 
   long long gpu_bytes() const { return gpu_bytes_; }
   const MemoryStats& memory() const { return memory_; }
-  int dispatch_count() const { return static_cast<int>(steps_.size()) - cpu_resizes_; }
+  int dispatch_count() const {
+    return static_cast<int>(steps_.size() - fused_readbacks_.size()) - cpu_resizes_;
+  }
   // Elementwise dispatches folded into a convolution (delegate/passes/fusion.h).
   int fused_count() const { return fused_; }
   int barrier_count() const { return barriers_; }
@@ -199,6 +201,14 @@ class PartitionRuntime {
   // bands, each but the last fenced; its copy band by band after each fence.
   void PlanTransferBands();
   StatusOr<bool> UploadInBands(const Transfer& upload, const abi::Tensor& tensor);
+  // Readback fusion (delegate/passes/readback_fusion.h, runtime_readback_fusion.cc):
+  // planned at the end of the build; ApplyReadbackFusions runs each fused
+  // producer's variant in its place and skips its conversion
+  // (kFusedReadbackSkip) while its output is read back by the CPU, the
+  // original pair where it is bound on the GPU or is `unfused_output`.
+  void PlanReadbackFusions(ProgramCache& programs);
+  void ApplyReadbackFusions(int unfused_output = -1);
+  bool ReadbackFused(const Transfer& t) const;
   bool ReadbackInBands(size_t step) const;
   Status DispatchReadbackBands(const Step& step, bool barrier);
   Status DownloadInBands(const Transfer& download, abi::Tensor& tensor);
@@ -376,6 +386,12 @@ class PartitionRuntime {
   // CPU resizes at readback. Fixed, so that dispatch_count() is too.
   static constexpr uint8_t kCpuResizeSkip = 2;
   int cpu_resizes_ = 0;
+  struct FusedReadback {
+    int tflite_index, producer, conversion;
+    std::shared_ptr<Step> step;  // the producer writing the staging
+  };
+  std::vector<FusedReadback> fused_readbacks_;
+  static constexpr uint8_t kFusedReadbackSkip = 3;
   std::vector<const Step*> replaced_by_;   // per step: a binding's variant, or null
   ProgramCache* programs_ = nullptr;       // for the gpu_io conversions
   // DeviceProfile::report_phases / report_timeline (off: no clock reads).

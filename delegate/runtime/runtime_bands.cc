@@ -49,7 +49,8 @@ void PartitionRuntime::PlanTransferBands() {
   if (!body.ok()) return;
   auto plan = [&](Transfer& t, bool upload) {
     if (t.direct || t.packed || t.quantize || t.quantize_tail || t.write_back ||
-        t.resize.active || t.type != abi::kFloat32 || (!upload && t.half)) {
+        t.resize.active || t.type != abi::kFloat32 || (!upload && t.half) ||
+        (!upload && ReadbackFused(t))) {
       return false;
     }
     const size_t bytes = t.elements * (t.half ? sizeof(uint16_t) : sizeof(float));

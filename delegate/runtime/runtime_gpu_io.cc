@@ -280,6 +280,8 @@ Status PartitionRuntime::BindGpu(int tflite_index, GpuBinding binding,
                          " is not an input or output of this GPU partition");
   }
   UnbindGpu(tflite_index);
+  // The output's own steps again (a fused readback's producer and conversion).
+  if (!input) ApplyReadbackFusions(tflite_index);
   // A binding reads the resized tensor: the GPU's resize writes it again
   // (DeviceProfile::cpu_readback_resize), for as long as the runtime lives.
   for (Transfer& t : downloads_) {
@@ -409,6 +411,7 @@ bool PartitionRuntime::UnbindGpu(int tflite_index) {
     }
   }
   gpu_bound_.erase(it);
+  ApplyReadbackFusions();
   return true;
 }
 

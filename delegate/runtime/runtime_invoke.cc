@@ -145,6 +145,7 @@ Status PartitionRuntime::DispatchProfiled() {
 
 Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   TFG_RETURN_IF_ERROR(Allocate());
+  ApplyReadbackFusions();  // a failed binding's output fuses again
   timings_.clear();
   TFG_RETURN_IF_ERROR(timeline_.Start());
   // Mapped staging (DeviceProfile::mapped_upload_staging) is written while
@@ -192,7 +193,8 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     for (size_t i = 0; i < steps_.size(); ++i) {
       if (std::find(issued.begin(), issued.end(), static_cast<int>(i)) != issued.end()) continue;
       if (skipped(i)) {
-        pending_barrier |= skip_step_[i] == kCpuResizeSkip && steps_[i].barrier_before;
+        pending_barrier |= (skip_step_[i] == kCpuResizeSkip ||
+                            skip_step_[i] == kFusedReadbackSkip) && steps_[i].barrier_before;
         TFG_RETURN_IF_ERROR(timeline_.Skipped(static_cast<int>(i)));
         continue;
       }

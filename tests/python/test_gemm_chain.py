@@ -94,3 +94,24 @@ def test_first_depth_gate(monkeypatch, steps, folded):
         monkeypatch, SWITCH, model, inputs)
     assert_close(fused, cpu)
     assert plain_stats["dispatches"] - fused_stats["dispatches"] == folded
+
+
+@pytest.mark.parametrize("rows32", ["0", "16384"])
+def test_pairs_of_a_128x128_map(monkeypatch, rows32):
+    """128x128 rows: 64 per workgroup by the base rule, 32 under
+    TFLITE_GLES_X_GEMM_PAIR_ROWS32 (NVIDIA's default), the head's stage 0 then
+    in two parts of the depth; both against the CPU."""
+    c = Chain([1, 128, 128, 8], seed=11)
+    x = bottleneck(c, bottleneck(c, c.x, 4), 4)
+    model = c.build([x])
+    inputs = random_inputs(c.input_shapes, seed=6)
+    for name in ("TFLITE_GLES_SHARED_MEMORY_GEMM", "TFLITE_GLES_X_EPILOGUE_IN2",
+                 "TFLITE_GLES_X_FUSE_CHAIN_HEADS"):
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("TFLITE_GLES_X_GEMM_PAIR_ROWS32", rows32)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, inputs)
+    assert_close(plain, cpu)
+    assert_close(fused, cpu)
+    # The pair, and the first block's 3x3 as its head.
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 2, (fused_stats, plain_stats)
