@@ -37,6 +37,12 @@
 // Values are rounded to half with fp16 storage, as the conversion reads them.
 // @axis - BHWC_OUTPUT
 //
+// BAND_BEGIN, BAND_END: the pixel groups [BAND_BEGIN, BAND_END) of the
+// PIXEL_GROUPS, the grid starting at BAND_BEGIN (0 and PIXEL_GROUPS but for
+// a fused readback crossing in row bands, runtime_bands.cc: one program,
+// each band its own uniform range, as layout_convert.comp's).
+// @uniform BAND_BEGIN=0 BAND_END=8
+//
 // TEXTURE_OUTPUT (below): the output also goes to a bound texture, in place
 // of a texture_io.comp dispatch after this one.
 // @axis - TEXTURE_OUTPUT
@@ -98,12 +104,12 @@ void texture_out(int i, vec4 v) {
 void main() {
 #if defined(SLICES_ON_X)
   int group = int(gl_GlobalInvocationID.x);
-  int pixel_group = int(gl_GlobalInvocationID.y);
+  int pixel_group = int(gl_GlobalInvocationID.y) + BAND_BEGIN;
 #else
   int group = int(gl_GlobalInvocationID.y);
-  int pixel_group = int(gl_GlobalInvocationID.x);
+  int pixel_group = int(gl_GlobalInvocationID.x) + BAND_BEGIN;
 #endif
-  if (group >= SLICE_GROUPS || pixel_group >= PIXEL_GROUPS) return;
+  if (group >= SLICE_GROUPS || pixel_group >= min(BAND_END, PIXEL_GROUPS)) return;
   int row = pixel_group / ROW_GROUPS;  // batch * OUT_H + y
   int b = row / OUT_H;
   int y = row % OUT_H;

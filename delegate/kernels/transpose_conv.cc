@@ -212,6 +212,8 @@ Status BuildTransposeConv(const NodeView& node, GraphBuilder& builder) {
   d["TILE_ROWS"] = std::to_string(tile.rows);
   d["TILE_SLICES"] = std::to_string(tile.slices);
   d["PIXEL_GROUPS"] = std::to_string(pixel_groups);
+  d["BAND_BEGIN"] = "0";  // all of them (a fused readback's bands: runtime_bands.cc)
+  d["BAND_END"] = std::to_string(pixel_groups);
   d["SLICE_GROUPS"] = std::to_string(slice_groups);
   d["GROUPS_PER_PHASE"] = std::to_string(groups_per_phase);
   d["IN_S"] = std::to_string(in_shape.slices());

@@ -45,12 +45,9 @@ std::pair<size_t, size_t> PartOf(size_t begin, size_t end, int part, int parts, 
 
 void PartitionRuntime::PlanTransferBands() {
   if (device_.transfer_bands < 2 && device_.readback_bands < 2) return;
-  StatusOr<std::string> body = gl::EmbeddedShader("layout_convert");
-  if (!body.ok()) return;
   auto plan = [&](Transfer& t, bool upload) {
     if (t.direct || t.packed || t.quantize || t.quantize_tail || t.write_back ||
-        t.resize.active || t.type != abi::kFloat32 || (!upload && t.half) ||
-        (!upload && ReadbackFused(t))) {
+        t.resize.active || t.type != abi::kFloat32 || (!upload && t.half)) {
       return false;
     }
     const size_t bytes = t.elements * (t.half ? sizeof(uint16_t) : sizeof(float));
@@ -60,42 +57,59 @@ void PartitionRuntime::PlanTransferBands() {
     const int bands = static_cast<int>(
         std::min<long long>({most, static_cast<long long>(bytes / min_band), rows}));
     if (bytes < device_.transfer_band_min_bytes || bands < 2) return false;
-    // The conversion that reads (upload) or writes (readback) the staging.
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      const Step& step = steps_[i];
-      const Dispatch& d = step.dispatch;
-      if (d.shader != "layout_convert" || step.uniform_bytes == 0) continue;
-      const bool match = upload ? d.defines.count("TO_PHWC4") && d.inputs[0] == t.buffer
-                                : d.defines.count("TO_BHWC") && d.outputs[0] == t.buffer;
-      if (!match || d.grid[0] % static_cast<uint32_t>(rows) != 0) continue;
-      // A band of rows is one run of invocations in either order.
-      const size_t per_row = d.grid[0] / static_cast<size_t>(rows);
-      const size_t row_elements = t.elements / static_cast<size_t>(rows);
-      std::vector<Transfer::Band> planned;
-      for (int k = 0; k < bands; ++k) {
-        const size_t r0 = static_cast<size_t>(rows * k / bands);
-        const size_t r1 = static_cast<size_t>(rows * (k + 1) / bands);
-        Dispatch band = d;
-        band.defines["BAND_BEGIN"] = std::to_string(r0 * per_row);
-        band.defines["BAND_END"] = std::to_string(r1 * per_row);
-        band.grid = {static_cast<uint32_t>((r1 - r0) * per_row), 1, 1};
-        Transfer::Band b;
-        b.begin = r0 * row_elements;
-        b.end = r1 * row_elements;
-        auto block = gl::ShaderUniformValues(d.shader, *body, band.defines);
-        if (!block.ok() || !CountGroups(band, b.groups).ok()) return false;
-        b.uniform_offset = AddUniformBlock(*block);
-        planned.push_back(b);
+    // The conversion that reads (upload) or writes (readback) the staging,
+    // or the kernel that writes a fused readback's staging itself
+    // (runtime_readback_fusion.cc: its pixel groups are rows of the output).
+    int index = -1;
+    const Step* step = nullptr;
+    for (const FusedReadback& f : fused_readbacks_) {
+      if (!upload && f.tflite_index == t.tflite_index) {
+        index = f.producer;
+        step = f.step.get();
       }
-      t.band_step = static_cast<int>(i);
-      t.bands = std::move(planned);
-      if (device_.report_phases || device_.report_timeline) {
-        std::fprintf(stderr, "INFO: tflite-gles: tensor %d crosses in %d row bands (%s)\n",
-                     t.tflite_index, bands, upload ? "upload" : "readback");
-      }
-      return true;
     }
-    return false;
+    for (size_t i = 0; i < steps_.size() && step == nullptr; ++i) {
+      const Dispatch& d = steps_[i].dispatch;
+      if (d.shader != "layout_convert") continue;
+      if (upload ? d.defines.count("TO_PHWC4") && d.inputs[0] == t.buffer
+                 : d.defines.count("TO_BHWC") && d.outputs[0] == t.buffer) {
+        index = static_cast<int>(i);
+        step = &steps_[i];
+      }
+    }
+    if (step == nullptr || step->uniform_bytes == 0) return false;
+    const Dispatch& d = step->dispatch;
+    const int axis = d.defines.count("SLICES_ON_X") ? 1 : 0;  // transpose_conv.comp's
+    if (d.grid[axis] % static_cast<uint32_t>(rows) != 0) return false;
+    // A band of rows is one run of invocations (pixel groups) in either order.
+    const size_t per_row = d.grid[axis] / static_cast<size_t>(rows);
+    const size_t row_elements = t.elements / static_cast<size_t>(rows);
+    std::vector<Transfer::Band> planned;
+    for (int k = 0; k < bands; ++k) {
+      const size_t r0 = static_cast<size_t>(rows * k / bands);
+      const size_t r1 = static_cast<size_t>(rows * (k + 1) / bands);
+      Dispatch band = d;
+      band.defines["BAND_BEGIN"] = std::to_string(r0 * per_row);
+      band.defines["BAND_END"] = std::to_string(r1 * per_row);
+      band.grid[axis] = static_cast<uint32_t>((r1 - r0) * per_row);
+      Transfer::Band b;
+      b.begin = r0 * row_elements;
+      b.end = r1 * row_elements;
+      StatusOr<std::string> body = gl::EmbeddedShader(d.shader);
+      if (!body.ok()) return false;
+      auto block = gl::ShaderUniformValues(d.shader, *body, band.defines);
+      if (!block.ok() || !CountGroups(band, b.groups).ok()) return false;
+      b.uniform_offset = AddUniformBlock(*block);
+      planned.push_back(b);
+    }
+    t.band_step = index;
+    t.bands = std::move(planned);
+    if (device_.report_phases || device_.report_timeline) {
+      std::fprintf(stderr, "INFO: tflite-gles: tensor %d crosses in %d row bands (%s%s)\n",
+                   t.tflite_index, bands, upload ? "upload" : "readback",
+                   step == &steps_[static_cast<size_t>(index)] ? "" : ", fused");
+    }
+    return true;
   };
   for (Transfer& t : uploads_) plan(t, true);
   for (size_t k = 0; k < downloads_.size() && banded_download_ < 0; ++k) {
@@ -159,8 +173,12 @@ StatusOr<bool> PartitionRuntime::UploadInBands(const Transfer& upload,
 bool PartitionRuntime::ReadbackInBands(size_t step) const {
   if (banded_download_ < 0) return false;
   const Transfer& t = downloads_[static_cast<size_t>(banded_download_)];
-  return static_cast<int>(step) == t.band_step && !t.gpu_bound && !skipped(step) &&
-         &StepAt(step) == &steps_[step] && device_.mapped_readback() &&
+  // The planned step itself: the conversion, or a fused readback's variant
+  // (not the original a binding runs again, nor a binding's replacement).
+  const bool planned = ReadbackFused(t) ? &StepAt(step) != &steps_[step]
+                                        : &StepAt(step) == &steps_[step];
+  return static_cast<int>(step) == t.band_step && !t.gpu_bound && !skipped(step) && planned &&
+         device_.mapped_readback() &&
          buffers_[t.buffer].mapped_for_read() && buffers_[t.buffer].mapped() != nullptr;
 }
 

@@ -200,7 +200,7 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
       }
       const bool barrier = steps_[i].barrier_before || pending_barrier;
       if (ReadbackInBands(i)) {
-        TFG_RETURN_IF_ERROR(DispatchReadbackBands(steps_[i], barrier));
+        TFG_RETURN_IF_ERROR(DispatchReadbackBands(StepAt(i), barrier));
       } else {
         TFG_RETURN_IF_ERROR(BindAndDispatch(StepAt(i), barrier));
       }

@@ -9,7 +9,8 @@ llvmpipe reads the tensor back itself and there is no conversion to fold).
 Checked against LiteRT's CPU kernels over several invokes with new inputs
 (a pixel the fused store misses shows as a stale one), bit for bit against
 the unfused pair (the kernel computes the same sums, rounded to half with
-fp16 storage as the conversion reads them), one dispatch fewer; outputs
+fp16 storage as the conversion reads them), one dispatch fewer, whole or in
+row bands of the output; outputs
 that must keep their conversion keep it; a GPU binding of a fused output
 runs the unfused pair and the fusion comes back when it is unbound.
 """
@@ -117,6 +118,27 @@ def test_fused_output_matches_cpu_and_the_unfused_pair(monkeypatch, fp16, in_sha
     assert plain_stats["dispatches"] - fused_stats["dispatches"] == 1
     for a, b in zip(plain, fused):
         np.testing.assert_array_equal(a[0], b[0])
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("in_shape,bands", [([1, 19, 16, 8], 4), ([2, 5, 9, 4], 3)],
+                         ids=["19-rows", "two-batches"])
+def test_fused_output_in_row_bands(monkeypatch, capfd, fp16, in_shape, bands):
+    """The fused kernel dispatched in row bands of its output (its pixel
+    groups' BAND_BEGIN/END), each band fenced and copied while the next one
+    runs (runtime_bands.cc); forced on these small outputs: uneven bands, a
+    band edge across the batches, 1 and 3 copy threads."""
+    monkeypatch.setenv("TFLITE_GLES_X_READBACK_BANDS", str(bands))
+    monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BAND_MIN_KB", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_COPY_MIN_PART_KB", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_COPY_THREADS", "3" if fp16 else "1")
+    monkeypatch.setenv("TFLITE_GLES_X_PHASES", "1")
+    model, _ = transpose_model(in_shape, 2, 3, 2)
+    (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, in_shape, fp16)
+    assert plain_stats["dispatches"] - fused_stats["dispatches"] == 1
+    for a, b in zip(plain, fused):
+        np.testing.assert_array_equal(a[0], b[0])
+    assert f"crosses in {bands} row bands (readback, fused)" in capfd.readouterr().err
 
 
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
