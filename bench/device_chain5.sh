@@ -8,7 +8,8 @@
 # Changes under test (each behind its switch, so the A/B is one library):
 #  - readback fusion (TFLITE_GLES_X_FUSE_READBACK; delegate/passes/readback_fusion.h):
 #    the last transposed convolution writes the output's BHWC staging, no
-#    readback conversion; such an output crosses whole (no readback bands);
+#    readback conversion; in 4 row bands of its output like the conversion
+#    was (TFLITE_GLES_X_READBACK_BANDS=0: whole);
 #  - GEMM pairs of <= 128x128 rows at <= 32 rows a workgroup
 #    (TFLITE_GLES_X_GEMM_PAIR_ROWS32; 0 = the old rule).
 # 1. tests/python/test_readback_fusion.py on the device (new library).
@@ -16,9 +17,9 @@
 #    hair fp32 / fp16, new / unfused / ROWS32=0: the sums of transpose_conv,
 #    layout_convert, gemm_chain and of all dispatches.
 # 3. GPU time lines (wall_split.py, TFLITE_GLES_X_TIMELINE=1, one process per
-#    model, variants alternating): hair fp32 / fp16 fused (new default),
-#    unfused with readback bands (the old default), unfused whole; selfie
-#    fused / unfused.
+#    model, variants alternating): hair fp32 / fp16 fused in bands (new
+#    default), fused whole, unfused with readback bands (the old default),
+#    unfused whole (fp32); selfie fused / unfused.
 # 4. run_bench.py base / new interleaved: hair stand-in, selfie, style,
 #    DeepLab; LiteRT GPU's hair row.
 # Files: $OUT/chain5-*.txt; the summary on stdout. Under 100 s.
@@ -34,7 +35,7 @@ RB=$OUT/chain5-rb.txt
 : > "$TESTS"; : > "$SW"; : > "$TL"; : > "$RB"
 device_place_models
 
-timeout 18 python3 -m pytest -q -p no:cacheprovider --tb=short -x \
+timeout 16 python3 -m pytest -q -p no:cacheprovider --tb=short -x \
   tests/python/test_readback_fusion.py -k "not hair_segmentation" >> "$TESTS" 2>&1
 
 TFLITE_GLES_LIB=$NEW_LIB timeout 17 python3 bench/conv_sweep.py --model "$HAIR" \
@@ -52,10 +53,10 @@ timeline() {
   TFLITE_GLES_LIB=$NEW_LIB TFLITE_GLES_X_TIMELINE=1 timeout "$limit" python3 bench/wall_split.py \
     --model "$model" --iterations "${CHAIN5_TL:-200}" "${vs[@]}" >> "$TL" 2>&1
 }
-WHOLE="$OFF,${E}READBACK_BANDS=0"
-timeline hair "$HAIR" 18 fp32: "fp32-bands:$OFF" "fp32-whole:$WHOLE" "fp16:$F16" \
-  "fp16-bands:$F16,$OFF" "fp16-whole:$F16,$WHOLE"
-timeline selfie "$SELFIE" 8 fp32: "fp32-unfused:$OFF" "fp16:$F16" "fp16-unfused:$F16,$OFF"
+WHOLE=${E}READBACK_BANDS=0
+timeline hair "$HAIR" 21 fp32: "fp32-fwhole:$WHOLE" "fp32-unf:$OFF" "fp32-unfwhole:$OFF,$WHOLE" \
+  "fp16:$F16" "fp16-fwhole:$F16,$WHOLE" "fp16-unf:$F16,$OFF"
+timeline selfie "$SELFIE" 7 fp32: "fp32-unfused:$OFF" "fp16:$F16" "fp16-unfused:$F16,$OFF"
 
 # rounds LIMIT RUN...: our fp32 and fp16 rows per run (base*: BASE_LIB, else
 # NEW_LIB), the models of MODELS, appended to $RB.
@@ -74,7 +75,7 @@ device_models selfie_segmentation style_transfer_f16_384 deeplabv3_257_mv_gpu
 MODELS=(--standin hair_segmentation_512 "${MODELS[@]}")
 echo "== run_bench ms (model | fp32 | fp16)" >> "$RB"
 # The base round's first invokes compile its programs (a fresh machine).
-rounds 16 base new
+rounds 15 base new
 [ "$(left)" -gt 12 ] && device_litert_gpu "$RB" 8 --standin hair_segmentation_512
 [ "$(left)" -gt 14 ] && rounds 7 base2 new2
 
