@@ -11,6 +11,13 @@
 // slices) from UNIT_BEGIN; OUT_* is the whole output. The fused activation
 // (ACT_*) is applied to every element.
 //
+// EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step
+// fused into the store of a dispatch over the whole output (the hair
+// stand-in's PRELU after its initial CONCATENATION), with its tensor
+// operand, if any, at binding EPILOGUE_BINDING (NUM_INPUTS + 1: EPILOGUE_IN).
+// @axis - EPILOGUE_IN
+// @const EPILOGUE_BINDING=9 EPILOGUE(x,index,slice)=(x)
+//
 // @axis AXIS_B AXIS_H AXIS_W AXIS_C_SLICES AXIS_C_LANES
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64 NUM_INPUTS=8
@@ -45,6 +52,12 @@ TENSOR_IN(in6, 7, In6);
 #endif
 #if NUM_INPUTS > 7
 TENSOR_IN(in7, 8, In7);
+#endif
+#if defined(EPILOGUE_IN)
+TENSOR_IN(epilogue_in, EPILOGUE_BINDING, EpilogueIn);
+#endif
+#if !defined(EPILOGUE)
+#define EPILOGUE(x, index, slice) (x)
 #endif
 
 int index4(int b, int s, int h, int w, int slices, int height, int width) {
@@ -141,5 +154,5 @@ void main() {
 #endif
   }
   int out_index = index4(b, s, h, w, OUT_S, OUT_H, OUT_W);
-  STORE(out0, out_index, zero_padded(activate(v), s, OUT_C));
+  STORE(out0, out_index, zero_padded(EPILOGUE(activate(v), out_index, s), s, OUT_C));
 }

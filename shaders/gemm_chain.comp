@@ -33,6 +33,11 @@
 // HEAD_BINDING, HEAD_BINDING1, HEAD_BINDING2 = W0, b0, HEAD_IN (c's
 // epilogue operand).
 //
+// SINGLE (gemm_chain.h SingleGemmChain): stage 1 alone, x the output, for a
+// head before a GEMM that no second follows. Bindings 0 = x, 1 = A, 2 = W1,
+// 3 = b1, then CHAIN_IN, CHAIN_IN2 and the head's.
+//
+// @axis - SINGLE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @axis - EPILOGUE_IN
 // @axis - CHAIN_IN CHAIN_IN2
@@ -51,6 +56,12 @@
 
 layout(local_size_x = LOCAL_X) in;
 
+#if defined(SINGLE)
+TENSOR_OUT(out1, 0, Out1);
+TENSOR_IN(in0, 1, In0);
+TENSOR_IN(weights1, 2, Weights1);
+TENSOR_IN(bias1, 3, Bias1);
+#else
 TENSOR_OUT(out0, 0, Out0);
 TENSOR_OUT(out1, 1, Out1);
 TENSOR_IN(in0, 2, In0);
@@ -58,6 +69,7 @@ TENSOR_IN(weights, 3, Weights);
 TENSOR_IN(bias, 4, Bias);
 TENSOR_IN(weights1, 5, Weights1);
 TENSOR_IN(bias1, 6, Bias1);
+#endif
 #if defined(EPILOGUE_IN)
 TENSOR_IN(epilogue_in, EPILOGUE_BINDING, EpilogueIn);
 #endif
@@ -101,10 +113,12 @@ shared vec4 partial0[PARTIAL0_VEC4];
 #endif
 #endif
 
+#if !defined(SINGLE)
 // x of the workgroup's rows, [slice][row]: stage 2's A.
 shared vec4 x_tile[X_TILE_VEC4];  // >= S1 * WG_ROWS
 #if K_PARTS2 > 1
 shared vec4 partial[PARTIAL_VEC4];
+#endif
 #endif
 
 // Where row `row`, slice `slice` of a map of `slices` slices lies.
@@ -183,12 +197,14 @@ void head_store(int row, int r, int slice, vec4 sum) {
 }
 #endif
 
+#if !defined(SINGLE)
 void store_y(int row, int slice, vec4 sum) {
   if (row >= ROWS || slice >= OUT_S) return;
   int index = output_index(row, slice, OUT_S);
   vec4 v = activate(sum + LOAD(bias, slice));
   STORE(out0, index, zero_padded(EPILOGUE(v, index, slice), slice, OUT_C));
 }
+#endif
 
 void main() {
   int t = int(gl_LocalInvocationID.x);
@@ -260,9 +276,12 @@ void main() {
       vec4 v = acc[j] + LOAD(bias1, s);
       vec4 x = zero_padded(CHAIN_EPILOGUE(CHAIN_ACT(v), index, s), s, OUT_C1);
       if (real_row) STORE(out1, index, x);
+#if !defined(SINGLE)
       x_tile[s * WG_ROWS + r] = x;
+#endif
     }
   }
+#if !defined(SINGLE)
   memoryBarrierShared();
   barrier();
   int ts = q % SLICE_THREADS2;
@@ -297,4 +316,5 @@ void main() {
 #else
   for (int j = 0; j < TILE2; ++j) store_y(row, ts + j * SLICE_THREADS2, acc[j]);
 #endif
+#endif  // !SINGLE
 }

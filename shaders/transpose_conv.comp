@@ -34,7 +34,8 @@
 // and a tile's pixels lie GROUPS_PER_PHASE apart, so that neighbouring
 // invocations store neighbouring pixels: on NVIDIA the staging is host
 // memory, where a warp's scattered stores cross PCIe as partial writes.
-// Values are rounded to half with fp16 storage, as the conversion reads them.
+// With fp16 storage the floats are not rounded to half first (the unfused
+// pair's conversion reads halves): one rounding fewer.
 // @axis - BHWC_OUTPUT
 //
 // BAND_BEGIN, BAND_END: the pixel groups [BAND_BEGIN, BAND_END) of the
@@ -177,9 +178,6 @@ void main() {
                                         index, slice),
                                slice, OUT_C);
 #if defined(BHWC_OUTPUT)
-#if STORAGE_FP16
-      value = unpack_half4(pack_half4(value));
-#endif
       int pixel = (b * OUT_H + y) * OUT_W + x;  // OUT_S == 1
 #if OUT_C == 2
       out0[pixel] = value.xy;

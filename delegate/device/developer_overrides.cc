@@ -188,10 +188,12 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.dw_register_tiles = Switch("TFLITE_GLES_X_DW_REGISTER_TILES");
   o.dw_splitk = Switch("TFLITE_GLES_X_DW_SPLITK");
   o.dw_splitk_tile = Text("TFLITE_GLES_X_DW_SPLITK_TILE");
-  o.fuse_chain_heads = Switch("TFLITE_GLES_X_FUSE_CHAIN_HEADS");
+  o.fuse_chain_heads = NonNegative("TFLITE_GLES_X_FUSE_CHAIN_HEADS");
   o.gemm_pair_steps = NonNegative("TFLITE_GLES_X_GEMM_PAIR_STEPS");
   o.gemm_pair_rows32 = NonNegative("TFLITE_GLES_X_GEMM_PAIR_ROWS32");
   o.fuse_readback = Switch("TFLITE_GLES_X_FUSE_READBACK");
+  o.concat_epilogue = Switch("TFLITE_GLES_X_CONCAT_EPILOGUE");
+  o.fused_readback_bands = Switch("TFLITE_GLES_X_FUSED_READBACK_BANDS");
   // The tensor storage forced (A/B runs of the three storages; the op and
   // model tests under RGBA textures, ctest op_tests_rgba_textures).
   o.storage = Storage("TFLITE_GLES_X_STORAGE");

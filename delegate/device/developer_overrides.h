@@ -64,10 +64,12 @@ struct DeveloperOverrides {
   std::optional<bool> dw_register_tiles;         // TFLITE_GLES_X_DW_REGISTER_TILES
   std::optional<bool> dw_splitk;                 // TFLITE_GLES_X_DW_SPLITK
   std::string dw_splitk_tile;                    // TFLITE_GLES_X_DW_SPLITK_TILE
-  std::optional<bool> fuse_chain_heads;          // TFLITE_GLES_X_FUSE_CHAIN_HEADS
+  std::optional<long long> fuse_chain_heads;     // TFLITE_GLES_X_FUSE_CHAIN_HEADS
   std::optional<long long> gemm_pair_steps;      // TFLITE_GLES_X_GEMM_PAIR_STEPS
   std::optional<long long> gemm_pair_rows32;     // TFLITE_GLES_X_GEMM_PAIR_ROWS32
   std::optional<bool> fuse_readback;             // TFLITE_GLES_X_FUSE_READBACK
+  std::optional<bool> concat_epilogue;           // TFLITE_GLES_X_CONCAT_EPILOGUE
+  std::optional<bool> fused_readback_bands;      // TFLITE_GLES_X_FUSED_READBACK_BANDS
   // The storage of tensors: TFLITE_GLES_STORAGE_* (ssbo, texture_buffer,
   // rgba_texture), replacing the option `storage` (A/B runs of the three
   // storages, the test suites under rgba_texture).

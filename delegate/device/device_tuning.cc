@@ -350,6 +350,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // llvmpipe: off until measured (test_fusion.py's chains keep one operand).
   device->epilogue_second_operand = !device->gpu->IsLlvmpipe();
   Apply(o.epilogue_in2, &device->epilogue_second_operand);
+  // A CONCATENATION takes them too (hair's initial PRELU; docs/perf/log.md, "chain5").
+  device->fuse_concat_epilogues = !device->gpu->IsLlvmpipe();
+  Apply(o.concat_epilogue, &device->fuse_concat_epilogues);
   Apply(o.min_invocations, &device->min_invocations);
   // Dilated 3x3 depthwise layers (DeepLab's atrous blocks) with the 3x3
   // path's input reuse, over outputs a dilation apart, instead of one fetch
@@ -437,6 +440,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // And a plain output's readback conversion into its producer (NVIDIA, where measured).
   device->fuse_readback = device->gpu->IsNvidia();
   Apply(o.fuse_readback, &device->fuse_readback);
+  // Whole: on the H200 its kernel in 4 bands ended the invoke no earlier (log.md, "chain5").
+  Apply(o.fused_readback_bands, &device->fused_readback_bands);
   Apply(o.early_flush, &device->early_flush_points);
   if (device->mapped_upload_staging &&
       !device->gpu->HasExtension("GL_EXT_buffer_storage")) {
@@ -528,7 +533,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   if (!o.gemm_pair_tile.empty()) device->gemm_pair_tile_override = o.gemm_pair_tile;
   // And the 3x3 convolution before such a pair (delegate/passes/gemm_chain_head.h):
   // NVIDIA only, where it was measured (docs/perf/log.md, "chain3, session 15").
-  device->fuse_chain_heads = device->fuse_gemm_pairs && device->gpu->IsNvidia();
+  // Before single GEMMs too (2: hair's last 3x3 of a map and down2's, docs/perf/log.md, "chain5").
+  device->fuse_chain_heads = device->fuse_gemm_pairs && device->gpu->IsNvidia() ? 2 : 0;
   Apply(o.fuse_chain_heads, &device->fuse_chain_heads);
   // A first GEMM of up to 16 input slices there (hair's down2 main 1x1 and the
   // projection after it; DeepLab's 128-step one stays apart).

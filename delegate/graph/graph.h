@@ -116,14 +116,14 @@ struct DeviceProfile {
   int max_dispatch_buffers = 1 << 20;
   // Preferred workgroup width along x (multiple of 8 for llvmpipe).
   uint32_t preferred_local_x = 64;
-  // Elementwise ops fold into the store of the convolution that feeds them
-  // (delegate/passes/fusion.h); false: every op keeps its own dispatch.
+  // Elementwise ops fold into their producer's store (passes/fusion.h); false: none do.
   bool fuse_epilogues = true;
-  // Elementwise dispatches take epilogues too (chains of elementwise ops,
-  // delegate/passes/fusion.h). TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS.
+  // Elementwise dispatches take epilogues too (chains of elementwise ops), and concatenations
+  // (fuse_concat_epilogues; passes/fusion.h). TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS,
+  // TFLITE_GLES_X_CONCAT_EPILOGUE.
   bool fuse_elementwise_chains = true;
-  // Intermediate tensors share one arena buffer by lifetime
-  // (delegate/passes/memory_planner.h); false: one buffer per tensor.
+  bool fuse_concat_epilogues = false;
+  // Intermediates share one arena buffer by lifetime (passes/memory_planner.h).
   bool plan_memory = true;
   // Convolution tiles: 0 = llvmpipe's register tiles (few invocations, each
   // with much reuse); > 0 = shrink tiles until a dispatch has at least this
@@ -131,8 +131,7 @@ struct DeviceProfile {
   long long min_invocations = 0;
   // Usage hint of the staging buffers that inputs are uploaded into and
   // outputs read back from (GL_STREAM_DRAW, GL_STREAM_READ, ...): it decides
-  // where a driver places them (device or host memory). Set by TuneForDevice.
-  // Downloads always use GL_STREAM_READ.
+  // where a driver places them. Set by TuneForDevice; downloads always use GL_STREAM_READ.
   unsigned upload_usage = 0x88E1;    // GL_STREAM_READ
   // Upload staging buffers are persistently mapped (GL_EXT_buffer_storage)
   // and written with memcpy, not glBufferSubData. Set by TuneForDevice.
@@ -173,10 +172,11 @@ struct DeviceProfile {
   size_t host_copy_min_part_bytes = 1024 * 1024;
   // Staged transfers of >= the bytes in up to N row bands (uploads, readbacks) pipelined
   // with their conversions (runtime_bands.cc; 0: whole); after banded uploads a flush
-  // after these many dispatches; band_early_wake: runtime_bands.cc. TuneForDevice.
+  // after these many dispatches; band_early_wake, fused_readback_bands (a fused readback's
+  // kernel in bands, else whole; TFLITE_GLES_X_FUSED_READBACK_BANDS): runtime_bands.cc.
   int transfer_bands = 0, readback_bands = 0;
   std::vector<int> band_flush_points;
-  bool band_early_wake = false;
+  bool band_early_wake = false, fused_readback_bands = false;
   size_t transfer_band_min_bytes = size_t{1} << 20;
   // The pieces a model-data entry is read, checksummed and uploaded in
   // (delegate/runtime/model_data_cache.h; 0: each constant whole). 256 KB
@@ -405,7 +405,7 @@ struct DeviceProfile {
   // TuneForDevice; TFLITE_GLES_X_FUSE_GEMM_PAIRS=0/1, ..._GEMM_PAIR_TILE (sweeps).
   bool fuse_gemm_pairs = false;
   int gemm_pair_max_steps = 8;    // the first's input slices at most; ..._X_GEMM_PAIR_STEPS
-  bool fuse_chain_heads = false;  // their 3x3 head too (gemm_chain_head.h); ..._X_FUSE_CHAIN_HEADS
+  int fuse_chain_heads = 0;  // 1: their 3x3 heads, 2: single GEMMs' too; ..._X_FUSE_CHAIN_HEADS
   long long gemm_pair_rows32_max = 0;  // pairs of <= this many rows: <= 32 a workgroup; ..._ROWS32
   std::string gemm_pair_tile_override;
   // A bilinear RESIZE that only a tiled GEMM reads runs in its loads

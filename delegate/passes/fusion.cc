@@ -93,7 +93,21 @@ std::optional<std::string> UnaryExpression(const Dispatch& consumer,
   return e;
 }
 
-bool IsFusableProducer(const Dispatch& dispatch, bool elementwise_producers) {
+bool IsFusableProducer(const Dispatch& dispatch, bool elementwise_producers,
+                       bool concat_producers) {
+  // concat.comp: out0 = 0, its NUM_INPUTS inputs, the epilogue operand after
+  // them; only a dispatch over all its output's units (a longer list is
+  // split over disjoint ranges of one output, each its own dispatch).
+  if (dispatch.shader == "concat") {
+    const auto& d = dispatch.defines;
+    const char* extent = d.count("AXIS_B") ? "OUT_B" : d.count("AXIS_H") ? "OUT_H"
+                         : d.count("AXIS_W") ? "OUT_W" : "OUT_S";
+    return concat_producers && dispatch.outputs.size() == 1 &&
+           IntDefine(dispatch, "UNIT_BEGIN") == 0 &&
+           IntDefine(dispatch, "UNIT_COUNT") == IntDefine(dispatch, extent) &&
+           static_cast<long long>(dispatch.inputs.size()) ==
+               IntDefine(dispatch, "NUM_INPUTS") + (d.count("EPILOGUE_IN") ? 1 : 0);
+  }
   // elementwise.comp: out0 = 0, A = 1, B = 2 if it has one, the optional
   // epilogue operand after them (chains of elementwise ops: style
   // transfer's x * scale + offset).
@@ -147,7 +161,7 @@ bool TakesSecondEpilogueOperand(const Dispatch& producer) {
 int FuseEpilogues(const std::vector<Value>& values,
                   const std::vector<ValueId>& keep,
                   std::vector<Dispatch>* dispatches, bool elementwise_producers,
-                  int max_dispatch_buffers, bool second_operand) {
+                  int max_dispatch_buffers, bool second_operand, bool concat_producers) {
   std::vector<Dispatch>& list = *dispatches;
   std::vector<bool> removed(list.size(), false);
   const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
@@ -180,7 +194,8 @@ int FuseEpilogues(const std::vector<Value>& values,
           writer = j;
         }
       }
-      if (writer < 0 || !IsFusableProducer(list[writer], elementwise_producers) ||
+      if (writer < 0 ||
+          !IsFusableProducer(list[writer], elementwise_producers, concat_producers) ||
           steps[writer] >= kMaxEpilogueSteps) {
         continue;
       }
@@ -250,6 +265,10 @@ int FuseEpilogues(const std::vector<Value>& values,
       if (second) merged.defines.erase("EPILOGUE_IN");
       merged.defines[second ? "EPILOGUE_IN2" : "EPILOGUE_IN"] = "";
       merged.inputs.push_back(extra);
+      // concat.comp's operand follows its inputs (bindings 1..NUM_INPUTS).
+      if (merged.shader == "concat") {
+        merged.defines["EPILOGUE_BINDING"] = std::to_string(merged.inputs.size());
+      }
     }
     merged.outputs[0] = consumer.outputs[0];
     merged.label += " + " + consumer.label;

@@ -12,7 +12,8 @@
 //
 // What fuses (everything else is left as it was):
 //  - producer: a conv2d / gemm / depthwise_conv2d / transpose_conv dispatch
-//    (its own fused ReLU-family activation stays and runs first), an elementwise one
+//    (its own fused ReLU-family activation stays and runs first), a concat
+//    one that writes its whole output (concat_producers), an elementwise one
 //    (its own op runs first: chains like x * scale + offset), or a mean /
 //    channel_normalize one (unary steps and literal operands only: they have
 //    no operand binding);
@@ -66,12 +67,14 @@ constexpr char kSoftmaxOutEpilogueDefine[] = "SOFTMAX_OUT_EPILOGUE(x)";
 // `second_operand`: an elementwise binary producer with a tensor B, or a
 // tiled GEMM, that already has its epilogue operand may take a second one
 // (elementwise.comp / gemm.comp EPILOGUE_IN2; DeviceProfile::epilogue_second_operand).
+// `concat_producers`: a concat.comp dispatch that writes its whole output
+// takes them too (its operand after its inputs; DeviceProfile::fuse_concat_epilogues).
 int FuseEpilogues(const std::vector<Value>& values,
                   const std::vector<ValueId>& keep,
                   std::vector<Dispatch>* dispatches,
                   bool elementwise_producers = true,
                   int max_dispatch_buffers = 1 << 20,
-                  bool second_operand = false);
+                  bool second_operand = false, bool concat_producers = false);
 
 // Drops the dispatches marked in `removed` (one flag each), keeping the
 // order of the rest: the last step of every fusion pass.

@@ -11,7 +11,81 @@
 namespace tflite_gles {
 namespace {
 
-// A tiled gemm.comp GEMM with one output, no prologue, uniform shapes.
+int Slices(const Dispatch& g) {
+  return static_cast<int>(IntDefine(g, "THREADS_S") * IntDefine(g, "TILE_SLICES"));
+}
+
+// The pairs' workgroup width and a forced rows count (sweeps):
+// DeviceProfile::gemm_pair_tile_override "WG_ROWS,LOCAL_X" ('/' for ','),
+// powers of two with WG_ROWS <= LOCAL_X; anything else leaves the rule's
+// (*forced_rows 0).
+int ChainWidth(const DeviceProfile& device, int* forced_rows) {
+  int local_x = std::min(256, device.gpu->max_workgroup_invocations);
+  *forced_rows = 0;
+  int rows = 0, width = 0;
+  std::string text = Replaced(device.gemm_pair_tile_override, "/", ",");
+  if (std::sscanf(text.c_str(), "%d,%d", &rows, &width) == 2 && rows >= 1 && width >= rows &&
+      width <= device.gpu->max_workgroup_invocations && (rows & (rows - 1)) == 0 &&
+      (width & (width - 1)) == 0) {
+    *forced_rows = rows;
+    local_x = width;
+  }
+  return local_x;
+}
+
+// WG_ROWS rows (8 to 64; 32 at most up to gemm_pair_rows32_max rows) making
+// >= 256 workgroups where the map allows.
+int ChainRows(const DeviceProfile& device, long long rows, int local_x, int forced_rows) {
+  if (forced_rows > 0) return forced_rows;
+  int wg_rows = std::min(rows <= device.gemm_pair_rows32_max ? 32 : 64, local_x);
+  while (wg_rows > 8 && (rows + wg_rows - 1) / wg_rows < 256) wg_rows /= 2;
+  return wg_rows;
+}
+
+// A gemm_chain dispatch's stage 1 from the tiled GEMM `first` (x = its
+// activation and epilogue, on WG_ROWS rows of LOCAL_X invocations): the
+// defines, grid and workgroup; the caller adds its bindings. False where
+// the activation does not fuse.
+bool FirstStage(const Dispatch& first, int wg_rows, int local_x, Dispatch* chain) {
+  auto act = ElementwiseExpression(first, "x", "");
+  if (!act) return false;
+  std::string epilogue = "(x)";
+  if (auto e = first.defines.find(kEpilogueDefine); e != first.defines.end()) {
+    epilogue = Replaced(Replaced(e->second, "epilogue_in2", "chain_in2"), "epilogue_in",
+                        "chain_in");
+  }
+  auto& d = chain->defines;
+  chain->shader = "gemm_chain";
+  d["CHAIN_ACT(x)"] = *act;
+  d["CHAIN_EPILOGUE(x,index,slice)"] = epilogue;
+  if (first.defines.count("EPILOGUE_IN2")) {
+    d["CHAIN_IN2"] = "";
+  } else if (first.defines.count("EPILOGUE_IN")) {
+    d["CHAIN_IN"] = "";
+  }
+  const int s1 = static_cast<int>(IntDefine(first, "OUT_S"));
+  const int slice_threads = local_x / wg_rows;
+  d["WG_ROWS"] = std::to_string(wg_rows);
+  d["TILE1"] = std::to_string((s1 + slice_threads - 1) / slice_threads);
+  d["W1_GROUP"] = std::to_string(Slices(first));
+  for (const char* name : {"ROWS", "ROW_PIXELS", "IN_BATCH_STRIDE", "DEPTH_STRIDE"}) {
+    d[name] = first.defines.at(name);
+  }
+  d["DEPTH_STEPS1"] = first.defines.at("DEPTH_STEPS");
+  d["S1"] = first.defines.at("OUT_S");
+  d["OUT_C1"] = first.defines.at("OUT_C");
+  // A head's uniforms (gemm_chain_head.h sets them where it folds one in).
+  for (const char* name : {"IN_S0", "IN_H0", "IN_W0", "OUT_W0", "PAD_TOP", "PAD_LEFT", "OUT_C0"}) {
+    d[name] = "0";
+  }
+  const long long rows = IntDefine(first, "ROWS");
+  chain->local = {static_cast<uint32_t>(local_x), 1, 1};
+  chain->grid = {static_cast<uint32_t>((rows + wg_rows - 1) / wg_rows) * chain->local[0], 1, 1};
+  return true;
+}
+
+}  // namespace
+
 bool IsPlainTiledGemm(const Dispatch& g) {
   if (g.shader != "gemm" || g.defines.count("SPLIT_K") || g.specialize || g.outputs.size() != 1 ||
       !g.read_write.empty() || g.inputs.size() < 3) {
@@ -24,31 +98,46 @@ bool IsPlainTiledGemm(const Dispatch& g) {
   return g.inputs.size() == 3 + operands;
 }
 
-int Slices(const Dispatch& g) {
-  return static_cast<int>(IntDefine(g, "THREADS_S") * IntDefine(g, "TILE_SLICES"));
+bool SingleGemmChain(const DeviceProfile& device, const Dispatch& gemm, Dispatch* chain) {
+  if (!device.gpu || !IsPlainTiledGemm(gemm)) return false;
+  int forced_rows = 0;
+  const int local_x = ChainWidth(device, &forced_rows);
+  const long long rows = IntDefine(gemm, "ROWS");
+  const int wg_rows = ChainRows(device, rows, local_x, forced_rows);
+  const int operands = static_cast<int>(gemm.inputs.size()) - 3;
+  Dispatch single;
+  if (local_x / wg_rows < 1 || (rows + wg_rows - 1) / wg_rows < 128 ||
+      4 + operands > device.max_dispatch_buffers || !FirstStage(gemm, wg_rows, local_x, &single)) {
+    return false;
+  }
+  auto& d = single.defines;
+  d["SINGLE"] = "";
+  for (const char* name : {"MATH_P", "ACC_P"}) {
+    if (auto p = gemm.defines.find(name); p != gemm.defines.end()) d[name] = p->second;
+  }
+  d["CHAIN_BINDING"] = "4";
+  d["CHAIN_BINDING2"] = "5";
+  d["X_TILE_VEC4"] = "1";
+  d["PARTIAL_VEC4"] = "1";
+  // Stage 2's names, unread: the output is x.
+  d["OUT_S"] = gemm.defines.at("OUT_S");
+  d["OUT_C"] = gemm.defines.at("OUT_C");
+  d["OUT_HW"] = gemm.defines.at("OUT_HW");
+  single.outputs = {gemm.outputs[0]};
+  single.inputs = gemm.inputs;  // A, W1, b1[, its epilogue operands]
+  single.label = gemm.label;
+  single.flops = gemm.flops;
+  *chain = std::move(single);
+  return true;
 }
-
-}  // namespace
 
 int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
                   std::vector<Dispatch>* dispatches) {
   if (!device.shared_memory_gemm || !device.fuse_gemm_pairs || !device.gpu) return 0;
   std::vector<Dispatch>& list = *dispatches;
   DispatchScan scan(values, list);
-  int local_x = std::min(256, device.gpu->max_workgroup_invocations);
-  // A forced tile (sweeps): "WG_ROWS,LOCAL_X" ('/' for ','), powers of two
-  // with WG_ROWS <= LOCAL_X; anything else leaves the rule's.
   int forced_rows = 0;
-  {
-    int rows = 0, width = 0;
-    std::string text = Replaced(device.gemm_pair_tile_override, "/", ",");
-    if (std::sscanf(text.c_str(), "%d,%d", &rows, &width) == 2 && rows >= 1 && width >= rows &&
-        width <= device.gpu->max_workgroup_invocations && (rows & (rows - 1)) == 0 &&
-        (width & (width - 1)) == 0) {
-      forced_rows = rows;
-      local_x = width;
-    }
-  }
+  const int local_x = ChainWidth(device, &forced_rows);
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     if (scan.removed[i] || !IsPlainTiledGemm(list[i]) || list[i].defines.count("EPILOGUE_IN2")) {
@@ -78,23 +167,11 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
       moves = moves && !scan.Writes(j, y);
     }
     if (!moves) continue;
-    // The first's activation and epilogue, on x.
-    auto act = ElementwiseExpression(first, "x", "");
-    if (!act) continue;
-    std::string epilogue = "(x)";
-    if (auto e = first.defines.find(kEpilogueDefine); e != first.defines.end()) {
-      epilogue = Replaced(Replaced(e->second, "epilogue_in2", "chain_in2"), "epilogue_in",
-                          "chain_in");
-    }
-    // The tile: WG_ROWS rows (8 to 64; 32 at most up to gemm_pair_rows32_max
-    // rows) making >= 256 workgroups where the map allows, and all of x's
-    // slices for them in shared memory.
+    // The tile: ChainRows' rows, and all of x's slices for them in shared memory.
     const long long rows = IntDefine(second, "ROWS");
     const int s1 = static_cast<int>(IntDefine(first, "OUT_S"));
     const int out_s = static_cast<int>(IntDefine(second, "OUT_S"));
-    int wg_rows = std::min(rows <= device.gemm_pair_rows32_max ? 32 : 64, local_x);
-    while (wg_rows > 8 && (rows + wg_rows - 1) / wg_rows < 256) wg_rows /= 2;
-    if (forced_rows > 0) wg_rows = forced_rows;
+    const int wg_rows = ChainRows(device, rows, local_x, forced_rows);
     const int slice_threads = local_x / wg_rows;
     const int slice_threads2 = std::min(slice_threads, kernels::PowerOfTwoAtLeast(out_s));
     const int k_parts2 = slice_threads / slice_threads2;
@@ -114,15 +191,15 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
         7 + operands > device.max_dispatch_buffers) {
       continue;
     }
+    // The first's activation and epilogue, on x; its tile and shapes.
     Dispatch pair;
-    pair.shader = "gemm_chain";
+    if (!FirstStage(first, wg_rows, local_x, &pair)) continue;
     auto& d = pair.defines;
     for (const auto& [name, value] : second.defines) {
       if (name.rfind("ACT_", 0) == 0 || name == "EPILOGUE_IN" || name == kEpilogueDefine) {
         d[name] = value;
       }
     }
-    d["CHAIN_ACT(x)"] = *act;
     // Both GEMMs' precisions (fp16 storage, DeviceProfile::fp16_math): the
     // first's where the second's are the same.
     for (const char* name : {"MATH_P", "ACC_P"}) {
@@ -132,43 +209,22 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
         d[name] = p->second;
       }
     }
-    d["CHAIN_EPILOGUE(x,index,slice)"] = epilogue;
-    if (first.defines.count("EPILOGUE_IN2")) {
-      d["CHAIN_IN2"] = "";
-    } else if (first.defines.count("EPILOGUE_IN")) {
-      d["CHAIN_IN"] = "";
-    }
     int binding = 7;
     if (second.defines.count("EPILOGUE_IN")) d["EPILOGUE_BINDING"] = std::to_string(binding++);
     d["CHAIN_BINDING"] = std::to_string(binding++);
     d["CHAIN_BINDING2"] = std::to_string(binding);
-    d["WG_ROWS"] = std::to_string(wg_rows);
-    d["TILE1"] = std::to_string((s1 + slice_threads - 1) / slice_threads);
     d["TILE2"] = std::to_string(tile2);
     d["SLICE_THREADS2"] = std::to_string(slice_threads2);
     d["K_PARTS2"] = std::to_string(k_parts2);
-    d["W1_GROUP"] = std::to_string(Slices(first));
     d["W2_GROUP"] = std::to_string(Slices(second));
     d["X_TILE_VEC4"] = std::to_string(wg_rows * s1);
     d["PARTIAL_VEC4"] = std::to_string(partial);
-    for (const char* name : {"ROWS", "ROW_PIXELS", "IN_BATCH_STRIDE", "DEPTH_STRIDE"}) {
-      d[name] = first.defines.at(name);
-    }
-    d["DEPTH_STEPS1"] = first.defines.at("DEPTH_STEPS");
-    d["S1"] = first.defines.at("OUT_S");
-    d["OUT_C1"] = first.defines.at("OUT_C");
     for (const char* name : {"OUT_S", "OUT_C", "OUT_HW"}) d[name] = second.defines.at(name);
-    // A head's uniforms (gemm_chain_head.h sets them where it folds one in).
-    for (const char* name : {"IN_S0", "IN_H0", "IN_W0", "OUT_W0", "PAD_TOP", "PAD_LEFT", "OUT_C0"}) {
-      d[name] = "0";
-    }
     pair.outputs = {y, x};
     pair.inputs = {first.inputs[0], second.inputs[1], second.inputs[2], first.inputs[1],
                    first.inputs[2]};
     if (second.inputs.size() > 3) pair.inputs.push_back(second.inputs[3]);
     for (size_t k = 3; k < first.inputs.size(); ++k) pair.inputs.push_back(first.inputs[k]);
-    pair.local = {static_cast<uint32_t>(local_x), 1, 1};
-    pair.grid = {static_cast<uint32_t>((rows + wg_rows - 1) / wg_rows) * pair.local[0], 1, 1};
     pair.label = first.label + " + " + second.label;
     pair.flops = first.flops + second.flops;
     first = std::move(pair);

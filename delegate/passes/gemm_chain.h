@@ -29,4 +29,13 @@ namespace tflite_gles {
 int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
                   std::vector<Dispatch>* dispatches);
 
+// A tiled gemm.comp GEMM with one output, no prologue, uniform shapes.
+bool IsPlainTiledGemm(const Dispatch& gemm);
+
+// `gemm` (a plain tiled GEMM) as a gemm_chain dispatch of its stage 1 alone
+// (gemm_chain.comp SINGLE: x is the output), the pairs' tile: the host of a
+// head (gemm_chain_head.h) where a convolution comes before a single GEMM.
+// False where the rows make fewer than 128 workgroups or the bindings do not fit.
+bool SingleGemmChain(const DeviceProfile& device, const Dispatch& gemm, Dispatch* chain);
+
 }  // namespace tflite_gles

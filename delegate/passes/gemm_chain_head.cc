@@ -7,6 +7,7 @@
 #include "delegate/kernels/gemm.h"
 #include "delegate/passes/dispatch_scan.h"
 #include "delegate/passes/fusion.h"
+#include "delegate/passes/gemm_chain.h"
 
 namespace tflite_gles {
 namespace {
@@ -47,7 +48,12 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
   }
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
-    Dispatch& pair = list[i];
+    // The host: a pair, or (fuse_chain_heads 2) a single GEMM as a chain of
+    // its stage 1 alone (gemm_chain.h SingleGemmChain), kept if a head folds in.
+    Dispatch single;
+    const bool alone = device.fuse_chain_heads >= 2 && !scan.removed[i] &&
+                       SingleGemmChain(device, list[i], &single);
+    Dispatch& pair = alone ? single : list[i];
     if (scan.removed[i] || pair.shader != "gemm_chain" || HasDefine(pair, "HEAD") ||
         HasDefine(pair, "HEAD_IN")) {
       continue;
@@ -137,6 +143,7 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     pair.inputs[0] = conv.inputs[0];
     for (size_t k = 1; k < conv.inputs.size(); ++k) pair.inputs.push_back(conv.inputs[k]);
     fused += AbsorbProducer(scan, producer, &pair);
+    if (alone) list[i] = std::move(single);
   }
   EraseRemoved(scan.removed, &list);
   return fused;

@@ -393,8 +393,8 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     // Elementwise consumers fold into their convolution's store
     // (delegate/passes/fusion.h); write-back sources must stay in memory.
     runtime->fused_ += FuseEpilogues(runtime->values_, keep, &kernel_dispatches,
-                                    dev.fuse_elementwise_chains,
-                                    dev.max_dispatch_buffers, dev.epilogue_second_operand);
+                                    dev.fuse_elementwise_chains, dev.max_dispatch_buffers,
+                                    dev.epilogue_second_operand, dev.fuse_concat_epilogues);
     runtime->fused_ += FuseDepthwiseIntoGemm(dev, &runtime->values_, keep, &kernel_dispatches);
     SplitDepthwiseGemmsAcrossWorkgroups(dev, &runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseMeanIntoGemm(dev, runtime->values_, keep, &kernel_dispatches);

@@ -63,10 +63,10 @@ void PartitionRuntime::PlanTransferBands() {
     int index = -1;
     const Step* step = nullptr;
     for (const FusedReadback& f : fused_readbacks_) {
-      if (!upload && f.tflite_index == t.tflite_index) {
-        index = f.producer;
-        step = f.step.get();
-      }
+      if (upload || f.tflite_index != t.tflite_index) continue;
+      if (!device_.fused_readback_bands) return false;  // whole (DeviceProfile)
+      index = f.producer;
+      step = f.step.get();
     }
     for (size_t i = 0; i < steps_.size() && step == nullptr; ++i) {
       const Dispatch& d = steps_[i].dispatch;

@@ -5,8 +5,8 @@
 // theirs; the tensor keeps its arena range, unwritten while fused), so that
 // a GPU binding of the output (runtime_gpu_io.cc, runtime_texture_io.cc)
 // finds the tensor and its conversion as it would without the fusion.
-// A large fused output crosses in row bands of the fused kernel's pixel
-// groups, as its conversion's would (runtime_bands.cc).
+// A fused output crosses whole, or with DeviceProfile::fused_readback_bands
+// in row bands of the fused kernel's pixel groups (runtime_bands.cc).
 #include <cstdio>
 
 #include "delegate/passes/readback_fusion.h"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gles_testing import (ModelBuilder, assert_close, assert_fully_delegated,
-                          random_inputs, run_cpu_and_gpu)
+                          random_inputs, run_cpu_and_gpu, run_switch_off_and_on)
 
 NO_FUSION = 2  # TFLITE_GLES_EXPERIMENTAL_NO_FUSION
 
@@ -274,3 +274,55 @@ def test_mobilenet_v2_style_block_fuses_residual(monkeypatch):
     cpu, (fused, fused_stats), (_, plain_stats) = run_both(model, inputs, False)
     assert_close(fused, cpu, False)
     assert plain_stats["dispatches"] - fused_stats["dispatches"] == 1
+
+
+def concat(c, inputs, axis=3):
+    shape = list(c.shapes[inputs[0]])
+    shape[axis] = sum(c.shapes[i][axis] for i in inputs)
+    out = c.b.add_tensor(shape)
+    c.shapes[out] = shape
+    c.b.add_op("CONCATENATION", inputs, [out], {"axis": axis,
+                                                "fused_activation_function": "NONE"})
+    return out
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("case", ["prelu-slices", "prelu-lanes", "add-logistic", "rows"])
+def test_concat_takes_epilogues(monkeypatch, fp16, case):
+    """TFLITE_GLES_X_CONCAT_EPILOGUE (on by default on real GPUs): the
+    elementwise steps after a CONCATENATION fold into its store, with their
+    operand after its inputs; the hair stand-in's initial block ends in one
+    (a 3x3 conv's 12 channels and a pooling's 4, then PRELU)."""
+    c = Chain([1, 19, 17, 4], seed=21)
+    widths = {"prelu-slices": (12, 4), "prelu-lanes": (6, 5)}.get(case, (8, 8))
+    parts = [c.conv(c.x, w, kernel=3) for w in widths]
+    joined = concat(c, parts, axis=1 if case == "rows" else 3)
+    shape = c.shapes[joined]
+    if case.startswith("prelu"):
+        y = c.binary("PRELU", joined, c.const([1, 1, shape[-1]], 0.05, 0.4))
+    else:
+        y = c.unary("LOGISTIC", c.binary("ADD", joined, c.extra_input(shape)))
+    model = c.build([y])
+    inputs = random_inputs(c.input_shapes, seed=4)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_CONCAT_EPILOGUE", model, inputs,
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(fused_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fused, cpu, fp16)
+    # (ADD + LOGISTIC are one elementwise dispatch either way.)
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1
+
+
+def test_split_concat_keeps_its_epilogue_apart(monkeypatch):
+    """A concatenation of more inputs than one dispatch binds is several
+    dispatches over one output: none of them takes the step."""
+    c = Chain([1, 6, 5, 4], seed=22)
+    parts = [c.conv(c.x, 4) for _ in range(10)]
+    y = c.unary("RELU", concat(c, parts))
+    model = c.build([y])
+    inputs = random_inputs(c.input_shapes, seed=4)
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_CONCAT_EPILOGUE", model, inputs)
+    assert_close(fused, cpu)
+    assert fused_stats["dispatches"] == plain_stats["dispatches"]

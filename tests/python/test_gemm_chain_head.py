@@ -9,6 +9,8 @@ TFLITE_GLES_X_FUSE_CHAIN_HEADS off and on, and one dispatch less per head."""
 
 import pytest
 
+import gles_testing as gt
+
 from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
 from test_fusion import Chain
 from test_gemm_chain import prelu
@@ -105,3 +107,30 @@ def test_fp16_math(monkeypatch):
     c = Chain([1, 48, 48, 64], seed=13)
     x = bottleneck(c, bottleneck(c, c.x, 16), 16)
     assert run(monkeypatch, c, [x], fp16=True) == 1
+
+
+@pytest.mark.parametrize("shape,mid", [([1, 32, 32, 32], 8), ([1, 40, 40, 16], 4),
+                                       ([2, 24, 24, 12], 3)])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_heads_before_single_gemms(monkeypatch, shape, mid, fp16):
+    """TFLITE_GLES_X_FUSE_CHAIN_HEADS=2: a block's 3x3 whose reader is a
+    single GEMM (the last block's expansion + ADD + PRELU: no projection
+    follows) folds into it too, hosted by gemm_chain.comp SINGLE."""
+    c = Chain(shape, seed=shape[1] + mid + 1)
+    x = bottleneck(c, bottleneck(c, c.x, mid), mid)
+    model = c.build([x])
+    inputs = random_inputs(c.input_shapes, seed=8)
+    for name in ("TFLITE_GLES_SHARED_MEMORY_GEMM", "TFLITE_GLES_X_EPILOGUE_IN2",
+                 "TFLITE_GLES_X_FUSE_GEMM_PAIRS"):
+        monkeypatch.setenv(name, "1")
+    cpu = gt.invoke(gt.interpreter(model), inputs)
+    runs = []
+    for value in ("1", "2"):
+        monkeypatch.setenv(SWITCH, value)
+        runs.append(gt.run_gpu(model, inputs, {"precision_loss_allowed": fp16}))
+    (pairs, pairs_stats), (singles, singles_stats) = runs
+    assert_fully_delegated(singles_stats)
+    assert_close(pairs, cpu, fp16)
+    assert_close(singles, cpu, fp16)
+    # The second block's 3x3 into its expansion.
+    assert singles_stats["dispatches"] == pairs_stats["dispatches"] - 1

@@ -7,12 +7,13 @@ TFLITE_GLES_X_FUSE_READBACK=1 (and TFLITE_GLES_X_CPU_READBACK_RELAYOUT=0, or
 llvmpipe reads the tensor back itself and there is no conversion to fold).
 
 Checked against LiteRT's CPU kernels over several invokes with new inputs
-(a pixel the fused store misses shows as a stale one), bit for bit against
-the unfused pair (the kernel computes the same sums, rounded to half with
-fp16 storage as the conversion reads them), one dispatch fewer, whole or in
-row bands of the output; outputs
-that must keep their conversion keep it; a GPU binding of a fused output
-runs the unfused pair and the fusion comes back when it is unbound.
+(a pixel the fused store misses shows as a stale one) and against the
+unfused pair: bit for bit in fp32 (the kernel computes the same sums); in
+fp16 within one rounding to half (the unfused pair stores halves, the fused
+kernel its floats); one dispatch fewer, whole or in row bands of the
+output; outputs that must keep their conversion keep it; a GPU binding of a
+fused output runs the unfused pair and the fusion comes back when it is
+unbound.
 """
 
 import struct
@@ -72,6 +73,15 @@ def transpose_model(in_shape, out_c, kernel, stride, padding="SAME", mediapipe=F
     return b.build(), out_shape
 
 
+def assert_same(plain, fused, fp16):
+    """The fused outputs are the unfused pair's, but for the halves' rounding."""
+    for a, b in zip(plain, fused):
+        if fp16:
+            np.testing.assert_allclose(b[0], a[0], rtol=2.0**-10, atol=2.0**-24)
+        else:
+            np.testing.assert_array_equal(b[0], a[0])
+
+
 def run(monkeypatch, model, in_shape, fp16, invokes=3):
     """Outputs of `invokes` invokes with the switch off and on, each checked
     against the CPU (XNNPACK: MediaPipe's op is not among the builtins);
@@ -116,18 +126,19 @@ def test_fused_output_matches_cpu_and_the_unfused_pair(monkeypatch, fp16, in_sha
     model, _ = transpose_model(in_shape, out_c, kernel, stride, padding, mediapipe)
     (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, in_shape, fp16)
     assert plain_stats["dispatches"] - fused_stats["dispatches"] == 1
-    for a, b in zip(plain, fused):
-        np.testing.assert_array_equal(a[0], b[0])
+    assert_same(plain, fused, fp16)
 
 
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("in_shape,bands", [([1, 19, 16, 8], 4), ([2, 5, 9, 4], 3)],
                          ids=["19-rows", "two-batches"])
 def test_fused_output_in_row_bands(monkeypatch, capfd, fp16, in_shape, bands):
-    """The fused kernel dispatched in row bands of its output (its pixel
-    groups' BAND_BEGIN/END), each band fenced and copied while the next one
-    runs (runtime_bands.cc); forced on these small outputs: uneven bands, a
-    band edge across the batches, 1 and 3 copy threads."""
+    """TFLITE_GLES_X_FUSED_READBACK_BANDS (off by default): the fused kernel
+    dispatched in row bands of its output (its pixel groups' BAND_BEGIN/END),
+    each band fenced and copied while the next one runs (runtime_bands.cc);
+    forced on these small outputs: uneven bands, a band edge across the
+    batches, 1 and 3 copy threads."""
+    monkeypatch.setenv("TFLITE_GLES_X_FUSED_READBACK_BANDS", "1")
     monkeypatch.setenv("TFLITE_GLES_X_READBACK_BANDS", str(bands))
     monkeypatch.setenv("TFLITE_GLES_X_TRANSFER_BAND_MIN_KB", "1")
     monkeypatch.setenv("TFLITE_GLES_X_COPY_MIN_PART_KB", "1")
@@ -136,8 +147,7 @@ def test_fused_output_in_row_bands(monkeypatch, capfd, fp16, in_shape, bands):
     model, _ = transpose_model(in_shape, 2, 3, 2)
     (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, in_shape, fp16)
     assert plain_stats["dispatches"] - fused_stats["dispatches"] == 1
-    for a, b in zip(plain, fused):
-        np.testing.assert_array_equal(a[0], b[0])
+    assert_same(plain, fused, fp16)
     assert f"crosses in {bands} row bands (readback, fused)" in capfd.readouterr().err
 
 
@@ -148,8 +158,7 @@ def test_epilogue_moves_with_the_store(monkeypatch, fp16):
     model, _ = transpose_model([1, 12, 12, 16], 1, 2, 2, mediapipe=True, logistic=True)
     (plain, plain_stats), (fused, fused_stats) = run(monkeypatch, model, [1, 12, 12, 16], fp16)
     assert plain_stats["dispatches"] - fused_stats["dispatches"] == 1
-    for a, b in zip(plain, fused):
-        np.testing.assert_array_equal(a[0], b[0])
+    assert_same(plain, fused, fp16)
 
 
 @pytest.mark.parametrize("out_c,second_reader", [(3, False), (5, False), (2, True)],
