@@ -79,9 +79,8 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     bool moves = true;
     for (ValueId id : conv.inputs) {
       const ValueId root = StorageRoot(values, id);
-      moves = moves && !scan.WrittenBetween(producer, i, root) &&
-              root != StorageRoot(values, pair.outputs[0]) &&
-              root != StorageRoot(values, pair.outputs[1]);
+      moves = moves && !scan.WrittenBetween(producer, i, root);
+      for (ValueId out : pair.outputs) moves = moves && root != StorageRoot(values, out);
     }
     auto act = ElementwiseExpression(conv, "x", "");
     if (!moves || !act) continue;
