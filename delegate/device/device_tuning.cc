@@ -366,6 +366,11 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   device->conv_smem_tile = device->gpu->IsNvidia();
   Apply(o.conv_smem_tile, &device->conv_smem_tile);
   if (!o.conv_smem_block.empty()) ApplySmemBlock(o.conv_smem_block, &device->conv_smem_block);
+  // Off until measured (docs/perf/log.md, "peak5, session 16").
+  device->conv_smem_prefetch = false;
+  Apply(o.conv_smem_prefetch, &device->conv_smem_prefetch);
+  device->conv_k_split_wsmem = false;
+  Apply(o.conv_k_split_wsmem, &device->conv_k_split_wsmem);
   // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
   // session 12"): NVIDIA, where it was measured.
   device->window_conv_row_reuse = device->gpu->IsNvidia();

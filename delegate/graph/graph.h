@@ -203,15 +203,15 @@ struct DeviceProfile {
   // gamma and beta) in the same dispatch, where a dispatch may bind six
   // buffers (delegate/passes/norm_fusion.h). TFLITE_GLES_FUSE_NORM_AFFINE.
   bool fuse_norm_affine = true;
-  // General convolutions with long sums split them across a workgroup's z
-  // (shaders/conv2d.comp K_SPLIT). Set by TuneForDevice;
-  // TFLITE_GLES_X_CONV_KSPLIT=0/1.
-  bool conv_k_split = false;
+  // General convolutions with long sums split across a workgroup's z (conv2d.comp K_SPLIT;
+  // TFLITE_GLES_X_CONV_KSPLIT), its weights staged in shared memory (KS_WSMEM; _KSPLIT_WSMEM).
+  bool conv_k_split = false, conv_k_split_wsmem = false;
   // General stride-1 convolutions on large maps stage each input slice's
   // tile and weights in shared memory (shaders/conv2d.comp SMEM_TILE), in
   // place of K_SPLIT or the plain gather; TFLITE_GLES_X_CONV_SMEM_TILE=0/1.
   // Its block LX/LY/PX/SL, all 0: kernels::ChooseSmemTile's; TFLITE_GLES_X_CONV_SMEM_BLOCK.
-  bool conv_smem_tile = false;
+  // prefetch: slice s + 1 loaded in registers during slice s's taps (ST_PREFETCH; _PREFETCH).
+  bool conv_smem_tile = false, conv_smem_prefetch = false;
   std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across
   // a block of outputs a dilation apart (shaders/depthwise_conv2d.comp)

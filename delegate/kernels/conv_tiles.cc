@@ -42,6 +42,14 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
     return tile.local_x > 0 && 16 * vec4s <= shared_limit &&
            1LL * tile.local_x * tile.local_y <= invocations_limit;
   };
+  auto with_prefetch = [&](SmemTile tile) {
+    const long long n = 1LL * tile.local_x * tile.local_y;
+    const long long tile_vec4s = 1LL * (tile.local_y + window->kernel_h - 1) *
+                                 (tile.local_x * tile.pixels + window->kernel_w - 1);
+    tile.prefetch = device.conv_smem_prefetch && tile_vec4s <= 4 * n &&
+                    1LL * window->kernel_h * window->kernel_w * tile.slices * 4 <= n;
+    return tile;
+  };
   for (SmemTile tile : candidates) {
     if (!fits(tile)) continue;
     const long long per_invocation = 1LL * tile.pixels * tile.slices;
@@ -49,9 +57,9 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
     if (forced[0] == 0 && device.min_invocations > 0 && per_invocation > 1 &&
         1LL * out.h * out.w * out.slices() / per_invocation < device.min_invocations &&
         fits(fill)) {
-      return fill;
+      return with_prefetch(fill);
     }
-    return tile;
+    return with_prefetch(tile);
   }
   return SmemTile();
 }

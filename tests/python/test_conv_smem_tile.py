@@ -99,3 +99,40 @@ def test_conv2d_with_forced_shared_memory_blocks(monkeypatch, block):
     assert_close(plain, cpu, False)
     assert_close(tiled, cpu, False)
     assert not np.array_equal(plain[0], tiled[0]), "the shared-memory path did not run"
+
+
+# ST_PREFETCH (TFLITE_GLES_X_CONV_SMEM_PREFETCH): the next input slice's tile and
+# weights loaded into registers during this slice's taps. Same sums in the same
+# order as SMEM_TILE without it: the outputs are equal bit for bit, and the dumped
+# program shows the define. 3x3 16 -> 12 (3 vec4s per invocation, 2 slices of
+# weights), 5x5 8 -> 4 (4 vec4s: every slot), a mirror pad in the gather and 2
+# input slices; 5x5 over 2 output slices (200 weight vec4s for 128 invocations)
+# keeps the plain staging.
+PREFETCH_CASES = [([1, 130, 129, 16], [12, 3, 3, 16], None, True),
+                  ([1, 129, 131, 8], [4, 5, 5, 8], None, True),
+                  ([1, 128, 130, 8], [8, 3, 3, 8], "mirror", True),
+                  ([1, 128, 128, 8], [8, 5, 5, 8], None, False)]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape,setting,prefetched", PREFETCH_CASES)
+def test_conv2d_shared_memory_tiles_with_prefetch(monkeypatch, tmp_path, in_shape,
+                                                  filter_shape, setting, prefetched, fp16):
+    from test_mirror_pad_fusion import pad_conv_model
+    monkeypatch.setenv(WINDOW_SWITCH, "0")
+    monkeypatch.setenv(SMEM_SWITCH, "1")
+    if setting == "mirror":
+        model = pad_conv_model(in_shape, ((1, 1), (1, 1)), "REFLECT", filter_shape[:3], seed=5)
+    else:
+        model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=4)
+    inputs = random_inputs([in_shape], seed=14)
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    cpu, (plain, _), (fetched, stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_CONV_SMEM_PREFETCH", model, inputs,
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(fetched, cpu, fp16)
+    np.testing.assert_array_equal(plain[0], fetched[0])
+    dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
+    assert any("#define SMEM_TILE" in t for t in dumped)
+    assert any("#define ST_PREFETCH 1" in t for t in dumped) == prefetched
