@@ -19,7 +19,7 @@ source "$(dirname "$0")/device_common.sh"
 NEW_LIB=${PEAK5_NEW_LIB:-$NEW_LIB}  # llvmpipe checks of the logic
 STYLE=$M/style_transfer_f16_384.tflite
 DEEP=$M/deeplabv3_257_mv_gpu.tflite
-R=${PEAK5_ROUNDS:-6}
+R=${PEAK5_ROUNDS:-5}
 P=${PEAK5_PER:-8}
 MATCH=(--match "CONV_2D v1 @3 " --match "CONV_2D v1 @272 " --match "CONV_2D v1 @240 "
        --match "CONV_2D v1 @256 ")
@@ -46,18 +46,20 @@ SB=env.TFLITE_GLES_X_CONV_SMEM_BLOCK
 T=env.TFLITE_GLES_X_CONV_TILE
 PF=env.TFLITE_GLES_X_CONV_SMEM_PREFETCH=1
 WS=env.TFLITE_GLES_X_CONV_KSPLIT_WSMEM=1
-# Call 1: SMEM_TILE's prefetch (@256) and K_SPLIT's weights in shared memory
-# (@240), alone, together and with other blocks / tiles.
-F32_V=${PEAK5_F32:-"pf:$PF ws:$WS pfws:$PF,$WS sb1812:$SB=16/8/1/2 sb1812pf:$SB=16/8/1/2,$PF
-  t228:$T=2/2/8/32/32 t228ws:$T=2/2/8/32/32,$WS t248ws:$T=2/4/8/32/32,$WS
-  t148ws:$T=1/4/8/32/32,$WS nofu:env.TFLITE_GLES_FUSE_UPLOAD=0"}
+S8=env.TFLITE_GLES_X_CONV_SMEM_SLICES=8
+# Call 1: SMEM_TILE's prefetch (@256), K_SPLIT's weights in shared memory
+# (@240), SMEM_TILE for 8 input slices (@240), alone, together and with other
+# blocks / tiles; the upload fusion off (@3 from device memory).
+F32_V=${PEAK5_F32:-"pf:$PF ws:$WS pfws:$PF,$WS sb1812pf:$SB=16/8/1/2,$PF
+  t228ws:$T=2/2/8/32/32,$WS t248ws:$T=2/4/8/32/32,$WS t148ws:$T=1/4/8/32/32,$WS
+  s8:$S8 s8pf:$S8,$PF s8pf1812:$S8,$PF,$SB=16/8/1/2 nofu:env.TFLITE_GLES_FUSE_UPLOAD=0"}
 F16_V=${PEAK5_F16:-"pf:$PF ws:$WS pfws:$PF,$WS sb1812pf:$SB=16/8/1/2,$PF
-  t228ws:$T=2/2/8/32/32,$WS"}
+  t228ws:$T=2/2/8/32/32,$WS s8pf:$S8,$PF"}
 # shellcheck disable=SC2086
 {
   sweep "$BASE_LIB" 8 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 24 "$OUT/style-f32.md" "$STYLE" "" "def:$D=$DUMP/s32" $F32_V -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 13 "$OUT/style-f16.md" "$STYLE" "$F16" "def:$D=$DUMP/s16" $F16_V \
+  sweep "$NEW_LIB" 26 "$OUT/style-f32.md" "$STYLE" "" "def:$D=$DUMP/s32" $F32_V -- "${MATCH[@]}"
+  sweep "$NEW_LIB" 15 "$OUT/style-f16.md" "$STYLE" "$F16" "def:$D=$DUMP/s16" $F16_V \
     -- "${MATCH[@]}"
   R=4 P=5 sweep "$NEW_LIB" 7 "$OUT/deeplab.md" "$DEEP" "" "f32:$D=$DUMP/d32" \
     "f16:$F16,$D=$DUMP/d16" -- --by-flops --top 1

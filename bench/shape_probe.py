@@ -62,10 +62,15 @@ def as_int(d, name, default):
         return default
 
 
-def synthetic_main(prec, rows, slices, it, touch=()):
+def synthetic_main(prec, rows, slices, it, touch=(), lds=0):
     """main(): rows x slices vec4 accumulators, each iteration 16 FMAs per
     accumulator and 4 per input (rows inputs); `touch`: shared arrays, one
-    element each written and, after a barrier, another read into the sum."""
+    element each written and, after a barrier, another read into the sum.
+    lds > 0: `shared vec4 p5_lds[lds]` (declared by the caller) is filled
+    first, and each iteration reads the 4 weight vec4s of every output slice
+    from it (the same address in every invocation: broadcasts, as the taps'
+    weights) and the rows inputs (each invocation its own addresses); no FMAs
+    step the inputs then."""
     p = prec
     L = ["layout(std430, binding = 0) buffer P5Data { highp vec4 v[]; } p5_data;",
          "void main() {",
@@ -79,13 +84,28 @@ def synthetic_main(prec, rows, slices, it, touch=()):
     for r in range(rows):
         for s in range(slices):
             L.append(f"  {p} vec4 p5_a{r}_{s} = vec4(0.0);")
+    step = slices * 4
+    if lds:
+        L += ["  uint p5_n = gl_WorkGroupSize.x * gl_WorkGroupSize.y * gl_WorkGroupSize.z;",
+              f"  for (uint p5_j = p5_i; p5_j < {lds}u; p5_j += p5_n) "
+              "p5_lds[p5_j] = p5_c * float(p5_j & 7u) + p5_m;",
+              "  barrier();",
+              f"  int p5_off = int(p5_i) * {rows} % {lds}, p5_b = 0;"]
     L.append(f"  for (int p5_k = 0; p5_k < {it}; ++p5_k) {{")
+    if lds:
+        for s in range(slices):
+            for k in range(4):
+                L.append(f"    p5_w{s}_{k} = p5_lds[p5_b + {s * 4 + k}];")
+        for r in range(rows):
+            L.append(f"    p5_x{r} = p5_lds[(p5_b + p5_off + {r}) % {lds}];")
+        L.append(f"    p5_b = p5_b + {step} >= {lds - step} ? 0 : p5_b + {step};")
     for s in range(slices):
         for r in range(rows):
             for k, c in enumerate("xyzw"):
                 L.append(f"    p5_a{r}_{s} += p5_w{s}_{k} * p5_x{r}.{c};")
-    for r in range(rows):
-        L.append(f"    p5_x{r} = p5_x{r} * p5_m + p5_c;")
+    if not lds:
+        for r in range(rows):
+            L.append(f"    p5_x{r} = p5_x{r} * p5_m + p5_c;")
     L.append("  }")
     total = " + ".join(f"p5_a{r}_{s}" for r in range(rows) for s in range(slices))
     L.append(f"  highp vec4 p5_s = vec4({total});")
@@ -102,7 +122,7 @@ def synthetic_main(prec, rows, slices, it, touch=()):
     return "\n".join(L) + "\n"
 
 
-def standalone(local, prec, rows, slices, it, smem_bytes=0, empty=False):
+def standalone(local, prec, rows, slices, it, smem_bytes=0, empty=False, lds=False):
     head = ("#version 310 es\nprecision highp float;\nprecision highp int;\n"
             f"layout(local_size_x = {local[0]}, local_size_y = {local[1]}, "
             f"local_size_z = {local[2]}) in;\n")
@@ -111,8 +131,12 @@ def standalone(local, prec, rows, slices, it, smem_bytes=0, empty=False):
                        "void main() {\n  if (gl_LocalInvocationIndex == 4095u) "
                        "p5_data.v[0] = vec4(1.0);\n}\n")
     touch = ()
+    n = max(smem_bytes // 16, slices * 8 + rows + 1)
+    if lds:
+        return head + f"shared {prec} vec4 p5_lds[{n}];\n" + synthetic_main(
+            prec, rows, slices, it, lds=n)
     if smem_bytes > 0:
-        head += f"shared vec4 p5_smem[{max(smem_bytes // 16, 1)}];\n"
+        head += f"shared vec4 p5_smem[{n}];\n"
         touch = (("p5_smem", "vec4"),)
     return head + synthetic_main(prec, rows, slices, it, touch)
 
@@ -206,8 +230,8 @@ def main() -> int:
     print(f"floor: empty 1-invocation dispatch {floor1:.1f} us single, {b2b:.1f} us per "
           "dependent dispatch back to back")
     print("| layer | grid (groups x local, inv) | acc | FMA/inv | smem B/wg | real | empty | "
-          "fma | smem | alt |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "fma | smem | lds | alt |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for path in files:
         source, groups, uniforms, flops, label = parse(path)
         if args.match and not any(re.search(re.escape(m) + r"\b", label) for m in args.match):
@@ -241,6 +265,9 @@ def main() -> int:
         src = body + synthetic_main(prec, rows, slices, it, touch)
         sm, err = probe.run(src, groups)
         cells.append(f"{sm:.1f} ({pct(flops, sm):.0f} %)" if sm else err[:60])
+        lds_it = max(1, round(fma_inv / (rows * slices * 16) / SMALL))
+        ld, err = probe.run(standalone(local, prec, rows, slices, lds_it, smem, lds=True), groups)
+        cells.append(f"{ld:.1f} ({pct(flops, ld):.0f} %)" if ld else err[:60])
         alts = []
         for alt in args.alt:
             lx, ly, lz, ar, asl, ab = (int(v) for v in alt.split("/"))

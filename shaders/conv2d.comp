@@ -177,15 +177,14 @@ shared vec4 k_partial[K_SLOTS * LOCAL_X * TILE];
 #endif
 
 #if defined(SMEM_TILE)
-// SMEM_TILE (GENERIC, stride 1, no dilation, batch 1; DeviceProfile::conv_smem_tile):
-// a workgroup computes LOCAL_Y rows x LOCAL_X * TILE_ROWS pixels x TILE_SLICES
-// slices. Per input slice it stages the input tile and weights in shared memory;
-// each invocation slides a row of TILE_ROWS + KERNEL_W - 1 vec4s over its pixels
-// (weights as broadcasts: 1.07-1.5x the gather on an H200, docs/perf/log.md
-// "peak, session 11"). Columns skewed by c / 8: invocations TILE_ROWS columns
-// apart read distinct banks. barrier() only outside control flow (GLSL ES 3.10):
-// the ST_SLICES (<= 4) slices are steps written out in main. 16 x ((LOCAL_Y +
-// KERNEL_H - 1) x ST_SWP + ST_WEIGHTS) bytes stay within the device's limit.
+// SMEM_TILE (GENERIC, stride 1, no dilation, batch 1; DeviceProfile::conv_smem_tile): a
+// workgroup computes LOCAL_Y rows x LOCAL_X * TILE_ROWS pixels x TILE_SLICES slices. Per input
+// slice it stages the input tile and weights in shared memory; each invocation slides a row of
+// TILE_ROWS + KERNEL_W - 1 vec4s over its pixels (weights as broadcasts: 1.07-1.5x the gather on
+// an H200, "peak, session 11"). Columns skewed by c / 8: invocations TILE_ROWS columns apart
+// read distinct banks. barrier() only outside control flow (GLSL ES 3.10): the ST_SLICES (<= 8)
+// slices are steps written out in main. 16 x ((LOCAL_Y + KERNEL_H - 1) x ST_SWP + ST_WEIGHTS)
+// bytes stay within the device's limit.
 #if defined(ONE_INPUT_SLICE)
 #define ST_IN_SLICES 1
 #else
@@ -297,6 +296,9 @@ void main() {
 #if ST_SLICES > 3
   ST_SLICE(3)
 #endif
+#if ST_SLICES > 4  // up to 8 (a step past IN_S only meets its barriers)
+  ST_SLICE(4) ST_SLICE(5) ST_SLICE(6) ST_SLICE(7)
+#endif
   int out_w = OUT_W;
   int out_hw = OUT_HW;
   int out_s = OUT_S;
@@ -394,8 +396,7 @@ void main() {
   }
 #endif  // K_SPLIT
 #if defined(K_SPLIT)
-  // Step k = tap * IN_SLICES + s, from k_part on by K_PARTS; weights are
-  // packed in that order ([group][tap][slice][TILE_SLICES][4] vec4).
+  // Step k = tap * IN_SLICES + s, from k_part on by K_PARTS; weights packed in that order.
   int in_slices = IN_SLICES;
   int steps = KERNEL_H * KERNEL_W * in_slices;
   int w_base = group * steps * TILE_SLICES * 4;
@@ -533,8 +534,7 @@ void main() {
   }
 
 #if defined(K_SPLIT)
-  // The other parts' sums into part 0's registers (barrier() at the top
-  // level of main, as GLSL ES 3.10 requires).
+  // The other parts' sums into part 0's registers (barrier() at main's top level: GLSL ES 3.10).
   int slot = int(gl_LocalInvocationID.x);
   if (k_part > 0) {
     for (int i = 0; i < TILE; ++i) {
@@ -560,8 +560,7 @@ void main() {
   }
   ivec2 out_pixel = div_mod(first_row, out_hw);  // then one row at a time
 #if defined(ROWS_UNROLLED) && ROW_STEP == 1
-  // Each row written out (llvmpipe): NIR leaves this loop rolled from ~24
-  // accumulators on, and acc[] indexed by its counter lives in scratch.
+  // Each row written out (llvmpipe: NIR leaves this loop rolled from ~24 accumulators on).
 #define STORE_AT(P, O) if (O < TILE_SLICES && group * TILE_SLICES + O < out_s) {            \
     int slice = group * TILE_SLICES + O, index = row_index + slice * out_hw;               \
     int o_ = min(O, TILE_SLICES - 1);                                                         \

@@ -371,6 +371,12 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.conv_smem_prefetch, &device->conv_smem_prefetch);
   device->conv_k_split_wsmem = false;
   Apply(o.conv_k_split_wsmem, &device->conv_k_split_wsmem);
+  // 4: with 8 (before ST_PREFETCH) style's @240 ran 1.06x / 1.24x slower than K_SPLIT in
+  // fp32 / fp16 on an H200 (docs/perf/log.md, "peak, session 11"); conv2d.comp writes 8 out.
+  device->conv_smem_slices = 4;
+  if (o.conv_smem_slices) {
+    device->conv_smem_slices = static_cast<int>(std::clamp(*o.conv_smem_slices, 1LL, 8LL));
+  }
   // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
   // session 12"): NVIDIA, where it was measured.
   device->window_conv_row_reuse = device->gpu->IsNvidia();

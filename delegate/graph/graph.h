@@ -206,17 +206,17 @@ struct DeviceProfile {
   // General convolutions with long sums split across a workgroup's z (conv2d.comp K_SPLIT;
   // TFLITE_GLES_X_CONV_KSPLIT), its weights staged in shared memory (KS_WSMEM; _KSPLIT_WSMEM).
   bool conv_k_split = false, conv_k_split_wsmem = false;
-  // General stride-1 convolutions on large maps stage each input slice's
-  // tile and weights in shared memory (shaders/conv2d.comp SMEM_TILE), in
-  // place of K_SPLIT or the plain gather; TFLITE_GLES_X_CONV_SMEM_TILE=0/1.
-  // Its block LX/LY/PX/SL, all 0: kernels::ChooseSmemTile's; TFLITE_GLES_X_CONV_SMEM_BLOCK.
-  // prefetch: slice s + 1 loaded in registers during slice s's taps (ST_PREFETCH; _PREFETCH).
+  // General stride-1 convolutions on large maps of <= conv_smem_slices input slices (4-8) stage
+  // each slice's tile and weights in shared memory (conv2d.comp SMEM_TILE) in place of K_SPLIT
+  // or the gather; TFLITE_GLES_X_CONV_SMEM_TILE=0/1, _SMEM_SLICES. Its block LX/LY/PX/SL, all
+  // 0: kernels::ChooseSmemTile's (TFLITE_GLES_X_CONV_SMEM_BLOCK). prefetch: slice s + 1 loaded
+  // in registers during slice s's taps (ST_PREFETCH; TFLITE_GLES_X_CONV_SMEM_PREFETCH).
   bool conv_smem_tile = false, conv_smem_prefetch = false;
+  int conv_smem_slices = 4;
   std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
-  // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across
-  // a block of outputs a dilation apart (shaders/depthwise_conv2d.comp)
-  // instead of gathering every tap. Set by TuneForDevice;
-  // TFLITE_GLES_X_DILATED_DW_REUSE=0/1.
+  // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across a block of outputs
+  // a dilation apart (shaders/depthwise_conv2d.comp) instead of gathering every tap. Set by
+  // TuneForDevice; TFLITE_GLES_X_DILATED_DW_REUSE=0/1.
   bool dilated_depthwise_reuse = false;
   // "ROWS,SLICES" ('/' for ','): conv2d.comp's register tile for 1x1
   // convolutions on maps of >= 128 pixels, in place of ChooseGemmTile's

@@ -13,9 +13,8 @@ namespace tflite_gles::kernels {
 // (bench/peak_probe.py conv); 1 slice, then 32 x 4 x 1 pixel, fit 9x9
 // windows in 16 KB. Only where it was measured to pay: batch 1, stride 1, no dilation,
 // maps of >= 16384 pixels (the 96x96 layers keep K_SPLIT, which finds
-// enough invocations there), <= 4 input slices (conv2d.comp writes the
-// slices out as steps; with 8, style's @240 ran 1.06x / 1.24x slower than
-// K_SPLIT in fp32 / fp16 on an H200: docs/perf/log.md "peak, session 11").
+// enough invocations there), <= DeviceProfile::conv_smem_slices input slices
+// (4; conv2d.comp writes up to 8 out as steps).
 // Many-core GPUs (DeviceProfile::min_invocations): where the block leaves
 // fewer invocations, 16 x 8 of one pixel x one slice: on NVIDIA hair's
 // 128x128x16 layers (128 workgroups of 2 x 2 for 132 SMs) ran 23.4 -> 16.0
@@ -24,7 +23,7 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
                         const Shape4& in, const Shape4& out) {
   if (!device.conv_smem_tile || window == nullptr || in.b != 1 || window->stride_h != 1 ||
       window->stride_w != 1 || window->dilation_h != 1 || window->dilation_w != 1 ||
-      1LL * out.h * out.w < 16384 || in.slices() > 4) {
+      1LL * out.h * out.w < 16384 || in.slices() > device.conv_smem_slices) {
     return SmemTile();
   }
   const long long shared_limit = device.gpu ? device.gpu->max_shared_memory_bytes : 16384;

@@ -136,3 +136,30 @@ def test_conv2d_shared_memory_tiles_with_prefetch(monkeypatch, tmp_path, in_shap
     dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
     assert any("#define SMEM_TILE" in t for t in dumped)
     assert any("#define ST_PREFETCH 1" in t for t in dumped) == prefetched
+
+
+# Up to 8 input slices (TFLITE_GLES_X_CONV_SMEM_SLICES=8; conv2d.comp writes
+# steps 4-7 out together, a step past the layer's slices meeting only its
+# barriers): 8 slices (style's @240 shape, 32 -> 16) and 5, with and without
+# ST_PREFETCH (equal bit for bit), against the CPU.
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape", [([1, 128, 130, 32], [16, 3, 3, 32]),
+                                                   ([1, 129, 128, 20], [8, 3, 3, 20])])
+def test_conv2d_shared_memory_tiles_of_up_to_8_slices(monkeypatch, tmp_path, in_shape,
+                                                      filter_shape, fp16):
+    monkeypatch.setenv(WINDOW_SWITCH, "0")
+    monkeypatch.setenv(SMEM_SWITCH, "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_SLICES", "8")
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=6)
+    cpu, (plain, _), (fetched, stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_CONV_SMEM_PREFETCH", model,
+        random_inputs([in_shape], seed=15), {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fetched, cpu, fp16)
+    np.testing.assert_array_equal(plain[0], fetched[0])
+    dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
+    slices = (in_shape[3] + 3) // 4
+    assert any(f"#define ST_SLICES {slices}" in t and "#define ST_PREFETCH 1" in t
+               for t in dumped)
