@@ -103,7 +103,7 @@ for path in sys.argv[1:]:
             pct = f" [{tf.group(1)} TF {tf.group(2)}%]" if tf else ""
             print(f"{head}{pct}: " + " ".join(f"{n} {u}" for n, u in zip(names, us)))
 EOF
-echo "== shape_probe (us, % of 67 TF): real | empty | fma | fma+smem | alts"
+echo "== shape_probe (us, % of 67 TF): real | empty grid | fma | fma+smem | fma+smem reads | alts"
 grep -E "^floor|^\| [A-Z]|rror|Trace" "$OUT/shape.md" | sed -E 's/^\| (MIRROR_PAD|CONV_2D|ADD)[^|]*(@[0-9]+)/| \2/' \
   | cut -c1-330
 [ -s "$OUT/bench.md" ] && echo "== run_bench (ms fp32 / fp16)" && \
