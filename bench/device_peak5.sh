@@ -47,19 +47,22 @@ T=env.TFLITE_GLES_X_CONV_TILE
 PF=env.TFLITE_GLES_X_CONV_SMEM_PREFETCH=1
 WS=env.TFLITE_GLES_X_CONV_KSPLIT_WSMEM=1
 S8=env.TFLITE_GLES_X_CONV_SMEM_SLICES=8
+NS=env.TFLITE_GLES_X_CONV_SMEM_TILE=0
 # Call 1: SMEM_TILE's prefetch (@256), K_SPLIT's weights in shared memory
 # (@240), SMEM_TILE for 8 input slices (@240), alone, together and with other
-# blocks / tiles; the upload fusion off (@3 from device memory).
+# blocks / tiles; @256 in K_SPLIT with its weights in shared memory; the
+# upload fusion off (@3 from device memory).
 F32_V=${PEAK5_F32:-"pf:$PF ws:$WS pfws:$PF,$WS sb1812pf:$SB=16/8/1/2,$PF
   t228ws:$T=2/2/8/32/32,$WS t248ws:$T=2/4/8/32/32,$WS t148ws:$T=1/4/8/32/32,$WS
-  s8:$S8 s8pf:$S8,$PF s8pf1812:$S8,$PF,$SB=16/8/1/2 nofu:env.TFLITE_GLES_FUSE_UPLOAD=0"}
+  s8:$S8 s8pf:$S8,$PF s8pf1812:$S8,$PF,$SB=16/8/1/2 nofu:env.TFLITE_GLES_FUSE_UPLOAD=0
+  ksws:$NS,$WS ksws228:$NS,$WS,$T=2/2/8/32/32"}
 F16_V=${PEAK5_F16:-"pf:$PF ws:$WS pfws:$PF,$WS sb1812pf:$SB=16/8/1/2,$PF
   t228ws:$T=2/2/8/32/32,$WS s8pf:$S8,$PF"}
 # shellcheck disable=SC2086
 {
   sweep "$BASE_LIB" 8 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 26 "$OUT/style-f32.md" "$STYLE" "" "def:$D=$DUMP/s32" $F32_V -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 15 "$OUT/style-f16.md" "$STYLE" "$F16" "def:$D=$DUMP/s16" $F16_V \
+  sweep "$NEW_LIB" 28 "$OUT/style-f32.md" "$STYLE" "" "def:$D=$DUMP/s32" $F32_V -- "${MATCH[@]}"
+  sweep "$NEW_LIB" 14 "$OUT/style-f16.md" "$STYLE" "$F16" "def:$D=$DUMP/s16" $F16_V \
     -- "${MATCH[@]}"
   R=4 P=5 sweep "$NEW_LIB" 7 "$OUT/deeplab.md" "$DEEP" "" "f32:$D=$DUMP/d32" \
     "f16:$F16,$D=$DUMP/d16" -- --by-flops --top 1
@@ -67,11 +70,11 @@ F16_V=${PEAK5_F16:-"pf:$PF ws:$WS pfws:$PF,$WS sb1812pf:$SB=16/8/1/2,$PF
 # The shapes' ceilings (dumped programs of this library's defaults).
 ALTS=(--alt 16/8/1/1/2/-1 --alt 16/8/1/4/2/-1 --alt 32/8/1/2/2/-1 --alt 8/8/1/2/2/-1)
 {
-  timeout $((20 * X)) python3 bench/shape_probe.py "${ALTS[@]}" --match "CONV_2D v1 @3" \
+  timeout $((18 * X)) python3 bench/shape_probe.py "${ALTS[@]}" --match "CONV_2D v1 @3" \
     --match "CONV_2D v1 @272" --match "CONV_2D v1 @256" --match "CONV_2D v1 @240" "$DUMP/s32"
-  timeout $((10 * X)) python3 bench/shape_probe.py --match "CONV_2D v1 @3" --match "CONV_2D v1 @272" \
+  timeout $((8 * X)) python3 bench/shape_probe.py --match "CONV_2D v1 @3" --match "CONV_2D v1 @272" \
     --match "CONV_2D v1 @256" --match "CONV_2D v1 @240" "$DUMP/s16" | grep "^| [A-Z]"
-  timeout $((8 * X)) python3 bench/shape_probe.py "${ALTS[@]}" --match "@66" --min-gflop 0.1 "$DUMP/d32" "$DUMP/d16" \
+  timeout $((7 * X)) python3 bench/shape_probe.py "${ALTS[@]}" --match "@66" --min-gflop 0.1 "$DUMP/d32" "$DUMP/d16" \
     | grep "^| [A-Z]"
 } > "$OUT/shape.md" 2>&1
 for run in ${PEAK5_RUNS-}; do
