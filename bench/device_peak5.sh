@@ -48,14 +48,16 @@ PF=env.TFLITE_GLES_X_CONV_SMEM_PREFETCH=1
 WS=env.TFLITE_GLES_X_CONV_KSPLIT_WSMEM=1
 S8=env.TFLITE_GLES_X_CONV_SMEM_SLICES=8
 NS=env.TFLITE_GLES_X_CONV_SMEM_TILE=0
+W=env.TFLITE_GLES_X_WINDOW_CONV
 # Call 1: SMEM_TILE's prefetch (@256), K_SPLIT's weights in shared memory
 # (@240), SMEM_TILE for 8 input slices (@240), alone, together and with other
 # blocks / tiles; @256 in K_SPLIT with its weights in shared memory; the
-# upload fusion off (@3 from device memory).
+# upload fusion off (@3 from device memory); the 9x9 layers' window blocks
+# of 1 pixel / 4 rows (more workgroups, less shared memory each).
 F32_V=${PEAK5_F32:-"pf:$PF ws:$WS pfws:$PF,$WS sb1812pf:$SB=16/8/1/2,$PF
-  t228ws:$T=2/2/8/32/32,$WS t248ws:$T=2/4/8/32/32,$WS t148ws:$T=1/4/8/32/32,$WS
-  s8:$S8 s8pf:$S8,$PF s8pf1812:$S8,$PF,$SB=16/8/1/2 nofu:env.TFLITE_GLES_FUSE_UPLOAD=0
-  ksws:$NS,$WS ksws228:$NS,$WS,$T=2/2/8/32/32"}
+  t228ws:$T=2/2/8/32/32,$WS t248ws:$T=2/4/8/32/32,$WS s8pf:$S8,$PF
+  s8pf1812:$S8,$PF,$SB=16/8/1/2 nofu:env.TFLITE_GLES_FUSE_UPLOAD=0 ksws:$NS,$WS
+  ksws228:$NS,$WS,$T=2/2/8/32/32 w1168:$W=1/16/8 w2164:$W=2/16/4"}
 F16_V=${PEAK5_F16:-"pf:$PF ws:$WS pfws:$PF,$WS sb1812pf:$SB=16/8/1/2,$PF
   t228ws:$T=2/2/8/32/32,$WS s8pf:$S8,$PF"}
 # shellcheck disable=SC2086
