@@ -49,35 +49,39 @@ WS=env.TFLITE_GLES_X_CONV_KSPLIT_WSMEM=1
 S8=env.TFLITE_GLES_X_CONV_SMEM_SLICES=8
 NS=env.TFLITE_GLES_X_CONV_SMEM_TILE=0
 W=env.TFLITE_GLES_X_WINDOW_CONV
-# Call 1: SMEM_TILE's prefetch (@256), K_SPLIT's weights in shared memory
-# (@240), SMEM_TILE for 8 input slices (@240), alone, together and with other
-# blocks / tiles; @256 in K_SPLIT with its weights in shared memory; the
-# upload fusion off (@3 from device memory); the 9x9 layers' window blocks
-# of 1 pixel / 4 rows (more workgroups, less shared memory each).
-F32_V=${PEAK5_F32:-"pf:$PF ws:$WS pfws:$PF,$WS sb1812pf:$SB=16/8/1/2,$PF
-  t228ws:$T=2/2/8/32/32,$WS t248ws:$T=2/4/8/32/32,$WS s8pf:$S8,$PF
-  s8pf1812:$S8,$PF,$SB=16/8/1/2 nofu:env.TFLITE_GLES_FUSE_UPLOAD=0 ksws:$NS,$WS
-  ksws228:$NS,$WS,$T=2/2/8/32/32 w1168:$W=1/16/8 w2164:$W=2/16/4"}
-F16_V=${PEAK5_F16:-"pf:$PF ws:$WS pfws:$PF,$WS sb1812pf:$SB=16/8/1/2,$PF
-  t228ws:$T=2/2/8/32/32,$WS s8pf:$S8,$PF"}
+# Call 2 (call 1's rows: docs/perf/log.md, "peak5, session 16"): the default now
+# stages K_SPLIT's weights in shared memory from 16384 output pixels (fp32):
+# against none (ws0) and every K_SPLIT layer (ws1), per layer shape
+# (--groups conv2d); call 1's unrun variants (8-slice SMEM with prefetch, the
+# 9x9 layers' window blocks, @256 on K_SPLIT); fp16's 1-pixel SMEM block.
+WK=env.TFLITE_GLES_X_CONV_KSPLIT_WSMEM
+F32_V=${PEAK5_F32:-"ws0:$WK=0 ws1:$WK=1 s8pf:$S8,$PF s8pf1812:$S8,$PF,$SB=16/8/1/2
+  ksws:$NS,$WK=1 w1168:$W=1/16/8 w2164:$W=2/16/4 w1816:$W=1/8/16 sb882:$SB=8/8/2/2
+  sb1642:$SB=16/4/2/2"}
+F16_V=${PEAK5_F16:-"sb1812:$SB=16/8/1/2 sb1812pf:$SB=16/8/1/2,$PF ws1:$WK=1 s8pf:$S8,$PF
+  w2164:$W=2/16/4"}
 # shellcheck disable=SC2086
 {
   sweep "$BASE_LIB" 8 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 28 "$OUT/style-f32.md" "$STYLE" "" "def:$D=$DUMP/s32" $F32_V -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 14 "$OUT/style-f16.md" "$STYLE" "$F16" "def:$D=$DUMP/s16" $F16_V \
-    -- "${MATCH[@]}"
-  R=4 P=5 sweep "$NEW_LIB" 7 "$OUT/deeplab.md" "$DEEP" "" "f32:$D=$DUMP/d32" \
-    "f16:$F16,$D=$DUMP/d16" -- --by-flops --top 1
+  sweep "$NEW_LIB" 22 "$OUT/style-f32.md" "$STYLE" "" "def:$D=$DUMP/s32" $F32_V -- \
+    "${MATCH[@]}" --groups conv2d
+  sweep "$NEW_LIB" 14 "$OUT/style-f16.md" "$STYLE" "$F16" def: $F16_V -- "${MATCH[@]}"
+  # DeepLab's @66 (gemm.comp) under other register tiles (TM,TN,TR,TS,KP).
+  G=env.TFLITE_GLES_GEMM_TILE
+  R=4 P=5 sweep "$NEW_LIB" 8 "$OUT/deeplab.md" "$DEEP" "" "f32:$D=$DUMP/d32" "g4218:$G=4/2/16/4/4" \
+    "g2248:$G=2/2/32/2/4" "g8184:$G=8/1/8/8/4" -- --by-flops --top 1
 } > "$OUT/sweep-log.txt" 2>&1
-# The shapes' ceilings (dumped programs of this library's defaults).
-ALTS=(--alt 16/8/1/1/2/-1 --alt 16/8/1/4/2/-1 --alt 32/8/1/2/2/-1 --alt 8/8/1/2/2/-1)
+# The shapes' ceilings (dumped programs of this library's defaults): call 1's
+# columns (fp32; fp16 in call 1), and FMA-only geometries of the same FMAs
+# (LX/LY/LZ/ROWS/SLICES/SMEM; no shared memory): which one passes 30 % in fp32.
+ALTS=()
+for a in 16/8/1/4/2 16/8/1/4/4 16/8/1/8/2 16/8/1/2/4 8/8/1/4/4 8/8/1/4/2 32/4/1/4/2 \
+  32/1/4/4/4 64/1/2/4/4 16/4/1/8/4; do ALTS+=(--alt "$a/0"); done
 {
-  timeout $((18 * X)) python3 bench/shape_probe.py "${ALTS[@]}" --match "CONV_2D v1 @3" \
+  timeout $((26 * X)) python3 bench/shape_probe.py --no-real "${ALTS[@]}" --match "CONV_2D v1 @3" \
     --match "CONV_2D v1 @272" --match "CONV_2D v1 @256" --match "CONV_2D v1 @240" "$DUMP/s32"
-  timeout $((8 * X)) python3 bench/shape_probe.py --match "CONV_2D v1 @3" --match "CONV_2D v1 @272" \
-    --match "CONV_2D v1 @256" --match "CONV_2D v1 @240" "$DUMP/s16" | grep "^| [A-Z]"
-  timeout $((7 * X)) python3 bench/shape_probe.py "${ALTS[@]}" --match "@66" --min-gflop 0.1 "$DUMP/d32" "$DUMP/d16" \
-    | grep "^| [A-Z]"
+  timeout $((8 * X)) python3 bench/shape_probe.py --no-real "${ALTS[@]}" --match "@66" \
+    --min-gflop 0.1 "$DUMP/d32" | grep "^| [A-Z]"
 } > "$OUT/shape.md" 2>&1
 for run in ${PEAK5_RUNS-}; do
   echo "== $run"
@@ -108,9 +112,10 @@ for path in sys.argv[1:]:
             pct = f" [{tf.group(1)} TF {tf.group(2)}%]" if tf else ""
             print(f"{head}{pct}: " + " ".join(f"{n} {u}" for n, u in zip(names, us)))
 EOF
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1
 echo "== shape_probe (us, % of 67 TF): real | empty grid | fma | fma+smem | fma+smem reads | alts"
 grep -E "^floor|^\| [A-Z]|rror|Trace" "$OUT/shape.md" | sed -E 's/^\| (MIRROR_PAD|CONV_2D|ADD)[^|]*(@[0-9]+)/| \2/' \
-  | cut -c1-330
+  | cut -c1-900
 [ -s "$OUT/bench.md" ] && echo "== run_bench (ms fp32 / fp16)" && \
   grep -E "^== |^rc |tflite|rror|Trace" "$OUT/bench.md" | cut -c1-100
 true

@@ -160,7 +160,7 @@ int mirror_coord(int v, int n) {
 
 #if defined(K_SPLIT)
 #if defined(KS_WSMEM) && KS_WSMEM > 0
-// KS_WSMEM=N (DeviceProfile::conv_k_split_wsmem): the slice group's N weight vec4s (all
+// KS_WSMEM=N (DeviceProfile::conv_k_split_wsmem_rows): the slice group's N weight vec4s (all
 // steps) staged in shared memory once per workgroup, then read as broadcasts.
 shared MATH_P vec4 ks_w[KS_WSMEM];
 #undef WLOAD

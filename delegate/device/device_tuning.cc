@@ -369,8 +369,11 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // Off until measured (docs/perf/log.md, "peak5, session 16").
   device->conv_smem_prefetch = false;
   Apply(o.conv_smem_prefetch, &device->conv_smem_prefetch);
-  device->conv_k_split_wsmem = false;
-  Apply(o.conv_k_split_wsmem, &device->conv_k_split_wsmem);
+  // K_SPLIT's weights in shared memory from 16384 output pixels, NVIDIA fp32: style's @240
+  // (192x192) 36.4 -> 31.0 µs on an H200, while the dispatch sum rose 2 µs with every K_SPLIT
+  // layer staging (its 96x96 ones) and fp16 did not gain (docs/perf/log.md, "peak5, session 16").
+  device->conv_k_split_wsmem_rows = device->gpu->IsNvidia() && !device->fp16 ? 16384 : 0;
+  Apply(o.conv_k_split_wsmem, &device->conv_k_split_wsmem_rows);
   // 4: with 8 (before ST_PREFETCH) style's @240 ran 1.06x / 1.24x slower than K_SPLIT in
   // fp32 / fp16 on an H200 (docs/perf/log.md, "peak, session 11"); conv2d.comp writes 8 out.
   device->conv_smem_slices = 4;

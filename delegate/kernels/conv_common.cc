@@ -379,10 +379,11 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
     d["K_SPLIT"] = "";
     d["ROW_STEP"] = std::to_string(split.row_step);
     // KS_WSMEM: the slice group's weights (every step's) in shared memory beside the
-    // partial sums, where both fit the device (DeviceProfile::conv_k_split_wsmem).
+    // partial sums, where both fit the device (DeviceProfile::conv_k_split_wsmem_rows).
     const long long weight_vec4s = 1LL * taps * in_shape.slices() * tile.slices * 4;
     const egl::GpuInfo* gpu = builder.device().gpu;
-    if (builder.device().conv_k_split_wsmem &&
+    const long long wsmem_rows = builder.device().conv_k_split_wsmem_rows;
+    if (wsmem_rows > 0 && rows >= wsmem_rows &&
         16 * (weight_vec4s + 1LL * std::max(1, split.parts - 1) * split.local_x * tile.rows *
                                  tile.slices) <= (gpu ? gpu->max_shared_memory_bytes : 16384)) {
       d["KS_WSMEM"] = std::to_string(weight_vec4s);
