@@ -6,14 +6,15 @@
 # .devbuild/base/:
 #   DIR=.devbuild source bench/device_env.sh && bash bench/device_peak5.sh
 # 1. conv_sweep.py (per-dispatch timer queries, min of rounds x invokes,
-#    variants interleaved in one process): style's four layers and DeepLab's
-#    @66, base library, then this library's defaults (which also dump their
-#    programs: TFLITE_GLES_X_DUMP_SHADERS) and its variants.
-# 2. bench/shape_probe.py on the dumped programs: per layer the program
-#    itself, an empty main() on its grid, a synthetic one of its FMAs and
-#    accumulators without memory traffic (with and without its shared
-#    arrays), other geometries of the same FMAs; the dispatch floor.
-# 3. (PEAK5_RUNS, default none) run_bench base / new: style and DeepLab.
+#    variants interleaved in one process): style's four layers, base library,
+#    then this library's defaults (which also dump their programs:
+#    TFLITE_GLES_X_DUMP_SHADERS) and variants (PEAK5_F32 / PEAK5_F16); the
+#    other models' largest dispatch and dispatch sums, base and new.
+# 2. PEAK5_SHAPES=1: bench/shape_probe.py on the dumped programs: per layer an
+#    empty main() on its grid, a synthetic one of its FMAs and accumulators
+#    without memory traffic (with its shared arrays, with shared reads), and
+#    other geometries of the same FMAs (call 1 also timed the programs).
+# 3. run_bench base / new (PEAK5_RUNS): style and DeepLab.
 # Under 100 s; a compact table per layer at the end.
 source "$(dirname "$0")/device_common.sh"
 NEW_LIB=${PEAK5_NEW_LIB:-$NEW_LIB}  # llvmpipe checks of the logic
@@ -49,27 +50,30 @@ WS=env.TFLITE_GLES_X_CONV_KSPLIT_WSMEM=1
 S8=env.TFLITE_GLES_X_CONV_SMEM_SLICES=8
 NS=env.TFLITE_GLES_X_CONV_SMEM_TILE=0
 W=env.TFLITE_GLES_X_WINDOW_CONV
-# Call 2 (call 1's rows: docs/perf/log.md, "peak5, session 16"): the default now
-# stages K_SPLIT's weights in shared memory from 16384 output pixels (fp32):
-# against none (ws0) and every K_SPLIT layer (ws1), per layer shape
-# (--groups conv2d); call 1's unrun variants (8-slice SMEM with prefetch, the
-# 9x9 layers' window blocks, @256 on K_SPLIT); fp16's 1-pixel SMEM block.
+# Call 4 (calls 1-3: docs/perf/log.md, "peak5, session 16"): this library's
+# defaults (NVIDIA: SMEM_TILE for 8 input slices, ST_PREFETCH's rule, K_SPLIT
+# weights in shared memory from 16384 pixels in fp32) against the base library
+# and against themselves taken back (old); the other models' dispatch sums;
+# run_bench base / new (style, DeepLab). Calls 1-3's sweeps: PEAK5_F32 / _F16.
 WK=env.TFLITE_GLES_X_CONV_KSPLIT_WSMEM
-F32_V=${PEAK5_F32:-"ws0:$WK=0 ws1:$WK=1 s8pf:$S8,$PF s8pf1812:$S8,$PF,$SB=16/8/1/2
-  ksws:$NS,$WK=1 w1168:$W=1/16/8 w2164:$W=2/16/4 w1816:$W=1/8/16 sb882:$SB=8/8/2/2
-  sb1642:$SB=16/4/2/2"}
-F16_V=${PEAK5_F16:-"sb1812:$SB=16/8/1/2 sb1812pf:$SB=16/8/1/2,$PF ws1:$WK=1 s8pf:$S8,$PF
-  w2164:$W=2/16/4"}
+OLD="env.TFLITE_GLES_X_CONV_SMEM_PREFETCH=0,env.TFLITE_GLES_X_CONV_SMEM_SLICES=4,$WK=0"
+F32_V=${PEAK5_F32:-"old:$OLD"}
+F16_V=${PEAK5_F16:-"old:$OLD"}
 # shellcheck disable=SC2086
 {
   sweep "$BASE_LIB" 8 "$OUT/style-base.md" "$STYLE" "" f32: "f16:$F16" -- "${MATCH[@]}"
-  sweep "$NEW_LIB" 22 "$OUT/style-f32.md" "$STYLE" "" "def:$D=$DUMP/s32" $F32_V -- \
+  sweep "$NEW_LIB" 8 "$OUT/style-f32.md" "$STYLE" "" "def:$D=$DUMP/s32" $F32_V -- \
     "${MATCH[@]}" --groups conv2d
-  sweep "$NEW_LIB" 14 "$OUT/style-f16.md" "$STYLE" "$F16" def: $F16_V -- "${MATCH[@]}"
-  # DeepLab's @66 (gemm.comp) under other register tiles (TM,TN,TR,TS,KP).
-  G=env.TFLITE_GLES_GEMM_TILE
-  R=4 P=5 sweep "$NEW_LIB" 8 "$OUT/deeplab.md" "$DEEP" "" "f32:$D=$DUMP/d32" "g4218:$G=4/2/16/4/4" \
-    "g2248:$G=2/2/32/2/4" "g8184:$G=8/1/8/8/4" -- --by-flops --top 1
+  sweep "$NEW_LIB" 8 "$OUT/style-f16.md" "$STYLE" "$F16" def: $F16_V -- "${MATCH[@]}" \
+    --groups conv2d
+  # The other models: their largest dispatch and sums, base library and new.
+  for m in deeplabv3_257_mv_gpu selfie_segmentation palm_detection_full; do
+    [ -f "$M/$m.tflite" ] || continue
+    for lib in base new; do
+      R=3 P=4 sweep "$(device_lib $lib)" 5 "$OUT/$m-$lib.md" "$M/$m.tflite" "" f32: "f16:$F16" \
+        -- --by-flops --top 1
+    done
+  done
 } > "$OUT/sweep-log.txt" 2>&1
 # The shapes' ceilings (dumped programs of this library's defaults): call 1's
 # columns (fp32; fp16 in call 1), and FMA-only geometries of the same FMAs
@@ -77,13 +81,13 @@ F16_V=${PEAK5_F16:-"sb1812:$SB=16/8/1/2 sb1812pf:$SB=16/8/1/2,$PF ws1:$WK=1 s8pf
 ALTS=()
 for a in 16/8/1/4/2 16/8/1/4/4 16/8/1/8/2 16/8/1/2/4 8/8/1/4/4 8/8/1/4/2 32/4/1/4/2 \
   32/1/4/4/4 64/1/2/4/4 16/4/1/8/4; do ALTS+=(--alt "$a/0"); done
-{
+[ "${PEAK5_SHAPES:-0}" = 1 ] && {
   timeout $((26 * X)) python3 bench/shape_probe.py --no-real "${ALTS[@]}" --match "CONV_2D v1 @3" \
     --match "CONV_2D v1 @272" --match "CONV_2D v1 @256" --match "CONV_2D v1 @240" "$DUMP/s32"
   timeout $((8 * X)) python3 bench/shape_probe.py --no-real "${ALTS[@]}" --match "@66" \
     --min-gflop 0.1 "$DUMP/d32" | grep "^| [A-Z]"
 } > "$OUT/shape.md" 2>&1
-for run in ${PEAK5_RUNS-}; do
+for run in ${PEAK5_RUNS-base new}; do
   echo "== $run"
   start=$SECONDS
   TFLITE_GLES_LIB=$(device_lib "$run") timeout 13 python3 bench/run_bench.py --model "$STYLE" \
@@ -93,10 +97,14 @@ for run in ${PEAK5_RUNS-}; do
   grep -E "^\| [a-z]|Error|error|Traceback" "/tmp/rb-$run.txt" | head -8
 done > "$OUT/bench.md" 2>&1
 # The summary: per layer, every variant's µs (the first's % of 67 TF).
-python3 - "$OUT"/style-base.md "$OUT"/style-f32.md "$OUT"/style-f16.md "$OUT"/deeplab.md <<'EOF'
+python3 - "$OUT"/style-{base,f32,f16}.md "$OUT"/{deeplabv3_257_mv_gpu,selfie_segmentation,palm_detection_full}-{base,new}.md <<'EOF'
 import re, sys
 for path in sys.argv[1:]:
     names = None
+    try:
+        open(path).close()
+    except OSError:
+        continue
     print(f"== {path.rsplit('/', 1)[-1]}")
     for line in open(path):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
