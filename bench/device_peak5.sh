@@ -87,10 +87,10 @@ for a in 16/8/1/4/2 16/8/1/4/4 16/8/1/8/2 16/8/1/2/4 8/8/1/4/4 8/8/1/4/2 32/4/1/
   timeout $((8 * X)) python3 bench/shape_probe.py --no-real "${ALTS[@]}" --match "@66" \
     --min-gflop 0.1 "$DUMP/d32" | grep "^| [A-Z]"
 } > "$OUT/shape.md" 2>&1
-for run in ${PEAK5_RUNS-base new}; do
+for run in ${PEAK5_RUNS-base new base2 new2}; do
   echo "== $run"
   start=$SECONDS
-  TFLITE_GLES_LIB=$(device_lib "$run") timeout 13 python3 bench/run_bench.py --model "$STYLE" \
+  TFLITE_GLES_LIB=$(device_lib "$run") timeout 10 python3 bench/run_bench.py --model "$STYLE" \
     --model "$DEEP" --backends gles_fp32,gles_fp16 --iterations 200 --max-seconds 1 \
     --out-dir "/tmp/rb-$run" --name rb > "/tmp/rb-$run.txt" 2>&1
   echo "rc $? in $((SECONDS - start)) s"
