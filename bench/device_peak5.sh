@@ -67,7 +67,7 @@ F16_V=${PEAK5_F16:-"old:$OLD"}
   sweep "$NEW_LIB" 8 "$OUT/style-f16.md" "$STYLE" "$F16" def: $F16_V -- "${MATCH[@]}" \
     --groups conv2d
   # The other models: their largest dispatch and sums, base library and new.
-  for m in deeplabv3_257_mv_gpu selfie_segmentation palm_detection_full; do
+  for m in deeplabv3_257_mv_gpu palm_detection_full; do
     [ -f "$M/$m.tflite" ] || continue
     for lib in base new; do
       R=3 P=4 sweep "$(device_lib $lib)" 5 "$OUT/$m-$lib.md" "$M/$m.tflite" "" f32: "f16:$F16" \
