@@ -17,7 +17,8 @@ back-to-back dispatches (so launch gaps and clock ramp-up wash out), best of
         held in registers (each input vec4 feeds KS taps), highp or mediump.
         Every variant's output is checked against numpy.
 
-    python3 bench/peak_probe.py [fma] [conv]
+    python3 bench/peak_probe.py [fma] [conv] [lds]
+    python3 bench/peak_probe.py shape [bench/shape_probe.py's arguments]
 """
 
 from __future__ import annotations
@@ -501,6 +502,10 @@ def lds_probe(g: Gl):
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["shape"]:  # the shapes' own ceilings (bench/shape_probe.py)
+        import shape_probe
+        sys.argv = sys.argv[:1] + sys.argv[2:]
+        return shape_probe.main()
     g = Gl()
     print(f"renderer: {g.gl.glGetString(GL_RENDERER).decode()}")
     what = sys.argv[1:] or ["fma", "conv"]

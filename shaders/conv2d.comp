@@ -1,68 +1,44 @@
 #version 310 es
-// A register-tiled GEMM over PHWC4: CONV_2D (1x1 and general), FULLY_CONNECTED.
-// The output is a matrix of ROWS rows (output pixels over all batches) by
-// OUT_S channel slices. Each invocation computes TILE_ROWS consecutive rows x
-// TILE_SLICES output slices in registers (8-32 vec4 accumulators), so each
-// input vec4 it loads feeds TILE_SLICES x 4 FMAs and each weight vec4
-// feeds TILE_ROWS of them.
-// Two ways to read the input:
-//  - default (1x1 convolution, fully connected): row r reads the DEPTH_STEPS
-//    input vec4s at row_base + d * DEPTH_STRIDE, row_base = (r / ROW_PIXELS)
-//    * IN_S * IN_HW + r % ROW_PIXELS: ROW_PIXELS = IN_HW, DEPTH_STEPS = IN_S,
-//    DEPTH_STRIDE = IN_HW for a 1x1 convolution or an FC over the last
-//    dimension; 1, IN_S * IN_HW, 1 for an FC over a flattened 4-D input.
-//  - GENERIC (any kernel size, stride, dilation, padding): row r is output
-//    pixel (b, y, x); for each kernel tap (ky, kx) and input slice it reads
-//    input pixel (y * STRIDE_H - PAD_TOP + ky * DILATION_H, x * ...), zero
-//    outside the input. No im2col buffer: the taps are gathered in place.
-// Weights (binding 2), packed in the order read: [slice group][tap][depth
-// step][TILE_SLICES][4] vec4, vec4 k of output slice o holding input lane k's
-// weights for the slice's 4 output channels. Bias (binding 3): one vec4 per
-// output slice, padded to whole groups. Padding is zero.
-// SLICES_ON_X: slice groups on x, row groups on y, for small maps (7x7, FC).
+// A register-tiled GEMM over PHWC4: CONV_2D (1x1 and general), FULLY_CONNECTED. The output
+// is a matrix of ROWS rows (output pixels over all batches) by OUT_S channel slices. Each
+// invocation computes TILE_ROWS consecutive rows x TILE_SLICES output slices in registers
+// (8-32 vec4 accumulators): each input vec4 feeds TILE_SLICES x 4 FMAs, each weight vec4
+// TILE_ROWS of them. Two ways to read the input:
+//  - default (1x1 convolution, fully connected): row r reads the DEPTH_STEPS input vec4s at
+//    row_base + d * DEPTH_STRIDE, row_base = (r / ROW_PIXELS) * IN_S * IN_HW + r % ROW_PIXELS:
+//    ROW_PIXELS = IN_HW, DEPTH_STEPS = IN_S, DEPTH_STRIDE = IN_HW for a 1x1 convolution or an
+//    FC over the last dimension; 1, IN_S * IN_HW, 1 for an FC over a flattened 4-D input.
+//  - GENERIC (any kernel size, stride, dilation, padding): row r is output pixel (b, y, x);
+//    for each tap (ky, kx) and input slice it reads input pixel (y * STRIDE_H - PAD_TOP + ky *
+//    DILATION_H, x * ...), zero outside. No im2col buffer: the taps are gathered in place.
+// Weights (binding 2), packed in the order read: [slice group][tap][depth step][TILE_SLICES]
+// [4] vec4, vec4 k of output slice o holding input lane k's weights for the slice's 4 output
+// channels. Bias (binding 3): one vec4 per output slice, padded to whole groups. Padding is
+// zero. SLICES_ON_X: slice groups on x, row groups on y, for small maps (7x7, FC).
 // Bindings: 0 = output, 1 = input, 2 = packed weights, 3 = packed bias.
-// How the input is read, besides a PHWC4 tensor: docs/conv2d_gather.md says
-// what each of these defines means and which pass sets it.
-//  - BHWC_INPUT, INPUT_QUANT(x), BHWC_BYTES_INPUT: a partition input of
-//    IN_C <= 4 channels read straight from its upload staging buffer.
-//  - TEXTURE_INPUT: an application's bound 2D texture, read with texelFetch
-//    (texture_io.comp's scale/offset/channel rule, uniforms 0-2).
-//  - GATHER_MIRROR=0|1: a folded MIRROR_PAD; a tap outside reads its mirror.
-//  - GATHER_UPSAMPLE=F: a folded nearest resize by F; IN_H / IN_W are the
-//    resized map's, IN_HW the source's; tap (y, x) reads (y / F, x / F).
-//  - PROLOGUE_IN: a folded instance-norm apply, x * scale (binding 4) then
-//    PROLOGUE(x,slice) (+ shift at binding 5, ReLU) on every gathered vec4;
-//    zero padding stays zero. Not with EPILOGUE_IN (same bindings).
-// EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step
-// fused into the store, its tensor operand, if any, at binding 4 (EPILOGUE_IN).
-// K_SPLIT (GENERIC, rows on x, LOCAL_Y 1; DeviceProfile::conv_k_split): the
-// LOCAL_Z invocations along z of a workgroup share one output tile and
-// take every LOCAL_Z-th (tap, input slice) step of its sum; the partial
-// sums meet in shared memory ((LOCAL_Z - 1) x LOCAL_X x TILE vec4s, within
-// the device's limits or the GLES 3.1 minimums, 128 and 16 KB) and the
-// z = 0 invocation stores: a register tile and enough invocations for a
-// GPU of thousands of lanes (docs/perf/log.md, "perf, session 9").
-// ROWS_UNROLLED (ROW_STEP 1; DeviceProfile::conv_unrolled_tile): each step's
-// slices and the stores' rows written out instead of loops (llvmpipe:
-// 3-6x faster from ~24 accumulators; docs/perf/log.md, "llvm4, session 13").
+// How the input is read besides a PHWC4 tensor (docs/conv2d_gather.md: what each define
+// means, which pass sets it): BHWC_INPUT, INPUT_QUANT(x), BHWC_BYTES_INPUT (an image's upload
+// staging), TEXTURE_INPUT (a bound 2D texture), GATHER_MIRROR (a folded MIRROR_PAD),
+// GATHER_UPSAMPLE=F (a folded nearest resize), PROLOGUE_IN (a folded norm apply, bindings 4-5).
+// EPILOGUE(x,index,slice) (delegate/passes/fusion.h): an elementwise step fused into the
+// store, its tensor operand, if any, at binding 4 (EPILOGUE_IN).
+// K_SPLIT (GENERIC, rows on x, LOCAL_Y 1; DeviceProfile::conv_k_split): the LOCAL_Z
+// invocations along z share one output tile, each every LOCAL_Z-th (tap, slice) step;
+// the partial sums meet in shared memory ((LOCAL_Z - 1) x LOCAL_X x TILE vec4s, within
+// the device's limits), z = 0 stores: a register tile and enough invocations for
+// thousands of lanes (docs/perf/log.md, "perf, session 9").
+// ROWS_UNROLLED (ROW_STEP 1; DeviceProfile::conv_unrolled_tile): each step's slices and the
+// stores' rows written out (llvmpipe: 3-6x faster from ~24 accumulators; "llvm4, session 13").
 // K_UNROLL=2 (1x1 / FC; DeviceProfile::conv_k_unroll): two depth steps per loop.
-// ROW_STEP (K_SPLIT; 1 otherwise): the step between an invocation's rows;
-// 1: TILE_ROWS consecutive pixels; LOCAL_X: neighbouring invocations take
-// neighbouring pixels (rows w * LOCAL_X * TILE_ROWS + x + p * LOCAL_X for
-// invocation x of workgroup w), so a warp's loads and stores are contiguous
-// runs (DeviceProfile::conv_split_tile).
-// MATH_P / ACC_P (default highp): the precision of the products and of the
-// accumulators; mediump where fp16 storage and DeviceProfile::fp16_math
-// ask for it (NVIDIA runs mediump vec4 FMAs as packed halves, ~4x highp:
-// bench/fp16_probe.py, docs/perf/log.md "conv, session 10").
-//
-// Shapes are uniforms (egl/shader_source.h), so every layer with the same
-// tile, window and activation runs one program; the tile, window, stride
-// and dilation stay compile-time constants, which the unrolled inner loops
-// need. Index arithmetic divides through div_mod() (no integer division by
-// a uniform, which llvmpipe scalarizes); the kernel compiles shapes in
-// (Dispatch::specialize) when ROWS reaches gl::kExactDivModLimit.
-//
+// ROW_STEP (K_SPLIT; 1 otherwise): the step between an invocation's rows; LOCAL_X:
+// neighbouring invocations take neighbouring pixels (rows w * LOCAL_X * TILE_ROWS + x
+// + p * LOCAL_X), a warp's loads and stores contiguous (DeviceProfile::conv_split_tile).
+// MATH_P / ACC_P (default highp): products' and accumulators' precision; mediump with fp16
+// storage and DeviceProfile::fp16_math (NVIDIA: packed halves; "conv, session 10").
+// Shapes are uniforms (egl/shader_source.h): layers of one tile, window and activation share
+// a program; the unrolled loops' bounds stay constants. div_mod() instead of divisions by a
+// uniform (llvmpipe scalarizes those); shapes compiled in (Dispatch::specialize) from
+// gl::kExactDivModLimit rows.
 // @axis - GENERIC
 // @axis - ONE_INPUT_SLICE
 // @axis - K_SPLIT SMEM_TILE ROWS_UNROLLED
@@ -78,7 +54,7 @@
 // @const EPILOGUE(x,index,slice)=(x) PROLOGUE(x,slice)=(x)
 // @axis - BHWC_INPUT TEXTURE_INPUT BHWC_BYTES_INPUT
 // @const IN_C=3 INPUT_QUANT(x)=(x) GATHER_MIRROR=0 GATHER_UPSAMPLE=1
-// @const STAGED_SCALE=0.5 STAGED_ZERO_POINT=3 STAGED_FLIP=128u FMA_CHAIN=0
+// @const STAGED_SCALE=0.5 STAGED_ZERO_POINT=3 STAGED_FLIP=128u FMA_CHAIN=0 ST_PREFETCH=0 KS_WSMEM=0
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
@@ -135,6 +111,7 @@ TENSOR_IN(prologue_shift, 5, PrologueShift);
 #else
 #define GATHERED(v, s) (v)
 #endif
+#define WLOAD(i) LOAD(weights, i)  // K_SPLIT's KS_WSMEM: from shared memory (below)
 TENSOR_IN(weights, 2, Weights);
 TENSOR_IN(bias, 3, Bias);
 #if defined(EPILOGUE_IN)
@@ -182,6 +159,13 @@ int mirror_coord(int v, int n) {
 #endif
 
 #if defined(K_SPLIT)
+#if defined(KS_WSMEM) && KS_WSMEM > 0
+// KS_WSMEM=N (DeviceProfile::conv_k_split_wsmem_rows): the slice group's N weight vec4s (all
+// steps) staged in shared memory once per workgroup, then read as broadcasts.
+shared MATH_P vec4 ks_w[KS_WSMEM];
+#undef WLOAD
+#define WLOAD(i) ks_w[(i) - w_base]
+#endif
 // The parts are the workgroup's z extent.
 #define K_PARTS LOCAL_Z
 #if LOCAL_Z > 1
@@ -193,19 +177,14 @@ shared vec4 k_partial[K_SLOTS * LOCAL_X * TILE];
 #endif
 
 #if defined(SMEM_TILE)
-// SMEM_TILE (GENERIC, stride 1, no dilation, batch 1; DeviceProfile::
-// conv_smem_tile): a workgroup computes LOCAL_Y rows x LOCAL_X * TILE_ROWS
-// pixels x TILE_SLICES slices. Per input slice it stages the window's input
-// tile and the slice's weights in shared memory once; each invocation then
-// slides a row of TILE_ROWS + KERNEL_W - 1 vec4s over its TILE_ROWS
-// consecutive pixels (an input vec4 feeds KERNEL_W taps from registers,
-// weights come as broadcasts; the gather above loads both per tap: 1.07-
-// 1.5x faster on an H200, docs/perf/log.md "peak, session 11").
-// Columns are skewed by c / 8 so that invocations TILE_ROWS columns apart
-// read distinct banks. GLSL ES 3.10 allows barrier() only outside control
-// flow: the ST_SLICES (<= 4) slices are steps written out in main. The
-// kernel keeps 16 x ((LOCAL_Y + KERNEL_H - 1) x ST_SWP + ST_WEIGHTS) bytes
-// within the device's shared-memory limit.
+// SMEM_TILE (GENERIC, stride 1, no dilation, batch 1; DeviceProfile::conv_smem_tile): a
+// workgroup computes LOCAL_Y rows x LOCAL_X * TILE_ROWS pixels x TILE_SLICES slices. Per input
+// slice it stages the input tile and weights in shared memory; each invocation slides a row of
+// TILE_ROWS + KERNEL_W - 1 vec4s over its pixels (weights as broadcasts: 1.07-1.5x the gather on
+// an H200, "peak, session 11"). Columns skewed by c / 8: invocations TILE_ROWS columns apart
+// read distinct banks. barrier() only outside control flow (GLSL ES 3.10): the ST_SLICES (<= 8)
+// slices are steps written out in main. 16 x ((LOCAL_Y + KERNEL_H - 1) x ST_SWP + ST_WEIGHTS)
+// bytes stay within the device's limit.
 #if defined(ONE_INPUT_SLICE)
 #define ST_IN_SLICES 1
 #else
@@ -217,41 +196,40 @@ shared vec4 k_partial[K_SLOTS * LOCAL_X * TILE];
 #define ST_SKEW(c) ((c) + (c) / 8)
 #define ST_SWP (ST_SKEW(ST_SW - 1) + 1)
 #define ST_WEIGHTS (KERNEL_H * KERNEL_W * TILE_SLICES * 4)
+#define ST_N (LOCAL_X * LOCAL_Y)
 shared MATH_P vec4 st_in[ST_SH * ST_SWP];
 shared MATH_P vec4 st_w[ST_WEIGHTS];
 
-void st_stage(int s) {
-  int in_slices = ST_IN_SLICES;
-  if (s >= in_slices) return;
-  int lid = int(gl_LocalInvocationIndex);
-  int ox0 = int(gl_WorkGroupID.x) * ST_TW - PAD_LEFT;
-  int oy0 = int(gl_WorkGroupID.y) * LOCAL_Y - PAD_TOP;
-  int in_w = IN_W;
-  int slice_base = s * IN_HW;
-  for (int i = lid; i < ST_SH * ST_SW; i += LOCAL_X * LOCAL_Y) {
-    int r = i / ST_SW;
-    int c = i - r * ST_SW;
-    int y = GATHER_Y(oy0 + r);
-    int x = GATHER_X(ox0 + c);
+// Vec4 i of the tile: its input pixel within the slice, or -1 (outside the
+// map, or past the tile), and its shared-memory slot.
+int st_source(int i) {
+  int r = i / ST_SW;
+  int c = i - r * ST_SW;
+  int y = GATHER_Y(int(gl_WorkGroupID.y) * LOCAL_Y - PAD_TOP + r);
+  int x = GATHER_X(int(gl_WorkGroupID.x) * ST_TW - PAD_LEFT + c);
 #if defined(GATHER_MIRROR)
-    // A tile past the map's end reflects past 0 on small maps: kept inside
-    // (those sums are never stored).
-    y = clamp(y, 0, IN_H - 1);
-    x = clamp(x, 0, in_w - 1);
+  // A tile past the map's end reflects past 0 on small maps: kept inside (never stored).
+  y = clamp(y, 0, IN_H - 1);
+  x = clamp(x, 0, IN_W - 1);
 #endif
-    // The gather's own remaps: a folded resize's source pixel, a folded
-    // norm's apply (GATHER_UPSAMPLE, PROLOGUE_IN above).
-    st_in[r * ST_SWP + ST_SKEW(c)] =
-        GATHER_INSIDE(y, x) ? GATHERED(load_input(slice_base + GATHER_INDEX(y, x)), s)
-                            : vec4(0.0);
+  return i < ST_SH * ST_SW && GATHER_INSIDE(y, x) ? GATHER_INDEX(y, x) : -1;
+}
+int st_slot(int i) { return (i / ST_SW) * ST_SWP + ST_SKEW(i - (i / ST_SW) * ST_SW); }
+
+// Weights are packed [group][tap][slice][TILE_SLICES][4]: slice s's i-th.
+int st_weight(int s, int i) {
+  int tap = i / (TILE_SLICES * 4);
+  return (int(gl_WorkGroupID.z) * KERNEL_H * KERNEL_W + tap) * ST_IN_SLICES * TILE_SLICES * 4 +
+         s * TILE_SLICES * 4 + i - tap * (TILE_SLICES * 4);
+}
+void st_stage(int s) {
+  if (s >= ST_IN_SLICES) return;
+  int lid = int(gl_LocalInvocationIndex);
+  for (int i = lid; i < ST_SH * ST_SW; i += ST_N) {
+    int source = st_source(i);  // GATHER_UPSAMPLE, PROLOGUE_IN: the gather's own remaps
+    st_in[st_slot(i)] = source >= 0 ? GATHERED(load_input(s * IN_HW + source), s) : vec4(0.0);
   }
-  // Weights are packed [group][tap][slice][TILE_SLICES][4]: this slice's.
-  int w_base = int(gl_WorkGroupID.z) * KERNEL_H * KERNEL_W * in_slices * TILE_SLICES * 4;
-  for (int i = lid; i < ST_WEIGHTS; i += LOCAL_X * LOCAL_Y) {
-    int tap = i / (TILE_SLICES * 4);
-    int j = i - tap * (TILE_SLICES * 4);
-    st_w[i] = LOAD(weights, w_base + (tap * in_slices + s) * TILE_SLICES * 4 + j);
-  }
+  for (int i = lid; i < ST_WEIGHTS; i += ST_N) st_w[i] = LOAD(weights, st_weight(s, i));
 }
 
 // A macro: as a global array that a function updates, the accumulators
@@ -281,11 +259,33 @@ void st_stage(int s) {
     }                                                                              \
   }
 
+// ST_PREFETCH=1 (DeviceProfile::conv_smem_prefetch): slice s + 1's vec4s are loaded
+// into registers before slice s's taps and stored after them, their latency hidden
+// behind the FMAs; where the tile takes <= 4 vec4s and 1 weight per invocation.
+#define ST_LOADS ((ST_SH * ST_SW + ST_N - 1) / ST_N)
+#if defined(ST_PREFETCH) && ST_PREFETCH && ST_LOADS <= 4 && ST_WEIGHTS <= ST_N
+#define ST_PF 1
+#define ST_GET(k, s) if (k < ST_LOADS) { src[k] = st_source(lid + k * ST_N);         \
+    raw[k] = load_input((s) * IN_HW + max(src[k], 0)); }
+#define ST_PUT(k, s) if (k < ST_LOADS && lid + k * ST_N < ST_SH * ST_SW) \
+    st_in[st_slot(lid + k * ST_N)] = src[k] >= 0 ? GATHERED(raw[k], s) : vec4(0.0);
+#define ST_FETCH(s) if ((s) < ST_SLICES) { ST_GET(0, s) ST_GET(1, s) ST_GET(2, s) ST_GET(3, s) \
+    if (lid < ST_WEIGHTS) wraw = LOAD(weights, st_weight(s, lid)); }
+#define ST_STORE(s) if ((s) < ST_SLICES) { ST_PUT(0, s) ST_PUT(1, s) ST_PUT(2, s) ST_PUT(3, s) \
+    if (lid < ST_WEIGHTS) st_w[lid] = wraw; } memoryBarrierShared(); barrier();
+#define ST_SLICE(s) ST_FETCH((s) + 1) ST_COMPUTE(s) barrier(); ST_STORE((s) + 1)
+#else
 #define ST_SLICE(s) st_stage(s); memoryBarrierShared(); barrier(); ST_COMPUTE(s) barrier();
+#endif
 
 void main() {
   ACC_P vec4 acc[TILE];
   for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
+#if defined(ST_PF)
+  int lid = int(gl_LocalInvocationIndex), src[4];
+  vec4 raw[4], wraw;
+  ST_FETCH(0) ST_STORE(0)
+#endif
   ST_SLICE(0)
 #if ST_SLICES > 1
   ST_SLICE(1)
@@ -295,6 +295,9 @@ void main() {
 #endif
 #if ST_SLICES > 3
   ST_SLICE(3)
+#endif
+#if ST_SLICES > 4  // up to 8 (a step past IN_S only meets its barriers)
+  ST_SLICE(4) ST_SLICE(5) ST_SLICE(6) ST_SLICE(7)
 #endif
   int out_w = OUT_W;
   int out_hw = OUT_HW;
@@ -337,8 +340,7 @@ void main() {
   int first_row = int(gl_GlobalInvocationID.x) * TILE_ROWS;
 #endif
 #if defined(K_SPLIT)
-  // Every invocation reaches the barrier: one past the end computes the
-  // first tile's sums and stores nothing.
+  // Every invocation reaches the barrier: one past the end computes tile 0, stores nothing.
   bool in_range = group < SLICE_GROUPS && first_row < ROWS;
   if (!in_range) {
     group = 0;
@@ -363,13 +365,11 @@ void main() {
   int in_y0[TILE_ROWS];
   int in_x0[TILE_ROWS];
   int batch_base[TILE_ROWS];
-  // div_mod for the tile's first row only; each next row is the next
-  // output pixel (x, then y, then the batch carry over). Rows past the end
-  // repeat the first row (never stored).
+  // div_mod for the tile's first row only; each next row is the next output pixel (x, then
+  // y, then the batch carry over). Rows past the end repeat the first row (never stored).
   int out_w = OUT_W;
 #if defined(K_SPLIT)
-  // Rows ROW_STEP apart: each its own div_mod. Rows past the end repeat the
-  // first row (never stored).
+  // Rows ROW_STEP apart: each its own div_mod (past the end: the first row, never stored).
   for (int p = 0; p < TILE_ROWS; ++p) {
     int r = first_row + p * ROW_STEP;
     ivec2 bp = div_mod(r < ROWS ? r : first_row, out_hw);
@@ -396,11 +396,17 @@ void main() {
   }
 #endif  // K_SPLIT
 #if defined(K_SPLIT)
-  // Step k = tap * IN_SLICES + s, from k_part on by K_PARTS; weights are
-  // packed in that order ([group][tap][slice][TILE_SLICES][4] vec4).
+  // Step k = tap * IN_SLICES + s, from k_part on by K_PARTS; weights packed in that order.
   int in_slices = IN_SLICES;
   int steps = KERNEL_H * KERNEL_W * in_slices;
   int w_base = group * steps * TILE_SLICES * 4;
+#if defined(KS_WSMEM) && KS_WSMEM > 0
+  for (int i = int(gl_LocalInvocationIndex); i < KS_WSMEM; i += LOCAL_X * LOCAL_Z) {
+    ks_w[i] = LOAD(weights, int(gl_WorkGroupID.y) * KS_WSMEM + i);
+  }
+  memoryBarrierShared();
+  barrier();
+#endif
   ivec2 tap_slice = div_mod(k_part, in_slices);
   for (int k = k_part; k < steps; k += K_PARTS) {
     int tap = tap_slice.x;
@@ -452,9 +458,8 @@ void main() {
       }
 #endif  // K_SPLIT
 #else
-  // One div_mod for the tile's first row; each next row is one pixel on,
-  // with at most one carry into the image index (the pixel was below
-  // ROW_PIXELS). Rows past the end read the first row (never stored).
+  // One div_mod for the tile's first row; each next row is one pixel on, with at most one
+  // carry into the image index (pixel < ROW_PIXELS). Rows past the end read the first row.
   int row_pixels = ROW_PIXELS;
   int image_stride = IN_S * IN_HW;
   ivec2 image_pixel = div_mod(first_row, row_pixels);
@@ -471,11 +476,8 @@ void main() {
   int first_step = 0;
 #if defined(K_UNROLL)
 #if K_UNROLL == 2
-  // Two depth steps per iteration (llvmpipe): each accumulator is written
-  // once per 8 FMAs instead of 4. llvmpipe keeps loop-carried values in
-  // memory behind the execution mask (a load, a blend and a store per
-  // write), which caps a rolled loop near half its FMA rate
-  // (../shared/research/llvmpipe.md); the odd step runs in the loop below.
+  // Two depth steps per iteration (llvmpipe keeps loop-carried values in memory
+  // behind the execution mask: ../shared/research/llvmpipe.md); odd step below.
   for (; first_step + 1 < depth_steps; first_step += 2) {
     vec4 xa[TILE_ROWS];
     vec4 xb[TILE_ROWS];
@@ -522,8 +524,8 @@ void main() {
       w_index += 4 * TILE_SLICES;
 #else
       for (int o = 0; o < TILE_SLICES; ++o) {
-        MATH_P vec4 w0 = LOAD(weights, w_index), w1 = LOAD(weights, w_index + 1);
-        MATH_P vec4 w2 = LOAD(weights, w_index + 2), w3 = LOAD(weights, w_index + 3);
+        MATH_P vec4 w0 = WLOAD(w_index), w1 = WLOAD(w_index + 1);
+        MATH_P vec4 w2 = WLOAD(w_index + 2), w3 = WLOAD(w_index + 3);
         w_index += 4;
         for (int p = 0; p < TILE_ROWS; ++p) ACC_STEP(acc[p * TILE_SLICES + o], x[p]);
       }
@@ -532,8 +534,7 @@ void main() {
   }
 
 #if defined(K_SPLIT)
-  // The other parts' sums into part 0's registers (barrier() at the top
-  // level of main, as GLSL ES 3.10 requires).
+  // The other parts' sums into part 0's registers (barrier() at main's top level: GLSL ES 3.10).
   int slot = int(gl_LocalInvocationID.x);
   if (k_part > 0) {
     for (int i = 0; i < TILE; ++i) {
@@ -548,9 +549,8 @@ void main() {
   }
 #endif
 
-  // The uniforms the stores need are read before the first store: after
-  // it the compiler must assume the block could have changed and would
-  // read it again for every store.
+  // The uniforms the stores need are read before the first store: after it the compiler
+  // must assume the block could have changed and would read it again for every store.
   int rows = ROWS;
   int out_s = OUT_S;
   int out_c = OUT_C;
@@ -560,8 +560,7 @@ void main() {
   }
   ivec2 out_pixel = div_mod(first_row, out_hw);  // then one row at a time
 #if defined(ROWS_UNROLLED) && ROW_STEP == 1
-  // Each row written out (llvmpipe): NIR leaves this loop rolled from ~24
-  // accumulators on, and acc[] indexed by its counter lives in scratch.
+  // Each row written out (llvmpipe: NIR leaves this loop rolled from ~24 accumulators on).
 #define STORE_AT(P, O) if (O < TILE_SLICES && group * TILE_SLICES + O < out_s) {            \
     int slice = group * TILE_SLICES + O, index = row_index + slice * out_hw;               \
     int o_ = min(O, TILE_SLICES - 1);                                                         \

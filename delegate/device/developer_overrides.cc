@@ -151,6 +151,9 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.min_invocations = NonNegative("TFLITE_GLES_MIN_INVOCATIONS");
   o.conv_k_split = Switch("TFLITE_GLES_X_CONV_KSPLIT");
   o.conv_smem_tile = Switch("TFLITE_GLES_X_CONV_SMEM_TILE");
+  o.conv_smem_prefetch = NonNegative("TFLITE_GLES_X_CONV_SMEM_PREFETCH");
+  o.conv_k_split_wsmem = NonNegative("TFLITE_GLES_X_CONV_KSPLIT_WSMEM");
+  o.conv_smem_slices = NonNegative("TFLITE_GLES_X_CONV_SMEM_SLICES");
   o.window_reuse = Switch("TFLITE_GLES_X_WINDOW_REUSE");
   o.window_small = Switch("TFLITE_GLES_X_WINDOW_SMALL");
   o.window_acc16 = Switch("TFLITE_GLES_X_WINDOW_ACC16");

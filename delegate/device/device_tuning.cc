@@ -369,6 +369,26 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   device->conv_smem_tile = device->gpu->IsNvidia();
   Apply(o.conv_smem_tile, &device->conv_smem_tile);
   if (!o.conv_smem_block.empty()) ApplySmemBlock(o.conv_smem_block, &device->conv_smem_block);
+  // SMEM_TILE for 8 input slices with ST_PREFETCH and 1 pixel x 2 slices per invocation
+  // (kernels::ChooseSmemTile's rule, 2): on an H100 style's @240 (3x3 32 -> 16, 192x192) ran
+  // 37.2 -> 27.9 µs fp32 (K_SPLIT, or 32.1 with its weights in shared memory), and in fp16 the
+  // 4-slice @256 25.0 -> 22.8; fp32's @256 was slower with it (28.2 -> 30.4; docs/perf/log.md,
+  // "peak5, session 16"). NVIDIA, where it was measured.
+  device->conv_smem_prefetch = device->gpu->IsNvidia() ? 2 : 0;
+  if (o.conv_smem_prefetch) {
+    device->conv_smem_prefetch = static_cast<int>(std::min(*o.conv_smem_prefetch, 2LL));
+  }
+  // K_SPLIT's weights in shared memory from 16384 output pixels, NVIDIA fp32: style's @240
+  // (192x192) 36.4 -> 31.0 µs on an H200, while the dispatch sum rose 2 µs with every K_SPLIT
+  // layer staging (its 96x96 ones) and fp16 did not gain (docs/perf/log.md, "peak5, session 16").
+  device->conv_k_split_wsmem_rows = device->gpu->IsNvidia() && !device->fp16 ? 16384 : 0;
+  Apply(o.conv_k_split_wsmem, &device->conv_k_split_wsmem_rows);
+  // 4 without ST_PREFETCH: with 8 style's @240 ran 1.06x / 1.24x slower than K_SPLIT in fp32
+  // / fp16 on an H200 (docs/perf/log.md, "peak, session 11"); 8 with it on NVIDIA (above).
+  device->conv_smem_slices = device->gpu->IsNvidia() ? 8 : 4;
+  if (o.conv_smem_slices) {
+    device->conv_smem_slices = static_cast<int>(std::clamp(*o.conv_smem_slices, 1LL, 8LL));
+  }
   // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
   // session 12"): NVIDIA, where it was measured.
   device->window_conv_row_reuse = device->gpu->IsNvidia();

@@ -199,28 +199,28 @@ struct DeviceProfile {
   // Instance-norm statistics (MEAN, SQUARED_DIFFERENCE, MEAN, ADD, RSQRT)
   // as one dispatch (delegate/passes/norm_fusion.h). TFLITE_GLES_FUSE_NORM_STATS.
   bool fuse_norm_stats = true;
-  // ... with a conditional instance norm's affine half (scale and shift from
-  // gamma and beta) in the same dispatch, where a dispatch may bind six
-  // buffers (delegate/passes/norm_fusion.h). TFLITE_GLES_FUSE_NORM_AFFINE.
+  // ... with a conditional instance norm's affine half (scale and shift from gamma and beta) in
+  // the same dispatch, where it may bind six buffers (norm_fusion.h). _FUSE_NORM_AFFINE.
   bool fuse_norm_affine = true;
-  // General convolutions with long sums split them across a workgroup's z
-  // (shaders/conv2d.comp K_SPLIT). Set by TuneForDevice;
-  // TFLITE_GLES_X_CONV_KSPLIT=0/1.
+  // General convolutions with long sums split across a workgroup's z (conv2d.comp K_SPLIT;
+  // TFLITE_GLES_X_CONV_KSPLIT); from this many output pixels (0: none) its weights staged in
+  // shared memory (KS_WSMEM; TFLITE_GLES_X_CONV_KSPLIT_WSMEM=N).
   bool conv_k_split = false;
-  // General stride-1 convolutions on large maps stage each input slice's
-  // tile and weights in shared memory (shaders/conv2d.comp SMEM_TILE), in
-  // place of K_SPLIT or the plain gather; TFLITE_GLES_X_CONV_SMEM_TILE=0/1.
-  // Its block LX/LY/PX/SL, all 0: kernels::ChooseSmemTile's; TFLITE_GLES_X_CONV_SMEM_BLOCK.
+  long long conv_k_split_wsmem_rows = 0;
+  // General stride-1 convolutions on large maps of <= conv_smem_slices input slices (4-8) stage
+  // each slice's tile and weights in shared memory (conv2d.comp SMEM_TILE) in place of K_SPLIT
+  // or the gather; TFLITE_GLES_X_CONV_SMEM_TILE=0/1, _SMEM_SLICES. Its block LX/LY/PX/SL, all
+  // 0: kernels::ChooseSmemTile's (TFLITE_GLES_X_CONV_SMEM_BLOCK). prefetch: slice s + 1 loaded
+  // in registers during slice s's taps (ST_PREFETCH; 0 none, 1 all, 2 ChooseSmemTile's rule;
+  // TFLITE_GLES_X_CONV_SMEM_PREFETCH).
   bool conv_smem_tile = false;
+  int conv_smem_slices = 4, conv_smem_prefetch = 0;
   std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
-  // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across
-  // a block of outputs a dilation apart (shaders/depthwise_conv2d.comp)
-  // instead of gathering every tap. Set by TuneForDevice;
-  // TFLITE_GLES_X_DILATED_DW_REUSE=0/1.
+  // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across a block of outputs
+  // a dilation apart (depthwise_conv2d.comp), not a gather per tap; _X_DILATED_DW_REUSE=0/1.
   bool dilated_depthwise_reuse = false;
-  // "ROWS,SLICES" ('/' for ','): conv2d.comp's register tile for 1x1
-  // convolutions on maps of >= 128 pixels, in place of ChooseGemmTile's
-  // (sweeps on llvmpipe; TFLITE_GLES_X_POINTWISE_TILE). Empty: the chosen one.
+  // "ROWS,SLICES" ('/' for ','): conv2d.comp's register tile for 1x1 convolutions on maps of
+  // >= 128 pixels instead of ChooseGemmTile's (sweeps; TFLITE_GLES_X_POINTWISE_TILE). Empty: its.
   std::string conv_tile_override;
   // conv2d.comp's 1x1 / FC loop takes two depth steps per iteration
   // (K_UNROLL=2). Set by TuneForDevice; TFLITE_GLES_X_CONV_UNROLL=0/1.

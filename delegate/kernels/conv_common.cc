@@ -378,6 +378,16 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   if (k_split) {
     d["K_SPLIT"] = "";
     d["ROW_STEP"] = std::to_string(split.row_step);
+    // KS_WSMEM: the slice group's weights (every step's) in shared memory beside the
+    // partial sums, where both fit the device (DeviceProfile::conv_k_split_wsmem_rows).
+    const long long weight_vec4s = 1LL * taps * in_shape.slices() * tile.slices * 4;
+    const egl::GpuInfo* gpu = builder.device().gpu;
+    const long long wsmem_rows = builder.device().conv_k_split_wsmem_rows;
+    if (wsmem_rows > 0 && rows >= wsmem_rows &&
+        16 * (weight_vec4s + 1LL * std::max(1, split.parts - 1) * split.local_x * tile.rows *
+                                 tile.slices) <= (gpu ? gpu->max_shared_memory_bytes : 16384)) {
+      d["KS_WSMEM"] = std::to_string(weight_vec4s);
+    }
     // Whole workgroups of rows: with a row step of LOCAL_X a workgroup
     // covers LOCAL_X x TILE_ROWS rows, each invocation every LOCAL_X-th.
     const uint32_t local_x = static_cast<uint32_t>(split.local_x);
@@ -388,6 +398,7 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   if (smem.local_x > 0) {
     d["SMEM_TILE"] = "";
     d["ST_SLICES"] = std::to_string(in_shape.slices());
+    if (smem.prefetch) d["ST_PREFETCH"] = "1";
     const uint32_t lx = static_cast<uint32_t>(smem.local_x);
     const uint32_t ly = static_cast<uint32_t>(smem.local_y);
     const uint32_t tile_w = lx * static_cast<uint32_t>(smem.pixels);

@@ -91,6 +91,9 @@ struct SmemTile {
   int local_x = 0, local_y = 0;
   int pixels = 1;  // consecutive output pixels per invocation
   int slices = 1;  // output slices per invocation
+  // ST_PREFETCH: DeviceProfile::conv_smem_prefetch, where the next slice's tile takes
+  // <= 4 vec4s and its weights 1 per invocation (registers held across the taps).
+  bool prefetch = false;
 };
 SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
                         const Shape4& in, const Shape4& out);

@@ -13,9 +13,8 @@ namespace tflite_gles::kernels {
 // (bench/peak_probe.py conv); 1 slice, then 32 x 4 x 1 pixel, fit 9x9
 // windows in 16 KB. Only where it was measured to pay: batch 1, stride 1, no dilation,
 // maps of >= 16384 pixels (the 96x96 layers keep K_SPLIT, which finds
-// enough invocations there), <= 4 input slices (conv2d.comp writes the
-// slices out as steps; with 8, style's @240 ran 1.06x / 1.24x slower than
-// K_SPLIT in fp32 / fp16 on an H200: docs/perf/log.md "peak, session 11").
+// enough invocations there), <= DeviceProfile::conv_smem_slices input slices
+// (4; conv2d.comp writes up to 8 out as steps).
 // Many-core GPUs (DeviceProfile::min_invocations): where the block leaves
 // fewer invocations, 16 x 8 of one pixel x one slice: on NVIDIA hair's
 // 128x128x16 layers (128 workgroups of 2 x 2 for 132 SMs) ran 23.4 -> 16.0
@@ -24,15 +23,21 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
                         const Shape4& in, const Shape4& out) {
   if (!device.conv_smem_tile || window == nullptr || in.b != 1 || window->stride_h != 1 ||
       window->stride_w != 1 || window->dilation_h != 1 || window->dilation_w != 1 ||
-      1LL * out.h * out.w < 16384 || in.slices() > 4) {
+      1LL * out.h * out.w < 16384 || in.slices() > device.conv_smem_slices) {
     return SmemTile();
   }
   const long long shared_limit = device.gpu ? device.gpu->max_shared_memory_bytes : 16384;
   const long long invocations_limit = device.gpu ? device.gpu->max_workgroup_invocations : 128;
-  // A forced block (TFLITE_GLES_X_CONV_SMEM_BLOCK) first, where it fits.
+  // A forced block (TFLITE_GLES_X_CONV_SMEM_BLOCK) first, where it fits. ST_PREFETCH's rule
+  // (DeviceProfile::conv_smem_prefetch 2, NVIDIA): layers of > 4 input slices, and in fp16 of
+  // 4, take 1 pixel x 2 slices per invocation with the prefetch: on an H100 style's @240
+  // (8 slices) 37.2 -> 27.9 µs fp32, @256 (4) fp16 25.0 -> 22.8; fp32's @256 lost with it
+  // (28.2 -> 30.4) and 16 x 8 x 2 x 2 with it lost 22 % (docs/perf/log.md, "peak5, session 16").
   const auto& forced = device.conv_smem_block;
+  const bool rule = device.conv_smem_prefetch == 2 && in.slices() > (device.fp16 ? 3 : 4);
+  const SmemTile preferred = rule ? SmemTile{16, 8, 1, 2} : SmemTile{16, 8, 2, 2};
   const SmemTile candidates[] = {{forced[0], forced[1], forced[2], forced[3]},
-                                 {16, 8, 2, 2}, {16, 8, 2, 1}, {32, 4, 1, 1}};
+                                 preferred, {16, 8, 2, 2}, {16, 8, 2, 1}, {32, 4, 1, 1}};
   auto fits = [&](SmemTile& tile) {
     tile.slices = std::min(tile.slices, out.slices());
     const int row = tile.local_x * tile.pixels + window->kernel_w - 1;
@@ -42,6 +47,15 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
     return tile.local_x > 0 && 16 * vec4s <= shared_limit &&
            1LL * tile.local_x * tile.local_y <= invocations_limit;
   };
+  // The fill block below keeps the rule's prefetch off (unmeasured there: hair's maps).
+  auto with_prefetch = [&](SmemTile tile, bool fill) {
+    const long long n = 1LL * tile.local_x * tile.local_y;
+    const long long tile_vec4s = 1LL * (tile.local_y + window->kernel_h - 1) *
+                                 (tile.local_x * tile.pixels + window->kernel_w - 1);
+    tile.prefetch = (device.conv_smem_prefetch == 1 || (rule && !fill)) && tile_vec4s <= 4 * n &&
+                    1LL * window->kernel_h * window->kernel_w * tile.slices * 4 <= n;
+    return tile;
+  };
   for (SmemTile tile : candidates) {
     if (!fits(tile)) continue;
     const long long per_invocation = 1LL * tile.pixels * tile.slices;
@@ -49,9 +63,9 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
     if (forced[0] == 0 && device.min_invocations > 0 && per_invocation > 1 &&
         1LL * out.h * out.w * out.slices() / per_invocation < device.min_invocations &&
         fits(fill)) {
-      return fill;
+      return with_prefetch(fill, true);
     }
-    return tile;
+    return with_prefetch(tile, false);
   }
   return SmemTile();
 }

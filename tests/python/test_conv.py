@@ -131,6 +131,34 @@ def test_conv2d_with_the_sum_split_across_a_workgroup(monkeypatch, in_shape, fil
     assert_close(gpu, cpu, fp16)
 
 
+# K_SPLIT with its slice group's weights staged in shared memory (KS_WSMEM,
+# TFLITE_GLES_X_CONV_KSPLIT_WSMEM): the same sums in the same order as K_SPLIT
+# reading them from the buffer, equal bit for bit; the dumped programs show
+# the define (every case's weights fit llvmpipe's shared memory).
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape,options,first_layer", KSPLIT_CASES)
+def test_conv2d_with_the_split_sums_weights_in_shared_memory(monkeypatch, tmp_path, in_shape,
+                                                             filter_shape, options,
+                                                             first_layer, fp16):
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    if first_layer:
+        monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
+        monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
+    version = 2 if options["dilation_h_factor"] > 1 else 1
+    model = conv_model("CONV_2D", in_shape, filter_shape, options, version=version,
+                       seed=filter_shape[0])
+    cpu, (plain, _), (staged, stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_CONV_KSPLIT_WSMEM", model,
+        random_inputs([in_shape], seed=3), {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(staged, cpu, fp16)
+    np.testing.assert_array_equal(plain[0], staged[0])
+    dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
+    split = any("#define K_SPLIT" in t for t in dumped)
+    assert any("#define KS_WSMEM" in t for t in dumped) == split
+
+
 # K_SPLIT's tile (TFLITE_GLES_X_CONV_TILE=ROWS/SLICES/PARTS/LOCAL_X/STEP):
 # rows LOCAL_X apart (real GPUs' default; llvmpipe keeps step 1), larger
 # register tiles, more parts, a wider workgroup, and on a batch of 2 with

@@ -8,7 +8,8 @@ against the CPU kernels and the gather path. Split out of test_conv.py
 import numpy as np
 import pytest
 
-from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
+from gles_testing import (assert_close, assert_fully_delegated, random_inputs, run_cpu_and_gpu,
+                          run_switch_off_and_on)
 from test_conv import PRECISIONS, conv_model, window
 
 
@@ -99,3 +100,100 @@ def test_conv2d_with_forced_shared_memory_blocks(monkeypatch, block):
     assert_close(plain, cpu, False)
     assert_close(tiled, cpu, False)
     assert not np.array_equal(plain[0], tiled[0]), "the shared-memory path did not run"
+
+
+# ST_PREFETCH (TFLITE_GLES_X_CONV_SMEM_PREFETCH): the next input slice's tile and
+# weights loaded into registers during this slice's taps. Same sums in the same
+# order as SMEM_TILE without it: the outputs are equal bit for bit, and the dumped
+# program shows the define. 3x3 16 -> 12 (3 vec4s per invocation, 2 slices of
+# weights), 5x5 8 -> 4 (4 vec4s: every slot), a mirror pad in the gather and 2
+# input slices; 5x5 over 2 output slices (200 weight vec4s for 128 invocations)
+# keeps the plain staging.
+PREFETCH_CASES = [([1, 130, 129, 16], [12, 3, 3, 16], None, True),
+                  ([1, 129, 131, 8], [4, 5, 5, 8], None, True),
+                  ([1, 128, 130, 8], [8, 3, 3, 8], "mirror", True),
+                  ([1, 128, 128, 8], [8, 5, 5, 8], None, False)]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape,setting,prefetched", PREFETCH_CASES)
+def test_conv2d_shared_memory_tiles_with_prefetch(monkeypatch, tmp_path, in_shape,
+                                                  filter_shape, setting, prefetched, fp16):
+    from test_mirror_pad_fusion import pad_conv_model
+    monkeypatch.setenv(WINDOW_SWITCH, "0")
+    monkeypatch.setenv(SMEM_SWITCH, "1")
+    if setting == "mirror":
+        model = pad_conv_model(in_shape, ((1, 1), (1, 1)), "REFLECT", filter_shape[:3], seed=5)
+    else:
+        model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=4)
+    inputs = random_inputs([in_shape], seed=14)
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    cpu, (plain, _), (fetched, stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_CONV_SMEM_PREFETCH", model, inputs,
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(fetched, cpu, fp16)
+    np.testing.assert_array_equal(plain[0], fetched[0])
+    dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
+    assert any("#define SMEM_TILE" in t for t in dumped)
+    assert any("#define ST_PREFETCH 1" in t for t in dumped) == prefetched
+
+
+# Up to 8 input slices (TFLITE_GLES_X_CONV_SMEM_SLICES=8; conv2d.comp writes
+# steps 4-7 out together, a step past the layer's slices meeting only its
+# barriers): 8 slices (style's @240 shape, 32 -> 16) and 5, with and without
+# ST_PREFETCH (equal bit for bit), against the CPU.
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape", [([1, 128, 130, 32], [16, 3, 3, 32]),
+                                                   ([1, 129, 128, 20], [8, 3, 3, 20])])
+def test_conv2d_shared_memory_tiles_of_up_to_8_slices(monkeypatch, tmp_path, in_shape,
+                                                      filter_shape, fp16):
+    monkeypatch.setenv(WINDOW_SWITCH, "0")
+    monkeypatch.setenv(SMEM_SWITCH, "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_SLICES", "8")
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=6)
+    cpu, (plain, _), (fetched, stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_CONV_SMEM_PREFETCH", model,
+        random_inputs([in_shape], seed=15), {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fetched, cpu, fp16)
+    np.testing.assert_array_equal(plain[0], fetched[0])
+    dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
+    slices = (in_shape[3] + 3) // 4
+    assert any(f"#define ST_SLICES {slices}" in t and "#define ST_PREFETCH 1" in t
+               for t in dumped)
+
+
+# NVIDIA's rule (TFLITE_GLES_X_CONV_SMEM_PREFETCH=2, forced here with the many-core fill
+# rule's 65536 invocations): layers of > 4 input slices, and in fp16 of 4, take 16 x 8
+# invocations of 1 pixel x 2 slices with ST_PREFETCH; a 2-slice layer keeps its block and no
+# prefetch; a 4-slice layer too small for 1 x 2 gets the fill block without prefetch.
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape", [([1, 192, 192, 32], [16, 3, 3, 32]),
+                                                   ([1, 384, 384, 16], [8, 3, 3, 16]),
+                                                   ([1, 128, 128, 16], [16, 3, 3, 16]),
+                                                   ([1, 192, 192, 8], [16, 3, 3, 8])])
+def test_conv2d_shared_memory_tiles_by_the_prefetch_rule(monkeypatch, tmp_path, in_shape,
+                                                         filter_shape, fp16):
+    monkeypatch.setenv(WINDOW_SWITCH, "0")
+    monkeypatch.setenv(SMEM_SWITCH, "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_SLICES", "8")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_PREFETCH", "2")
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "65536")
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=7)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=16),
+                                      {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+    text = next(t for t in (p.read_text() for p in tmp_path.glob("*.comp"))
+                if "#define SMEM_TILE" in t)
+    slices = in_shape[3] // 4
+    ruled = slices > (3 if fp16 else 4)
+    pixels = in_shape[1] * in_shape[2]
+    fill = ruled and pixels * filter_shape[0] // 4 // 2 < 65536
+    assert ("#define ST_PREFETCH 1" in text) == (ruled and not fill)
+    if ruled and not fill:
+        assert "#define TILE_ROWS 1" in text and "#define TILE_SLICES 2" in text
