@@ -5,16 +5,11 @@
 #include <string>
 #include <thread>
 
+#include "delegate/device/apply_override.h"
 #include "tflite_gles/delegate.h"
 
 namespace tflite_gles {
 namespace {
-
-// An override, where its variable is set, replaces the device's choice.
-template <typename T, typename U>
-void Apply(const std::optional<T>& value, U* field) {
-  if (value) *field = *value;
-}
 
 // TFLITE_GLES_X_CONV_TILE=R/S/K/L/STEP (',' works too): five integers in
 // [1, 1024], STEP 1 or L; anything else is ignored with a warning. Whether
@@ -52,26 +47,6 @@ void ApplyWindowConv(const std::string& text, DeviceProfile* device) {
   std::fprintf(stderr,
                "WARNING: tflite-gles: TFLITE_GLES_X_WINDOW_CONV='%s' is not 0, 1 or "
                "PX/LOCAL_X/LOCAL_Y; ignored\n",
-               text.c_str());
-}
-
-// TFLITE_GLES_X_CONV_SMEM_BLOCK=LX/LY/PX/SL: conv2d.comp SMEM_TILE's block
-// (invocations along x and y, pixels and output slices per invocation) for
-// every layer that takes SMEM_TILE (sweeps); whether it fits the device is
-// checked where it is used (kernels::ChooseSmemTile).
-void ApplySmemBlock(const std::string& text, std::array<int, 4>* block) {
-  int v[4];
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2], &v[3],
-                  &tail) == 4 &&
-      v[0] >= 1 && v[0] <= 1024 && v[1] >= 1 && v[1] <= 1024 && v[2] >= 1 && v[2] <= 16 &&
-      v[3] >= 1 && v[3] <= 8) {
-    *block = {v[0], v[1], v[2], v[3]};
-    return;
-  }
-  std::fprintf(stderr,
-               "WARNING: tflite-gles: TFLITE_GLES_X_CONV_SMEM_BLOCK='%s' is not "
-               "LX/LY/PX/SL; ignored\n",
                text.c_str());
 }
 
@@ -354,83 +329,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   device->fuse_concat_epilogues = !device->gpu->IsLlvmpipe();
   Apply(o.concat_epilogue, &device->fuse_concat_epilogues);
   Apply(o.min_invocations, &device->min_invocations);
-  // Dilated 3x3 depthwise layers (DeepLab's atrous blocks) with the 3x3
-  // path's input reuse, over outputs a dilation apart, instead of one fetch
-  // per tap and output: llvmpipe pays per fetch (docs/perf/log.md, "llvm,
-  // session 10"). Other GPUs keep the gather until measured (NVIDIA fuses
-  // these layers into gemm.comp anyway).
-  device->dilated_depthwise_reuse = device->gpu->IsLlvmpipe();
-  Apply(o.conv_k_split, &device->conv_k_split);
-  // Shared-memory tiles for the large stride-1 convolutions: on an H200 the
-  // style-transfer layers that take them ran 1.07-1.26x (fp32) and
-  // 1.13-1.5x (fp16) faster than K_SPLIT's gather (docs/perf/log.md, "peak,
-  // session 11"). NVIDIA only until measured elsewhere; llvmpipe runs a
-  // workgroup on one core, where staging only adds barriers.
-  device->conv_smem_tile = device->gpu->IsNvidia();
-  Apply(o.conv_smem_tile, &device->conv_smem_tile);
-  if (!o.conv_smem_block.empty()) ApplySmemBlock(o.conv_smem_block, &device->conv_smem_block);
-  // SMEM_TILE for 8 input slices with ST_PREFETCH and 1 pixel x 2 slices per invocation
-  // (kernels::ChooseSmemTile's rule, 2): on an H100 style's @240 (3x3 32 -> 16, 192x192) ran
-  // 37.2 -> 27.9 µs fp32 (K_SPLIT, or 32.1 with its weights in shared memory), and in fp16 the
-  // 4-slice @256 25.0 -> 22.8; fp32's @256 was slower with it (28.2 -> 30.4; docs/perf/log.md,
-  // "peak5, session 16"). NVIDIA, where it was measured.
-  device->conv_smem_prefetch = device->gpu->IsNvidia() ? 2 : 0;
-  if (o.conv_smem_prefetch) {
-    device->conv_smem_prefetch = static_cast<int>(std::min(*o.conv_smem_prefetch, 2LL));
-  }
-  // K_SPLIT's weights in shared memory from 16384 output pixels, NVIDIA fp32: style's @240
-  // (192x192) 36.4 -> 31.0 µs on an H200, while the dispatch sum rose 2 µs with every K_SPLIT
-  // layer staging (its 96x96 ones) and fp16 did not gain (docs/perf/log.md, "peak5, session 16").
-  device->conv_k_split_wsmem_rows = device->gpu->IsNvidia() && !device->fp16 ? 16384 : 0;
-  Apply(o.conv_k_split_wsmem, &device->conv_k_split_wsmem_rows);
-  // 4 without ST_PREFETCH: with 8 style's @240 ran 1.06x / 1.24x slower than K_SPLIT in fp32
-  // / fp16 on an H200 (docs/perf/log.md, "peak, session 11"); 8 with it on NVIDIA (above).
-  device->conv_smem_slices = device->gpu->IsNvidia() ? 8 : 4;
-  if (o.conv_smem_slices) {
-    device->conv_smem_slices = static_cast<int>(std::clamp(*o.conv_smem_slices, 1LL, 8LL));
-  }
-  // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
-  // session 12"): NVIDIA, where it was measured.
-  device->window_conv_row_reuse = device->gpu->IsNvidia();
-  Apply(o.window_reuse, &device->window_conv_row_reuse);
-  // Off until measured (docs/perf/log.md, "gap2, session 13").
-  device->window_conv_small = false;
-  Apply(o.window_small, &device->window_conv_small);
-  device->window_conv_acc_mediump = false;
-  Apply(o.window_acc16, &device->window_conv_acc_mediump);
-  // SLICE_STEPS: style's @272 (2 input slices) 43.2 -> 36.7 µs in fp32 at 2/16/8
-  // on an H200, fp16 31.5 -> 28.4 (docs/perf/log.md, "peak4, session 15"): NVIDIA.
-  device->window_conv_slice_steps = device->gpu->IsNvidia();
-  Apply(o.window_slice_steps, &device->window_conv_slice_steps);
-  // PACK3: style's @272 (8 -> 3) 45.4 -> 42.4 µs in fp32 on an H200, fp16 33.7 -> 35.9
-  // (docs/perf/log.md, "peak4, session 15"): NVIDIA fp32.
-  device->window_conv_pack3 = device->gpu->IsNvidia() && !device->fp16;
-  Apply(o.window_pack3, &device->window_conv_pack3);
-  device->window_conv_half_smem = false;
-  Apply(o.window_half_smem, &device->window_conv_half_smem);
-  device->window_conv_block_steps = 1;
-  if (o.window_block_steps) {
-    device->window_conv_block_steps = static_cast<int>(std::clamp(*o.window_block_steps, 1LL, 4LL));
-  }
-  // FMA_CHAIN in fp32 on NVIDIA (products and accumulators both highp: one
-  // rounding less per product): style's dispatch sum 0.742 -> 0.715 ms on an
-  // H200, every large convolution faster (docs/perf/log.md, "peak4, session
-  // 15"; gap2's session-13 rows, before the window kernel's written-out taps,
-  // had it slower there). fp16 keeps it off: it doubled style's error
-  // against the CPU (gap2).
-  device->fma_chain = device->gpu->IsNvidia() && !device->fp16;
-  Apply(o.fma_chain, &device->fma_chain);
-  Apply(o.dilated_dw_reuse, &device->dilated_depthwise_reuse);
-  if (!o.pointwise_tile.empty()) device->conv_tile_override = o.pointwise_tile;
-  // Off until measured (docs/perf/log.md, "llvm, session 10").
-  device->conv_k_unroll = false;
-  Apply(o.conv_unroll, &device->conv_k_unroll);
-  // Off: on DeepLab it made llvmpipe's 1x1 layers ~7 % slower, though a
-  // probe GEMM ran faster (docs/perf/log.md, "llvm4, session 13").
-  device->gemm_group_block = false;
-  Apply(o.gemm_group_block, &device->gemm_group_block);
-  device->conv_unrolled_tile = device->gpu->IsLlvmpipe();
-  Apply(o.conv_unrolled_tile, &device->conv_unrolled_tile);
+  TuneConvolutionKernels(device, o);
   Apply(o.fuse_mirror_pad, &device->fuse_mirror_pad);
   Apply(o.resize_view, &device->identity_resize_view);
   Apply(o.batch_gemms, &device->batch_gemms);

@@ -16,6 +16,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& overrides);
 // build a DeviceProfile themselves).
 void TuneForDevice(DeviceProfile* device);
 
+// The convolution kernels' part of TuneForDevice (conv_tuning.cc), called
+// from it in order: it reads choices made before it (fp16, the GPU).
+void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o);
+
 // Whether tensors should be read through texture-buffer views rather than
 // SSBOs on this GPU when the options leave it open (storage=auto).
 bool PreferTextureBufferReads(const egl::GpuInfo& gpu);
