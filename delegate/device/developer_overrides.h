@@ -93,6 +93,7 @@ struct DeveloperOverrides {
   std::optional<long long> readback_bands;       // TFLITE_GLES_X_READBACK_BANDS
   std::optional<std::vector<int>> band_flushes;  // TFLITE_GLES_X_BAND_FLUSHES
   std::optional<bool> band_early_wake;           // TFLITE_GLES_X_BAND_EARLY_WAKE
+  std::optional<bool> alias_io;                  // TFLITE_GLES_X_ALIAS_IO
   // The serialization cache (delegate/runtime/program_cache.h).
   std::optional<bool> driver_cache;              // TFLITE_GLES_X_DRIVER_CACHE
   std::optional<bool> program_binaries;          // TFLITE_GLES_X_PROGRAM_BINARIES

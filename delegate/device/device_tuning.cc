@@ -474,6 +474,13 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
                  "GL_EXT_buffer_storage, which this driver lacks; ignored\n");
     device->readback = DeviceProfile::Readback::kMap;
   }
+  // TFLite's float input and output tensors live in our mapped staging
+  // (runtime_alias.cc): set_tensor writes where the GPU reads, get_tensor
+  // reads where it wrote, and the invoke copies nothing (the hair stand-in's
+  // 3 MB in, 2 MB out: ~0.3 ms of its invoke on the H200). Measured in
+  // docs/perf/log.md, "zc5, session 16".
+  device->alias_model_io = true;
+  Apply(o.alias_io, &device->alias_model_io);
   Apply(o.shared_memory_gemm, &device->shared_memory_gemm);
   // Each 3x3 depthwise layer feeding a GEMM computed in the GEMM's
   // workgroups (delegate/passes/dw_fusion.h): one dependent dispatch less per pair

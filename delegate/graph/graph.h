@@ -130,14 +130,13 @@ struct DeviceProfile {
   // with much reuse); > 0 = shrink tiles until a dispatch has at least this
   // many invocations (GPUs with thousands of lanes). Set by TuneForDevice.
   long long min_invocations = 0;
-  // Usage hint of the staging buffers that inputs are uploaded into and
-  // outputs read back from (GL_STREAM_DRAW, GL_STREAM_READ, ...): it decides
-  // where a driver places them (device or host memory). Set by TuneForDevice.
-  // Downloads always use GL_STREAM_READ.
+  // Usage hint of upload staging buffers (GL_STREAM_DRAW, ...): where a driver
+  // places them. Set by TuneForDevice. Downloads always use GL_STREAM_READ.
   unsigned upload_usage = 0x88E1;    // GL_STREAM_READ
-  // Upload staging buffers are persistently mapped (GL_EXT_buffer_storage)
-  // and written with memcpy, not glBufferSubData. Set by TuneForDevice.
-  bool mapped_upload_staging = false;
+  // Upload staging persistently mapped (GL_EXT_buffer_storage), written with
+  // memcpy, not glBufferSubData; alias: mapped float staging is the TFLite
+  // tensor's memory, no host copy (runtime_alias.cc). TuneForDevice; X_ALIAS_IO.
+  bool mapped_upload_staging = false, alias_model_io = false;
   // An image input's conversion dispatch is folded into the convolution that
   // reads it (delegate/passes/upload_fusion.h). Set by TuneForDevice;
   // TFLITE_GLES_FUSE_UPLOAD=0/1.

@@ -158,7 +158,10 @@ StatusOr<bool> PartitionRuntime::UploadInBands(const Transfer& upload,
 bool PartitionRuntime::ReadbackInBands(size_t step) const {
   if (banded_download_ < 0) return false;
   const Transfer& t = downloads_[static_cast<size_t>(banded_download_)];
-  return static_cast<int>(step) == t.band_step && !t.gpu_bound && !skipped(step) &&
+  // An aliased output has no copy to overlap: its conversion runs whole.
+  const bool aliased = static_cast<size_t>(banded_download_) < download_aliased_.size() &&
+                       download_aliased_[static_cast<size_t>(banded_download_)];
+  return static_cast<int>(step) == t.band_step && !t.gpu_bound && !skipped(step) && !aliased &&
          &StepAt(step) == &steps_[step] && device_.mapped_readback() &&
          buffers_[t.buffer].mapped_for_read() && buffers_[t.buffer].mapped() != nullptr;
 }
