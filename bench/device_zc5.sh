@@ -30,7 +30,7 @@ OFF=env.TFLITE_GLES_X_ALIAS_IO=0
 TESTS=$OUT/zc5-tests.txt SPLIT=$OUT/zc5-split.txt RB=$OUT/zc5-rb.txt
 : > "$TESTS"; : > "$SPLIT"; : > "$RB"
 
-timeout "${ZC5_TEST_S:-16}" python3 -m pytest -q -p no:cacheprovider --tb=short \
+timeout "${ZC5_TEST_S:-12}" python3 -m pytest -q -p no:cacheprovider --tb=short \
   tests/python/test_alias_io.py >> "$TESTS" 2>&1
 
 # split NAME MODEL LIMIT VARIANT...: wall_split's variants in one process.
@@ -43,9 +43,9 @@ split() {
     bench/wall_split.py --model "$model" --iterations "${ZC5_ITER:-400}" "${vs[@]}" \
     >> "$SPLIT" 2>&1
 }
-split hair "$HAIR" 20 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
-split style "$ST" 12 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
-split mnet "$MNET" 8 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
+split hair "$HAIR" 18 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
+split style "$ST" 10 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
+split mnet "$MNET" 7 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
 
 # rounds LIMIT RUN... -- RUN_BENCH_ARGS: our fp32 and fp16 rows per run
 # (base*: BASE_LIB, else NEW_LIB), appended to $RB.
@@ -66,10 +66,11 @@ device_models style_transfer_f16_384 deeplabv3_257_mv_gpu selfie_segmentation \
   palm_detection_full
 ALL=(--standin hair_segmentation_512 "${MODELS[@]}" --standin mobilenet_v1_1.0_224)
 echo "== run_bench ms (model | fp32 | fp16)" >> "$RB"
-rounds 24 base -- "${ALL[@]}"
-rounds 20 new -- "${ALL[@]}"
+rounds 20 base -- "${ALL[@]}"
+rounds 18 new -- "${ALL[@]}"
 echo "== LiteRT GPU (model | litert_gpu)" >> "$RB"
-timeout "$(( $(left) > 20 ? 16 : 8 ))" python3 bench/run_bench.py "${ALL[@]}" \
+L=$(left); L=$(( L > 19 ? 16 : L - 3 ))
+[ "$L" -gt 4 ] && timeout "$L" python3 bench/run_bench.py "${ALL[@]}" \
   --backends litert_gpu --iterations 150 --max-seconds 1.0 --out-dir /tmp/rb-litert \
   --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" | sed -e "s/^/litert /" >> "$RB"
 [ "$(left)" -gt 14 ] && rounds 6 base2 new2 -- --standin hair_segmentation_512 \
