@@ -12,7 +12,8 @@
 # 2. Same-process A/B (bench/wall_split.py, new library, 400 invokes per
 #    variant in alternating blocks, GPU time line on): set_tensor / invoke /
 #    get_tensor medians of the hair stand-in and style transfer, aliased
-#    (default) against copied (TFLITE_GLES_X_ALIAS_IO=0), fp32 and fp16;
+#    (default) against copied (TFLITE_GLES_X_ALIAS_IO=0), fp32 and fp16
+#    (hair also fp16 with only its output aliased, _ALIAS_HALF_INPUTS=0);
 #    MobileNet v1 1.0 the same (small I/O: must not get slower).
 # 3. run_bench.py base / new interleaved: hair stand-in, style, DeepLab,
 #    selfie, MobileNet v1 1.0 stand-in, palm; LiteRT GPU's rows in the same
@@ -43,7 +44,8 @@ split() {
     bench/wall_split.py --model "$model" --iterations "${ZC5_ITER:-400}" "${vs[@]}" \
     >> "$SPLIT" 2>&1
 }
-split hair "$HAIR" 18 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
+split hair "$HAIR" 20 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF" \
+  "fp16-outs:$F16,env.TFLITE_GLES_X_ALIAS_HALF_INPUTS=0"
 split style "$ST" 10 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
 split mnet "$MNET" 7 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
 

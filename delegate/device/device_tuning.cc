@@ -483,6 +483,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // aliased invoke 0.11 ms slower in the median (within their spread).
   device->alias_model_io = !device->gpu->IsLlvmpipe();
   Apply(o.alias_io, &device->alias_model_io);
+  // fp16: an aliased input is staged as TFLite's floats, twice the bytes
+  // the conversion reads over the bus of the halves the CPU would convert.
+  Apply(o.alias_half_inputs, &device->alias_half_inputs);
   Apply(o.shared_memory_gemm, &device->shared_memory_gemm);
   // Each 3x3 depthwise layer feeding a GEMM computed in the GEMM's
   // workgroups (delegate/passes/dw_fusion.h): one dependent dispatch less per pair

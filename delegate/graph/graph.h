@@ -137,6 +137,7 @@ struct DeviceProfile {
   // memcpy, not glBufferSubData; alias: mapped float staging is the TFLite
   // tensor's memory, no host copy (runtime_alias.cc). TuneForDevice; X_ALIAS_IO.
   bool mapped_upload_staging = false, alias_model_io = false;
+  bool alias_half_inputs = true;  // also inputs fp16 would stage as halves (X_ALIAS_HALF_INPUTS)
   // An image input's conversion dispatch is folded into the convolution that
   // reads it (delegate/passes/upload_fusion.h). Set by TuneForDevice;
   // TFLITE_GLES_FUSE_UPLOAD=0/1.

@@ -46,6 +46,7 @@ void PartitionRuntime::PlanAliasedTransfers() {
         std::any_of(downloads_.begin(), downloads_.end(),
                     [&](const Transfer& d) { return d.tflite_index == t.tflite_index; });
     if (!plain_floats(t) || written_back || !device_.mapped_upload_staging) continue;
+    if (t.half && !device_.alias_half_inputs) continue;  // fp16's halves kept
     t.aliasable = true;
     // TFLite's floats as they are: the conversion (or the convolution that
     // reads the staging, upload_fusion.h) reads them through an R32F view

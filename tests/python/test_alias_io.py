@@ -74,6 +74,21 @@ def test_invokes_with_new_inputs_give_the_cpu_answer(monkeypatch, capfd, alias, 
     assert aliased(capfd.readouterr().err) == expected
 
 
+def test_fp16_half_inputs_can_stay_copied(monkeypatch, capfd):
+    """TFLITE_GLES_X_ALIAS_HALF_INPUTS=0: with fp16 storage the inputs keep
+    their half staging (copied and converted by the CPU), the output is
+    still the staging."""
+    staged(monkeypatch, "1")
+    monkeypatch.setenv("TFLITE_GLES_X_ALIAS_HALF_INPUTS", "0")
+    model, (x, y), o = add_mul_model(SHAPE)
+    gpu_interp = gt.interpreter(model, gt.make_delegate(options_for("fp16")))
+    cpu_interp = gt.interpreter(model)
+    for seed in range(3):
+        inputs = gt.random_inputs([SHAPE, SHAPE], seed=90 + seed, low=-3, high=3)
+        assert_close(gt.invoke(gpu_interp, inputs), gt.invoke(cpu_interp, inputs), True)
+    assert aliased(capfd.readouterr().err) == {(o, "output")}
+
+
 @pytest.mark.parametrize("alias", ["0", "1"])
 def test_tensor_views_write_inputs_and_read_outputs(monkeypatch, alias):
     """interpreter.tensor(): numpy views of data.raw, i.e. of the staging
