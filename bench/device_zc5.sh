@@ -74,7 +74,7 @@ echo "== LiteRT GPU (model | litert_gpu)" >> "$RB"
 L=$(left); L=$(( L > 19 ? 16 : L - 3 ))
 [ "$L" -gt 4 ] && timeout "$L" python3 bench/run_bench.py "${ALL[@]}" \
   --backends litert_gpu --iterations 150 --max-seconds 1.0 --out-dir /tmp/rb-litert \
-  --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" | sed -e "s/^/litert /" >> "$RB"
+  --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" | sed -e "s/^/litert /" -e "s/.tflite//" >> "$RB"
 [ "$(left)" -gt 14 ] && rounds 6 base2 new2 -- --standin hair_segmentation_512 \
   --standin mobilenet_v1_1.0_224
 
