@@ -9,12 +9,12 @@
 # 1. Tests (new library): test_alias_io.py (outputs against the CPU with the
 #    switch off and on, resizes, views, two interpreters, deletes) against an
 #    asynchronous GPU.
-# 2. Same-process A/B (bench/wall_split.py, new library, 400 invokes per
+# 2. Same-process A/B (bench/wall_split.py, new library, 300 invokes per
 #    variant in alternating blocks, GPU time line on): set_tensor / invoke /
-#    get_tensor medians of the hair stand-in and style transfer, aliased
-#    (default) against copied (TFLITE_GLES_X_ALIAS_IO=0), fp32 and fp16
-#    (hair also fp16 with only its output aliased, _ALIAS_HALF_INPUTS=0);
-#    MobileNet v1 1.0 the same (small I/O: must not get slower).
+#    get_tensor medians of the hair stand-in, aliased (default) against
+#    copied (TFLITE_GLES_X_ALIAS_IO=0), fp32 and fp16; MobileNet v1 1.0
+#    (its input read by the convolution fused with its upload: not aliased)
+#    also with the upload unfused (TFLITE_GLES_FUSE_UPLOAD=0: aliased).
 # 3. run_bench.py base / new interleaved: hair stand-in, style, DeepLab,
 #    selfie, MobileNet v1 1.0 stand-in, palm; LiteRT GPU's rows in the same
 #    run; a second base / new round of hair and MobileNet if time is left.
@@ -26,7 +26,6 @@ python3 tools/build_standins.py build/models hair_segmentation_512 mobilenet_v1_
   > /tmp/zc5-standins.txt 2>&1
 HAIR=build/models/hair_segmentation_512.tflite
 MNET=build/models/mobilenet_v1_1.0_224.tflite
-ST=$M/style_transfer_f16_384.tflite
 OFF=env.TFLITE_GLES_X_ALIAS_IO=0
 TESTS=$OUT/zc5-tests.txt SPLIT=$OUT/zc5-split.txt RB=$OUT/zc5-rb.txt
 : > "$TESTS"; : > "$SPLIT"; : > "$RB"
@@ -41,13 +40,15 @@ split() {
   for v in "$@"; do vs+=(--variant "$v"); done
   echo "=== $name" >> "$SPLIT"
   TFLITE_GLES_LIB=$NEW_LIB TFLITE_GLES_X_TIMELINE=1 timeout "$limit" python3 \
-    bench/wall_split.py --model "$model" --iterations "${ZC5_ITER:-400}" "${vs[@]}" \
+    bench/wall_split.py --model "$model" --iterations "${ZC5_ITER:-300}" "${vs[@]}" \
     >> "$SPLIT" 2>&1
 }
-split hair "$HAIR" 20 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF" \
-  "fp16-outs:$F16,env.TFLITE_GLES_X_ALIAS_HALF_INPUTS=0"
-split style "$ST" 10 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
-split mnet "$MNET" 7 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
+U=env.TFLITE_GLES_FUSE_UPLOAD=0
+split hair "$HAIR" 14 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
+# MobileNet's input is read by the convolution fused with its upload: not
+# aliased (runtime_alias.cc); unfused, its conversion reads it and it is.
+split mnet "$MNET" 9 fp32: "fp32-copy:$OFF" "fp32-unfused:$U" "fp32-unfused-copy:$U,$OFF" \
+  "fp16:$F16" "fp16-unfused:$F16,$U"
 
 # rounds LIMIT RUN... -- RUN_BENCH_ARGS: our fp32 and fp16 rows per run
 # (base*: BASE_LIB, else NEW_LIB), appended to $RB.
@@ -59,7 +60,7 @@ rounds() {
   shift
   for run in "${runs[@]}"; do
     TFLITE_GLES_LIB=$(device_lib "$run") timeout "$limit" python3 bench/run_bench.py "$@" \
-      --backends gles_fp32,gles_fp16 --iterations "${ZC5_RB_ITER:-150}" --max-seconds 1.0 \
+      --backends gles_fp32,gles_fp16 --iterations "${ZC5_RB_ITER:-100}" --max-seconds 0.6 \
       --out-dir "/tmp/rb-$run" --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" |
       sed -e "s/^/$run /" -e "s/.tflite//" -e "s/_f16_384//" -e "s/_257_mv_gpu//" >> "$RB"
   done
@@ -68,12 +69,12 @@ device_models style_transfer_f16_384 deeplabv3_257_mv_gpu selfie_segmentation \
   palm_detection_full
 ALL=(--standin hair_segmentation_512 "${MODELS[@]}" --standin mobilenet_v1_1.0_224)
 echo "== run_bench ms (model | fp32 | fp16)" >> "$RB"
-rounds 20 base -- "${ALL[@]}"
-rounds 18 new -- "${ALL[@]}"
+rounds 21 base -- "${ALL[@]}"
+rounds 19 new -- "${ALL[@]}"
 echo "== LiteRT GPU (model | litert_gpu)" >> "$RB"
-L=$(left); L=$(( L > 19 ? 16 : L - 3 ))
+L=$(left); L=$(( L > 21 ? 18 : L - 3 ))
 [ "$L" -gt 4 ] && timeout "$L" python3 bench/run_bench.py "${ALL[@]}" \
-  --backends litert_gpu --iterations 150 --max-seconds 1.0 --out-dir /tmp/rb-litert \
+  --backends litert_gpu --iterations 100 --max-seconds 0.6 --out-dir /tmp/rb-litert \
   --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" | sed -e "s/^/litert /" -e "s/.tflite//" >> "$RB"
 [ "$(left)" -gt 14 ] && rounds 6 base2 new2 -- --standin hair_segmentation_512 \
   --standin mobilenet_v1_1.0_224

@@ -422,7 +422,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   }
   // Last: it takes the convolutions as the fusions above left them.
   UseWindowConvolutions(dev, runtime->values_, &kernel_dispatches);
-  runtime->PlanAliasedTransfers();  // before host_: it stages those inputs as floats
+  runtime->PlanAliasedTransfers(pre);  // before host_: it stages those inputs as floats
   // Buffers the CPU writes or reads: each its own buffer, outside the arena.
   runtime->host_.assign(runtime->values_.size(), HostSide());
   for (const Transfer& t : runtime->uploads_) {

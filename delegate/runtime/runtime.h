@@ -212,10 +212,11 @@ class PartitionRuntime {
   bool ReadbackInBands(size_t step) const;
   Status DispatchReadbackBands(const Step& step, bool barrier);
   Status DownloadInBands(const Transfer& download, abi::Tensor& tensor);
-  // Create: which transfers are aliasable; Allocate: whether value `value`
-  // is such a staging (mapped read-write); Run: whether `t`'s tensor is its
-  // staging now (no copy). runtime_alias.cc.
-  void PlanAliasedTransfers();
+  // Create (after the upload fusion; `uploads`: the conversions left): which
+  // transfers are aliasable; Allocate: whether value `value` is such a
+  // staging (mapped read-write); Run: whether `t`'s tensor is its staging
+  // now (no copy). runtime_alias.cc.
+  void PlanAliasedTransfers(const std::vector<Dispatch>& uploads);
   bool SharedWithTflite(size_t value) const;
   bool IsAliased(const Transfer& t, const abi::Tensor& tensor) const;
   // Step::barrier_before from the bytes each step reads and writes.

@@ -33,8 +33,20 @@ namespace {
 constexpr uintptr_t kTensorAlignment = 64;
 }  // namespace
 
-void PartitionRuntime::PlanAliasedTransfers() {
+void PartitionRuntime::PlanAliasedTransfers(const std::vector<Dispatch>& uploads) {
   if (!device_.alias_model_io) return;
+  // An input's staging is aliased only where its own conversion reads it,
+  // once and in order. Memory mapped for reading too is memory the GPU
+  // reads through the CPU's caches: a convolution fused with the upload
+  // (upload_fusion.h), which reads each pixel several times, ran ~0.1 ms
+  // longer reading MobileNet v1's 602 KB input that way than the 23 us copy
+  // into write-only staging saved (H200, docs/perf/log.md, "zc5, session 16").
+  auto converted = [&](ValueId staging) {
+    return std::any_of(uploads.begin(), uploads.end(), [&](const Dispatch& d) {
+      return d.shader == "layout_convert" && d.defines.count("TO_PHWC4") &&
+             !d.inputs.empty() && d.inputs[0] == staging;
+    });
+  };
   auto plain_floats = [](const Transfer& t) {
     return !t.direct && !t.packed && !t.quantize && !t.quantize_tail && !t.write_back &&
            !t.resize.active && t.type == abi::kFloat32;
@@ -47,6 +59,7 @@ void PartitionRuntime::PlanAliasedTransfers() {
                     [&](const Transfer& d) { return d.tflite_index == t.tflite_index; });
     if (!plain_floats(t) || written_back || !device_.mapped_upload_staging) continue;
     if (t.half && !device_.alias_half_inputs) continue;  // fp16's halves kept
+    if (!converted(t.buffer)) continue;
     t.aliasable = true;
     // TFLite's floats as they are: the conversion (or the convolution that
     // reads the staging, upload_fusion.h) reads them through an R32F view

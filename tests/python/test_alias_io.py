@@ -20,6 +20,7 @@ import pytest
 
 import gles_testing as gt
 from gles_testing import ModelBuilder, assert_close, assert_fully_delegated
+from test_fusion import Chain
 
 ALIAS = "TFLITE_GLES_X_ALIAS_IO"
 SHAPE = [1, 40, 36, 3]  # 17 KB: staged with DIRECT_MAX_KB=0; 3 channels: a conversion
@@ -224,3 +225,23 @@ def test_input_read_by_a_cpu_op_and_two_partitions(monkeypatch, capfd, alias, pr
     if alias == "1":
         assert aliased(capfd.readouterr().err) == {
             (x, "input"), (y, "input"), (s, "output"), (t, "input"), (o, "output")}
+
+
+@pytest.mark.parametrize("fuse", ["0", "1"])
+def test_an_input_a_fused_convolution_reads_stays_copied(monkeypatch, capfd, fuse):
+    """A convolution fused with its input's upload (TFLITE_GLES_FUSE_UPLOAD,
+    upload_fusion.h) reads the staging several times per pixel, which is
+    slow from memory mapped for reading too: that input keeps its copy into
+    write-only staging; unfused, its conversion reads it once and it is
+    aliased. The output is aliased either way."""
+    staged(monkeypatch, "1")
+    monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", fuse)
+    shape = [1, 33, 31, 3]
+    c = Chain(shape, seed=7)
+    model = c.build([c.conv(c.x, 8, kernel=3, stride=2, activation="RELU")])
+    gpu_interp, cpu_interp = gt.interpreter(model, gt.make_delegate()), gt.interpreter(model)
+    for seed in range(3):
+        inputs = gt.random_inputs([shape], seed=100 + seed)
+        assert_close(gt.invoke(gpu_interp, inputs), gt.invoke(cpu_interp, inputs))
+    roles = sorted(role for _, role in aliased(capfd.readouterr().err))
+    assert roles == (["output"] if fuse == "1" else ["input", "output"])
