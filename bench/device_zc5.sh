@@ -9,15 +9,16 @@
 # 1. Tests (new library): test_alias_io.py (outputs against the CPU with the
 #    switch off and on, resizes, views, two interpreters, deletes) against an
 #    asynchronous GPU.
-# 2. Same-process A/B (bench/wall_split.py, new library, 300 invokes per
-#    variant in alternating blocks, GPU time line on): set_tensor / invoke /
-#    get_tensor medians of the hair stand-in, aliased (default) against
-#    copied (TFLITE_GLES_X_ALIAS_IO=0), fp32 and fp16; MobileNet v1 1.0
-#    (its input read by the convolution fused with its upload: not aliased)
-#    also with the upload unfused (TFLITE_GLES_FUSE_UPLOAD=0: aliased).
-# 3. run_bench.py base / new interleaved: hair stand-in, style, DeepLab,
-#    selfie, MobileNet v1 1.0 stand-in, palm; LiteRT GPU's rows in the same
-#    run; a second base / new round of hair and MobileNet if time is left.
+# 2. With ZC5_SPLITS=1 (calls 1 and 2): same-process A/B (bench/wall_split.py,
+#    new library, 300 invokes per variant in alternating blocks, GPU time
+#    line on): set_tensor / invoke / get_tensor medians of the hair stand-in,
+#    aliased (default) against copied (TFLITE_GLES_X_ALIAS_IO=0), fp32 and
+#    fp16; MobileNet v1 1.0 (its input read by the convolution fused with its
+#    upload: not aliased) also with the upload unfused (TFLITE_GLES_FUSE_UPLOAD=0).
+# 3. run_bench.py, one model at a time (a row each, so that a timeout loses
+#    one row): base, new, LiteRT GPU for the hair stand-in, the MobileNet v1
+#    1.0 stand-in, style, selfie, DeepLab, palm; then hair and MobileNet
+#    base / new again while time is left.
 # Files: $OUT/zc5-tests.txt, zc5-split.txt (whole logs), zc5-rb.txt; the
 # summary on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
@@ -44,40 +45,46 @@ split() {
     >> "$SPLIT" 2>&1
 }
 U=env.TFLITE_GLES_FUSE_UPLOAD=0
-split hair "$HAIR" 14 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
-# MobileNet's input is read by the convolution fused with its upload: not
-# aliased (runtime_alias.cc); unfused, its conversion reads it and it is.
-split mnet "$MNET" 9 fp32: "fp32-copy:$OFF" "fp32-unfused:$U" "fp32-unfused-copy:$U,$OFF" \
-  "fp16:$F16" "fp16-unfused:$F16,$U"
+if [ "${ZC5_SPLITS:-0}" = 1 ]; then
+  split hair "$HAIR" 14 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
+  # MobileNet's input is read by the convolution fused with its upload: not
+  # aliased (runtime_alias.cc); unfused, its conversion reads it and it is.
+  split mnet "$MNET" 9 fp32: "fp32-copy:$OFF" "fp32-unfused:$U" "fp32-unfused-copy:$U,$OFF" \
+    "fp16:$F16" "fp16-unfused:$F16,$U"
+fi
 
-# rounds LIMIT RUN... -- RUN_BENCH_ARGS: our fp32 and fp16 rows per run
-# (base*: BASE_LIB, else NEW_LIB), appended to $RB.
-rounds() {
-  local limit=$1 run
-  shift
-  local runs=()
-  while [ "$1" != "--" ]; do runs+=("$1"); shift; done
-  shift
-  for run in "${runs[@]}"; do
-    TFLITE_GLES_LIB=$(device_lib "$run") timeout "$limit" python3 bench/run_bench.py "$@" \
-      --backends gles_fp32,gles_fp16 --iterations "${ZC5_RB_ITER:-100}" --max-seconds 0.6 \
-      --out-dir "/tmp/rb-$run" --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" |
-      sed -e "s/^/$run /" -e "s/.tflite//" -e "s/_f16_384//" -e "s/_257_mv_gpu//" >> "$RB"
-  done
+# rb RUN LIMIT BACKENDS MODEL_ARGS...: one run_bench row (one model), appended
+# to $RB as "RUN | model | ms...": a row per model and run, so that a run
+# cut by its timeout loses one row, not the table (run_bench prints it at
+# the end). base*: BASE_LIB; else NEW_LIB (LiteRT's rows ignore it).
+rb() {
+  local run=$1 limit=$2 backends=$3
+  shift 3
+  TFLITE_GLES_LIB=$(device_lib "$run") timeout "$limit" python3 bench/run_bench.py "$@" \
+    --backends "$backends" --iterations "${ZC5_RB_ITER:-100}" --max-seconds 0.5 \
+    --warmup-seconds 0.2 --out-dir "/tmp/rb-$run" --name rb 2>&1 | grep "^| [a-z]" |
+    grep -v "^| model" | sed -e "s/^/$run /" -e "s/.tflite//" >> "$RB"
 }
-device_models style_transfer_f16_384 deeplabv3_257_mv_gpu selfie_segmentation \
-  palm_detection_full
-ALL=(--standin hair_segmentation_512 "${MODELS[@]}" --standin mobilenet_v1_1.0_224)
-echo "== run_bench ms (model | fp32 | fp16)" >> "$RB"
-rounds 21 base -- "${ALL[@]}"
-rounds 19 new -- "${ALL[@]}"
-echo "== LiteRT GPU (model | litert_gpu)" >> "$RB"
-L=$(left); L=$(( L > 21 ? 18 : L - 3 ))
-[ "$L" -gt 4 ] && timeout "$L" python3 bench/run_bench.py "${ALL[@]}" \
-  --backends litert_gpu --iterations 100 --max-seconds 0.6 --out-dir /tmp/rb-litert \
-  --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" | sed -e "s/^/litert /" -e "s/.tflite//" >> "$RB"
-[ "$(left)" -gt 14 ] && rounds 6 base2 new2 -- --standin hair_segmentation_512 \
-  --standin mobilenet_v1_1.0_224
+echo "== run_bench ms per model: base / new (fp32 | fp16), LiteRT GPU" >> "$RB"
+for spec in "--standin hair_segmentation_512" "--standin mobilenet_v1_1.0_224" \
+    "--model $M/style_transfer_f16_384.tflite" "--model $M/selfie_segmentation.tflite" \
+    "--model $M/deeplabv3_257_mv_gpu.tflite" "--model $M/palm_detection_full.tflite"; do
+  [ "$(left)" -lt 14 ] && break
+  # shellcheck disable=SC2086
+  rb base 7 gles_fp32,gles_fp16 $spec
+  # shellcheck disable=SC2086
+  rb new 7 gles_fp32,gles_fp16 $spec
+  # shellcheck disable=SC2086
+  [ "$(left)" -gt 12 ] && rb litert 7 litert_gpu $spec
+done
+# Time left: hair and MobileNet again, base / new.
+for spec in "--standin hair_segmentation_512" "--standin mobilenet_v1_1.0_224"; do
+  [ "$(left)" -lt 14 ] && break
+  # shellcheck disable=SC2086
+  rb base2 6 gles_fp32,gles_fp16 $spec
+  # shellcheck disable=SC2086
+  rb new2 6 gles_fp32,gles_fp16 $spec
+done
 
 echo "== wall_split medians, ms (new library; -copy: TFLITE_GLES_X_ALIAS_IO=0)"
 python3 - "$SPLIT" <<'PY'
