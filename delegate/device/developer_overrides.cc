@@ -225,6 +225,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   // TFLite's float I/O tensors as our mapped staging, no copy (runtime_alias.cc).
   o.alias_io = Switch("TFLITE_GLES_X_ALIAS_IO");
   o.alias_half_inputs = Switch("TFLITE_GLES_X_ALIAS_HALF_INPUTS");
+  o.alias_unfuse = Switch("TFLITE_GLES_X_ALIAS_UNFUSE");
   // Per-invoke timing reports for bench runs (invoke_timeline.h).
   o.driver_cache = Switch("TFLITE_GLES_X_DRIVER_CACHE");
   o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");

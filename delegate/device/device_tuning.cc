@@ -486,6 +486,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // fp16: an aliased input is staged as TFLite's floats, twice the bytes
   // the conversion reads over the bus of the halves the CPU would convert.
   Apply(o.alias_half_inputs, &device->alias_half_inputs);
+  // An image input read by the convolution fused with its upload stays
+  // copied (runtime_alias.cc); unfused instead, it can be aliased: off until
+  // measured on more than MobileNet (docs/perf/log.md, "zc5, session 16").
+  Apply(o.alias_unfuse, &device->alias_unfuses_upload);
   Apply(o.shared_memory_gemm, &device->shared_memory_gemm);
   // Each 3x3 depthwise layer feeding a GEMM computed in the GEMM's
   // workgroups (delegate/passes/dw_fusion.h): one dependent dispatch less per pair

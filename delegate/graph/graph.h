@@ -130,17 +130,17 @@ struct DeviceProfile {
   // with much reuse); > 0 = shrink tiles until a dispatch has at least this
   // many invocations (GPUs with thousands of lanes). Set by TuneForDevice.
   long long min_invocations = 0;
-  // Usage hint of upload staging buffers (GL_STREAM_DRAW, ...): where a driver
-  // places them. Set by TuneForDevice. Downloads always use GL_STREAM_READ.
-  unsigned upload_usage = 0x88E1;    // GL_STREAM_READ
+  // Usage hint of upload staging (where a driver places it). TuneForDevice.
+  unsigned upload_usage = 0x88E1;    // GL_STREAM_READ; downloads always use it
   // Upload staging persistently mapped (GL_EXT_buffer_storage), written with
   // memcpy, not glBufferSubData; alias: mapped float staging is the TFLite
-  // tensor's memory, no host copy (runtime_alias.cc). TuneForDevice; X_ALIAS_IO.
+  // tensor's memory, no host copy (runtime_alias.cc), also for inputs fp16
+  // stages as halves, and with alias_unfuses_upload an input's upload is not
+  // fused to alias it. TuneForDevice; X_ALIAS_IO, X_ALIAS_HALF_INPUTS, X_ALIAS_UNFUSE.
   bool mapped_upload_staging = false, alias_model_io = false;
-  bool alias_half_inputs = true;  // also inputs fp16 would stage as halves (X_ALIAS_HALF_INPUTS)
+  bool alias_half_inputs = true, alias_unfuses_upload = false;
   // An image input's conversion dispatch is folded into the convolution that
-  // reads it (delegate/passes/upload_fusion.h). Set by TuneForDevice;
-  // TFLITE_GLES_FUSE_UPLOAD=0/1.
+  // reads it (delegate/passes/upload_fusion.h). TuneForDevice; TFLITE_GLES_FUSE_UPLOAD.
   bool fuse_upload_into_conv = false;
   // Direct transfers (TFLITE_GLES_X_DIRECT_TRANSFERS): the CPU reads and
   // writes a tensor's own PHWC4 buffer (floats or halves) and no layout

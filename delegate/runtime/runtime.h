@@ -217,6 +217,14 @@ class PartitionRuntime {
   // staging (mapped read-write); Run: whether `t`'s tensor is its staging
   // now (no copy). runtime_alias.cc.
   void PlanAliasedTransfers(const std::vector<Dispatch>& uploads);
+  // FuseUploadConversions (delegate/passes/upload_fusion.h), but with
+  // DeviceProfile::alias_unfuses_upload not for inputs that could be aliased.
+  int FuseUploads(std::vector<Dispatch>* uploads, std::vector<Dispatch>* kernels,
+                  const std::vector<Dispatch>& readbacks) const;
+  // An upload that may be its tensor's memory where its conversion reads it.
+  bool MayAliasUpload(const Transfer& t) const;
+  // Staged as TFLite's floats, as they are: what aliasing can share.
+  static bool PlainFloats(const Transfer& t);
   bool SharedWithTflite(size_t value) const;
   bool IsAliased(const Transfer& t, const abi::Tensor& tensor) const;
   // Step::barrier_before from the bytes each step reads and writes.

@@ -24,6 +24,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
+
+#include "delegate/passes/upload_fusion.h"
 
 namespace tflite_gles {
 
@@ -32,6 +35,11 @@ namespace {
 // allocations must meet and its CPU kernels may assume.
 constexpr uintptr_t kTensorAlignment = 64;
 }  // namespace
+
+bool PartitionRuntime::PlainFloats(const Transfer& t) {
+  return !t.direct && !t.packed && !t.quantize && !t.quantize_tail && !t.write_back &&
+         !t.resize.active && t.type == abi::kFloat32;
+}
 
 void PartitionRuntime::PlanAliasedTransfers(const std::vector<Dispatch>& uploads) {
   if (!device_.alias_model_io) return;
@@ -47,19 +55,8 @@ void PartitionRuntime::PlanAliasedTransfers(const std::vector<Dispatch>& uploads
              !d.inputs.empty() && d.inputs[0] == staging;
     });
   };
-  auto plain_floats = [](const Transfer& t) {
-    return !t.direct && !t.packed && !t.quantize && !t.quantize_tail && !t.write_back &&
-           !t.resize.active && t.type == abi::kFloat32;
-  };
   for (Transfer& t : uploads_) {
-    // A partition input that is also written back stays copied (its staging
-    // holds what the GPU reads, the tensor what the caller reads after).
-    const bool written_back =
-        std::any_of(downloads_.begin(), downloads_.end(),
-                    [&](const Transfer& d) { return d.tflite_index == t.tflite_index; });
-    if (!plain_floats(t) || written_back || !device_.mapped_upload_staging) continue;
-    if (t.half && !device_.alias_half_inputs) continue;  // fp16's halves kept
-    if (!converted(t.buffer)) continue;
+    if (!MayAliasUpload(t) || !converted(t.buffer)) continue;
     t.aliasable = true;
     // TFLite's floats as they are: the conversion (or the convolution that
     // reads the staging, upload_fusion.h) reads them through an R32F view
@@ -67,8 +64,39 @@ void PartitionRuntime::PlanAliasedTransfers(const std::vector<Dispatch>& uploads
     t.half = false;
   }
   for (Transfer& t : downloads_) {
-    if (plain_floats(t) && !t.half && device_.mapped_readback()) t.aliasable = true;
+    if (PlainFloats(t) && !t.half && device_.mapped_readback()) t.aliasable = true;
   }
+}
+
+bool PartitionRuntime::MayAliasUpload(const Transfer& t) const {
+  if (!device_.alias_model_io || !device_.mapped_upload_staging || !PlainFloats(t)) return false;
+  if (t.half && !device_.alias_half_inputs) return false;  // fp16's halves kept
+  // A partition input that is also written back stays copied (its staging
+  // holds what the GPU reads, the tensor what the caller reads after).
+  return std::none_of(downloads_.begin(), downloads_.end(),
+                      [&](const Transfer& d) { return d.tflite_index == t.tflite_index; });
+}
+
+int PartitionRuntime::FuseUploads(std::vector<Dispatch>* uploads, std::vector<Dispatch>* kernels,
+                                  const std::vector<Dispatch>& readbacks) const {
+  std::vector<Dispatch> kept;
+  if (device_.alias_unfuses_upload) {
+    // Set aside the conversions of inputs that could be aliased: they stay
+    // their own dispatches, which read the staging once.
+    auto aliasable = [&](const Dispatch& d) {
+      return !d.inputs.empty() &&
+             std::any_of(uploads_.begin(), uploads_.end(), [&](const Transfer& t) {
+               return t.buffer == d.inputs[0] && MayAliasUpload(t);
+             });
+    };
+    auto split = std::stable_partition(uploads->begin(), uploads->end(),
+                                       [&](const Dispatch& d) { return !aliasable(d); });
+    kept.assign(std::make_move_iterator(split), std::make_move_iterator(uploads->end()));
+    uploads->erase(split, uploads->end());
+  }
+  const int fused = FuseUploadConversions(values_, uploads, kernels, readbacks);
+  for (Dispatch& d : kept) uploads->push_back(std::move(d));
+  return fused;
 }
 
 bool PartitionRuntime::SharedWithTflite(size_t value) const {

@@ -227,15 +227,17 @@ def test_input_read_by_a_cpu_op_and_two_partitions(monkeypatch, capfd, alias, pr
             (x, "input"), (y, "input"), (s, "output"), (t, "input"), (o, "output")}
 
 
-@pytest.mark.parametrize("fuse", ["0", "1"])
-def test_an_input_a_fused_convolution_reads_stays_copied(monkeypatch, capfd, fuse):
+@pytest.mark.parametrize("fuse,unfuse", [("0", "0"), ("1", "0"), ("1", "1")])
+def test_an_input_a_fused_convolution_reads_stays_copied(monkeypatch, capfd, fuse, unfuse):
     """A convolution fused with its input's upload (TFLITE_GLES_FUSE_UPLOAD,
     upload_fusion.h) reads the staging several times per pixel, which is
     slow from memory mapped for reading too: that input keeps its copy into
-    write-only staging; unfused, its conversion reads it once and it is
+    write-only staging; unfused (or not fused because it could be aliased,
+    TFLITE_GLES_X_ALIAS_UNFUSE), its conversion reads it once and it is
     aliased. The output is aliased either way."""
     staged(monkeypatch, "1")
     monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", fuse)
+    monkeypatch.setenv("TFLITE_GLES_X_ALIAS_UNFUSE", unfuse)
     shape = [1, 33, 31, 3]
     c = Chain(shape, seed=7)
     model = c.build([c.conv(c.x, 8, kernel=3, stride=2, activation="RELU")])
@@ -244,4 +246,4 @@ def test_an_input_a_fused_convolution_reads_stays_copied(monkeypatch, capfd, fus
         inputs = gt.random_inputs([shape], seed=100 + seed)
         assert_close(gt.invoke(gpu_interp, inputs), gt.invoke(cpu_interp, inputs))
     roles = sorted(role for _, role in aliased(capfd.readouterr().err))
-    assert roles == (["output"] if fuse == "1" else ["input", "output"])
+    assert roles == (["output"] if (fuse, unfuse) == ("1", "0") else ["input", "output"])
