@@ -18,7 +18,7 @@
 # 3. run_bench.py, one model at a time (a row each, so that a timeout loses
 #    one row): base, new, LiteRT GPU for the hair stand-in, the MobileNet v1
 #    1.0 stand-in, style, selfie, DeepLab, palm; then, while time is left,
-#    new with TFLITE_GLES_FUSE_UPLOAD=0 (newU) for the models whose fused
+#    new with TFLITE_GLES_X_ALIAS_UNFUSE=1 (newU) for the models whose fused
 #    first convolution keeps their input copied (MobileNet, selfie, palm, DeepLab).
 # Files: $OUT/zc5-tests.txt, zc5-split.txt (whole logs), zc5-rb.txt; the
 # summary on stdout. Under 100 s.
@@ -79,13 +79,13 @@ for spec in "--standin hair_segmentation_512" "--standin mobilenet_v1_1.0_224" \
   [ "$(left)" -gt 12 ] && rb litert 7 litert_gpu $spec
 done
 # Time left: the image models whose input the fused first convolution
-# reads (copied, not aliased) with the upload unfused, new library
-# (newU: TFLITE_GLES_FUSE_UPLOAD=0, so that the input is aliased).
+# reads (copied, not aliased) with that input's upload left unfused so that
+# it is aliased, new library (newU: TFLITE_GLES_X_ALIAS_UNFUSE=1).
 for spec in "--standin mobilenet_v1_1.0_224" "--model $M/selfie_segmentation.tflite" \
     "--model $M/palm_detection_full.tflite" "--model $M/deeplabv3_257_mv_gpu.tflite"; do
   [ "$(left)" -lt 9 ] && break
   # shellcheck disable=SC2086
-  TFLITE_GLES_FUSE_UPLOAD=0 rb newU 6 gles_fp32,gles_fp16 $spec
+  TFLITE_GLES_X_ALIAS_UNFUSE=1 rb newU 6 gles_fp32,gles_fp16 $spec
 done
 
 echo "== wall_split medians, ms (new library; -copy: TFLITE_GLES_X_ALIAS_IO=0)"
