@@ -410,7 +410,9 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     // (delegate/passes/gemm_batching.h).
     runtime->fused_ += BatchSharedInputGemms(&runtime->values_, keep, &kernel_dispatches);
   }
-  if (dev.fuse_upload_into_conv) runtime->fused_ += runtime->FuseUploads(&pre, &kernel_dispatches, post);
+  if (dev.fuse_upload_into_conv) {
+    runtime->fused_ += runtime->FuseUploads(&pre, &kernel_dispatches, post);  // runtime_alias.cc
+  }
   if (dev.fuse_epilogues && dev.fuse_norm_prologue) {
     // After the epilogues, which make the norm's apply one dispatch, and
     // the mirror pads, which leave the convolution reading it
