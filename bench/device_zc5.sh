@@ -6,7 +6,7 @@
 # with this branch's library in build/ and the base library in
 # .devbuild/base/ (BASE_LIB overrides it):
 #   bash bench/device_zc5.sh
-# 1. Tests (new library): test_alias_io.py (outputs against the CPU with the
+# 1. With ZC5_TESTS=1 (calls 1-3: all passed): test_alias_io.py (outputs against the CPU with the
 #    switch off and on, resizes, views, two interpreters, deletes) against an
 #    asynchronous GPU.
 # 2. With ZC5_SPLITS=1 (calls 1 and 2): same-process A/B (bench/wall_split.py,
@@ -15,11 +15,11 @@
 #    aliased (default) against copied (TFLITE_GLES_X_ALIAS_IO=0), fp32 and
 #    fp16; MobileNet v1 1.0 (its input read by the convolution fused with its
 #    upload: not aliased) also with the upload unfused (TFLITE_GLES_FUSE_UPLOAD=0).
-# 3. run_bench.py, one model at a time (a row each, so that a timeout loses
-#    one row): base, new, LiteRT GPU for the hair stand-in, the MobileNet v1
-#    1.0 stand-in, style, selfie, DeepLab, palm; then, while time is left,
-#    new with TFLITE_GLES_X_ALIAS_UNFUSE=1 (newU) for the models whose fused
-#    first convolution keeps their input copied (MobileNet, selfie, palm, DeepLab).
+# 3. run_bench.py, one model and library per process (a row each, so that a
+#    timeout loses one row), in the order of PLAN while time is left: hair
+#    base/new twice, style, selfie, MobileNet base/new (+ newU:
+#    TFLITE_GLES_X_ALIAS_UNFUSE=1), LiteRT GPU's palm row (call 3 has the
+#    others), newU for selfie, palm, DeepLab.
 # Files: $OUT/zc5-tests.txt, zc5-split.txt (whole logs), zc5-rb.txt; the
 # summary on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
@@ -32,7 +32,7 @@ OFF=env.TFLITE_GLES_X_ALIAS_IO=0
 TESTS=$OUT/zc5-tests.txt SPLIT=$OUT/zc5-split.txt RB=$OUT/zc5-rb.txt
 : > "$TESTS"; : > "$SPLIT"; : > "$RB"
 
-timeout "${ZC5_TEST_S:-12}" python3 -m pytest -q -p no:cacheprovider --tb=short \
+[ "${ZC5_TESTS:-0}" = 1 ] && timeout "${ZC5_TEST_S:-12}" python3 -m pytest -q -p no:cacheprovider --tb=short \
   tests/python/test_alias_io.py >> "$TESTS" 2>&1
 
 # split NAME MODEL LIMIT VARIANT...: wall_split's variants in one process.
@@ -66,26 +66,28 @@ rb() {
     --warmup-seconds 0.2 --out-dir "/tmp/rb-$run" --name rb 2>&1 | grep "^| [a-z]" |
     grep -v "^| model" | sed -e "s/^/$run /" -e "s/.tflite//" >> "$RB"
 }
-echo "== run_bench ms per model: base / new (fp32 | fp16), LiteRT GPU" >> "$RB"
-for spec in "--standin hair_segmentation_512" "--standin mobilenet_v1_1.0_224" \
-    "--model $M/style_transfer_f16_384.tflite" "--model $M/selfie_segmentation.tflite" \
-    "--model $M/deeplabv3_257_mv_gpu.tflite" "--model $M/palm_detection_full.tflite"; do
-  [ "$(left)" -lt 14 ] && break
+echo "== run_bench ms per model (fp32 | fp16; litert: LiteRT GPU)" >> "$RB"
+H="--standin hair_segmentation_512" MN="--standin mobilenet_v1_1.0_224"
+ST="--model $M/style_transfer_f16_384.tflite" SE="--model $M/selfie_segmentation.tflite"
+DL="--model $M/deeplabv3_257_mv_gpu.tflite" PA="--model $M/palm_detection_full.tflite"
+# RUN:LIMIT:MODEL steps in order while time is left. A model's first run
+# compiles its shaders (the driver's disk cache serves the later ones: call
+# 3's first runs of hair, style and selfie hit 7 s), so it gets 12 s. newU:
+# new with TFLITE_GLES_X_ALIAS_UNFUSE=1 (an image input that the fused first
+# convolution would read, unfused and aliased). litert: LiteRT GPU's row.
+PLAN=${ZC5_PLAN:-"base:12:H new:6:H base2:6:H new2:6:H base:12:ST new:6:ST base:12:SE new:6:SE
+  base:12:MN new:6:MN newU:6:MN base2:6:MN new2:6:MN litert:8:PA newU:6:SE newU:6:PA newU:6:DL"}
+for step in $PLAN; do
+  IFS=: read -r run limit key <<< "$step"
+  [ "$(left)" -lt "$((limit + 1))" ] && continue
+  backends=gles_fp32,gles_fp16
+  [ "$run" = litert ] && backends=litert_gpu
   # shellcheck disable=SC2086
-  rb base 7 gles_fp32,gles_fp16 $spec
-  # shellcheck disable=SC2086
-  rb new 7 gles_fp32,gles_fp16 $spec
-  # shellcheck disable=SC2086
-  [ "$(left)" -gt 12 ] && rb litert 7 litert_gpu $spec
-done
-# Time left: the image models whose input the fused first convolution
-# reads (copied, not aliased) with that input's upload left unfused so that
-# it is aliased, new library (newU: TFLITE_GLES_X_ALIAS_UNFUSE=1).
-for spec in "--standin mobilenet_v1_1.0_224" "--model $M/selfie_segmentation.tflite" \
-    "--model $M/palm_detection_full.tflite" "--model $M/deeplabv3_257_mv_gpu.tflite"; do
-  [ "$(left)" -lt 9 ] && break
-  # shellcheck disable=SC2086
-  TFLITE_GLES_X_ALIAS_UNFUSE=1 rb newU 6 gles_fp32,gles_fp16 $spec
+  if [ "$run" = newU ]; then
+    TFLITE_GLES_X_ALIAS_UNFUSE=1 rb newU "$limit" "$backends" ${!key}
+  else
+    rb "$run" "$limit" "$backends" ${!key}
+  fi
 done
 
 echo "== wall_split medians, ms (new library; -copy: TFLITE_GLES_X_ALIAS_IO=0)"
