@@ -9,7 +9,11 @@
 # 1. With ZC5_TESTS=1 (calls 1-3: all passed): test_alias_io.py (outputs against the CPU with the
 #    switch off and on, resizes, views, two interpreters, deletes) against an
 #    asynchronous GPU.
-# 2. With ZC5_SPLITS=1 (calls 1 and 2): same-process A/B (bench/wall_split.py,
+# 2. The upload-unfusing A/B (bench/wall_split.py, one process per model):
+#    selfie, palm, face detection, DeepLab, MobileNet v1 1.0, fp32 and fp16,
+#    default (the fused first convolution reads the copied input) against
+#    TFLITE_GLES_X_ALIAS_UNFUSE=1 (that input unfused and aliased).
+#    With ZC5_SPLITS=1 (calls 1 and 2): same-process A/B (bench/wall_split.py,
 #    new library, 300 invokes per variant in alternating blocks, GPU time
 #    line on): set_tensor / invoke / get_tensor medians of the hair stand-in,
 #    aliased (default) against copied (TFLITE_GLES_X_ALIAS_IO=0), fp32 and
@@ -46,6 +50,19 @@ split() {
     >> "$SPLIT" 2>&1
 }
 U=env.TFLITE_GLES_FUSE_UPLOAD=0
+# The upload-unfusing A/B (call 5): models whose fused first convolution
+# keeps their image input copied, against that input unfused and aliased
+# (TFLITE_GLES_X_ALIAS_UNFUSE=1), one process each.
+UF=env.TFLITE_GLES_X_ALIAS_UNFUSE=1
+if [ "${ZC5_UNFUSE_AB:-1}" = 1 ]; then
+  for name in selfie_segmentation palm_detection_full face_detection_short_range \
+      deeplabv3_257_mv_gpu; do
+    [ "$(left)" -lt 12 ] && break
+    split "$name" "$M/$name.tflite" 11 fp32: "fp32-unfuse:$UF" "fp16:$F16" "fp16-unfuse:$F16,$UF"
+  done
+  [ "$(left)" -gt 10 ] && split mnet "$MNET" 9 fp32: "fp32-unfuse:$UF" "fp16:$F16" \
+    "fp16-unfuse:$F16,$UF"
+fi
 if [ "${ZC5_SPLITS:-0}" = 1 ]; then
   split hair "$HAIR" 14 fp32: "fp32-copy:$OFF" "fp16:$F16" "fp16-copy:$F16,$OFF"
   # MobileNet's input is read by the convolution fused with its upload: not
@@ -75,16 +92,18 @@ DL="--model $M/deeplabv3_257_mv_gpu.tflite" PA="--model $M/palm_detection_full.t
 # 3's first runs of hair, style and selfie hit 7 s), so it gets 12 s. newU:
 # new with TFLITE_GLES_X_ALIAS_UNFUSE=1 (an image input that the fused first
 # convolution would read, unfused and aliased). litert: LiteRT GPU's row.
-PLAN=${ZC5_PLAN:-"base:12:H new:6:H base2:6:H new2:6:H base:12:ST new:6:ST base:12:SE new:6:SE
-  base:12:MN new:6:MN newU:6:MN base2:6:MN new2:6:MN litert:8:PA newU:6:SE newU:6:PA newU:6:DL"}
+# Calls 3-4 ran "base:12:H new:6:H base2:6:H new2:6:H base:12:ST new:6:ST base:12:SE
+# new:6:SE base:12:MN new:6:MN newU:6:MN base2:6:MN new2:6:MN litert:8:PA newU:6:SE
+# newU:6:PA newU:6:DL"; call 5 fills in with the time the A/B leaves.
+PLAN=${ZC5_PLAN:-"newU:8:DL new:6:DL newU2:6:SE new2:6:SE"}
 for step in $PLAN; do
   IFS=: read -r run limit key <<< "$step"
   [ "$(left)" -lt "$((limit + 1))" ] && continue
   backends=gles_fp32,gles_fp16
   [ "$run" = litert ] && backends=litert_gpu
   # shellcheck disable=SC2086
-  if [ "$run" = newU ]; then
-    TFLITE_GLES_X_ALIAS_UNFUSE=1 rb newU "$limit" "$backends" ${!key}
+  if [ "${run#newU}" != "$run" ]; then
+    TFLITE_GLES_X_ALIAS_UNFUSE=1 rb "$run" "$limit" "$backends" ${!key}
   else
     rb "$run" "$limit" "$backends" ${!key}
   fi
