@@ -486,9 +486,13 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // fp16: an aliased input is staged as TFLite's floats, twice the bytes
   // the conversion reads over the bus of the halves the CPU would convert.
   Apply(o.alias_half_inputs, &device->alias_half_inputs);
-  // An image input read by the convolution fused with its upload stays
-  // copied (runtime_alias.cc); unfused instead, it can be aliased: off until
-  // measured on more than MobileNet (docs/perf/log.md, "zc5, session 16").
+  // An image input of >= 512 KB keeps its own upload conversion, not fused
+  // into the first convolution, so that it is aliased (runtime_alias.cc).
+  // H100, one process, set + invoke + get: DeepLab 1.82 -> 1.71 ms fp32,
+  // 1.64 -> 1.58 fp16; selfie fp32 0.81 -> 0.78; MobileNet v1 0.463 -> 0.448
+  // fp32, 0.428 -> 0.418 fp16; smaller inputs (palm, face detection) within
+  // +-7 us, so they stay fused (docs/perf/log.md, "zc5, session 16").
+  device->alias_unfuses_upload = device->alias_model_io;
   Apply(o.alias_unfuse, &device->alias_unfuses_upload);
   Apply(o.shared_memory_gemm, &device->shared_memory_gemm);
   // Each 3x3 depthwise layer feeding a GEMM computed in the GEMM's

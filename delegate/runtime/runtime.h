@@ -218,7 +218,7 @@ class PartitionRuntime {
   // now (no copy). runtime_alias.cc.
   void PlanAliasedTransfers(const std::vector<Dispatch>& uploads);
   // FuseUploadConversions (delegate/passes/upload_fusion.h), but with
-  // DeviceProfile::alias_unfuses_upload not for inputs that could be aliased.
+  // DeviceProfile::alias_unfuses_upload not for large inputs that could be aliased.
   int FuseUploads(std::vector<Dispatch>* uploads, std::vector<Dispatch>* kernels,
                   const std::vector<Dispatch>& readbacks) const;
   // An upload that may be its tensor's memory where its conversion reads it.
