@@ -6,7 +6,13 @@
 # with this branch's library in build/ and the base library in
 # .devbuild/base/ (BASE_LIB overrides it):
 #   bash bench/device_zc5.sh
-# 1. With ZC5_TESTS=1 (calls 1-3: all passed): test_alias_io.py (outputs against the CPU with the
+# 0. Call 6 (the final defaults): tests, then the A/B of the defaults
+#    against TFLITE_GLES_X_ALIAS_IO=0 for hair, DeepLab, selfie, palm, face
+#    detection, MobileNet (wall_split, one process per model), then
+#    run_bench base/new of DeepLab and hair with the time left.
+# 1. Tests (ZC5_TESTS=1, the default; ran in calls 1-3): test_alias_io.py,
+#    test_upload_fusion.py (pinned fused where aliasing would unfuse), and
+#    before them test_alias_io.py (outputs against the CPU with the
 #    switch off and on, resizes, views, two interpreters, deletes) against an
 #    asynchronous GPU.
 # 2. The upload-unfusing A/B (bench/wall_split.py, one process per model):
@@ -36,8 +42,8 @@ OFF=env.TFLITE_GLES_X_ALIAS_IO=0
 TESTS=$OUT/zc5-tests.txt SPLIT=$OUT/zc5-split.txt RB=$OUT/zc5-rb.txt
 : > "$TESTS"; : > "$SPLIT"; : > "$RB"
 
-[ "${ZC5_TESTS:-0}" = 1 ] && timeout "${ZC5_TEST_S:-12}" python3 -m pytest -q -p no:cacheprovider --tb=short \
-  tests/python/test_alias_io.py >> "$TESTS" 2>&1
+[ "${ZC5_TESTS:-1}" = 1 ] && timeout "${ZC5_TEST_S:-14}" python3 -m pytest -q -p no:cacheprovider --tb=short \
+  tests/python/test_alias_io.py tests/python/test_upload_fusion.py >> "$TESTS" 2>&1
 
 # split NAME MODEL LIMIT VARIANT...: wall_split's variants in one process.
 split() {
@@ -54,7 +60,19 @@ U=env.TFLITE_GLES_FUSE_UPLOAD=0
 # keeps their image input copied, against that input unfused and aliased
 # (TFLITE_GLES_X_ALIAS_UNFUSE=1), one process each.
 UF=env.TFLITE_GLES_X_ALIAS_UNFUSE=1
-if [ "${ZC5_UNFUSE_AB:-1}" = 1 ]; then
+# The final defaults against zero-copy I/O off (TFLITE_GLES_X_ALIAS_IO=0,
+# which also keeps every upload fused), one process per model (call 6).
+if [ "${ZC5_FINAL_AB:-1}" = 1 ]; then
+  split hair "$HAIR" 12 fp32: "fp32-off:$OFF" "fp16:$F16" "fp16-off:$F16,$OFF"
+  for name in deeplabv3_257_mv_gpu selfie_segmentation palm_detection_full \
+      face_detection_short_range; do
+    [ "$(left)" -lt 12 ] && break
+    split "$name" "$M/$name.tflite" 10 fp32: "fp32-off:$OFF" "fp16:$F16" "fp16-off:$F16,$OFF"
+  done
+  [ "$(left)" -gt 10 ] && split mnet "$MNET" 9 fp32: "fp32-off:$OFF" "fp16:$F16" \
+    "fp16-off:$F16,$OFF"
+fi
+if [ "${ZC5_UNFUSE_AB:-0}" = 1 ]; then
   for name in selfie_segmentation palm_detection_full face_detection_short_range \
       deeplabv3_257_mv_gpu; do
     [ "$(left)" -lt 12 ] && break
@@ -95,7 +113,7 @@ DL="--model $M/deeplabv3_257_mv_gpu.tflite" PA="--model $M/palm_detection_full.t
 # Calls 3-4 ran "base:12:H new:6:H base2:6:H new2:6:H base:12:ST new:6:ST base:12:SE
 # new:6:SE base:12:MN new:6:MN newU:6:MN base2:6:MN new2:6:MN litert:8:PA newU:6:SE
 # newU:6:PA newU:6:DL"; call 5 fills in with the time the A/B leaves.
-PLAN=${ZC5_PLAN:-"newU:8:DL new:6:DL newU2:6:SE new2:6:SE"}
+PLAN=${ZC5_PLAN:-"base:8:DL new:6:DL base:8:H new:6:H"}
 for step in $PLAN; do
   IFS=: read -r run limit key <<< "$step"
   [ "$(left)" -lt "$((limit + 1))" ] && continue
