@@ -187,6 +187,9 @@ struct DelegateCallbacks {
     // Our context made current for the teardown where it can be, the
     // caller's restored after; else nothing deleted (context_identity.h).
     auto* partition = static_cast<Partition*>(buffer);
+    // Tensors that are our staging go back to TFLite before the staging
+    // goes (runtime_alias.cc): plain writes into TFLite's tensors.
+    if (partition->runtime) partition->runtime->ReleaseAliases(context);
     gl::ScopedTeardown teardown(partition->gl_context.get(), "a tflite-gles partition");
     std::lock_guard<std::mutex> lock(g_owners_mutex);
     auto owner = g_owners.find(partition->owner);
@@ -216,10 +219,15 @@ struct DelegateCallbacks {
     Status status = CheckInputShapesUnchanged(context, partition->input_dims);
     if (status.ok()) status = self->env_->EnsureCurrent();
     if (!status.ok()) {
+      // A resized input (AllowDynamicTensors): no tensor keeps our staging,
+      // which its new bytes may overflow; TFLite's "unallocated" instead.
+      partition->runtime->ReleaseAliases(context);
       self->Report(context, "tflite-gles: preparing the GPU partition failed: " +
                                 status.message());
       return abi::kError;
     }
+    // Before TFLite's arena planner runs: it leaves those tensors alone.
+    partition->runtime->AliasTensors(context);
     return abi::kOk;
   }
 

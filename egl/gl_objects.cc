@@ -88,6 +88,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     bytes_ = other.bytes_;
     mapped_ = other.mapped_;
     mapped_read_ = other.mapped_read_;
+    mapped_write_ = other.mapped_write_;
     context_ = other.context_;
     other.id_ = 0;
     other.bytes_ = 0;
@@ -104,20 +105,27 @@ void Buffer::Reset() {
     id_ = 0;
     mapped_ = nullptr;
     mapped_read_ = false;
+    mapped_write_ = false;
   }
 }
 
 StatusOr<Buffer> Buffer::CreateMappedForWrite(size_t bytes) {
-  TFG_ASSIGN_OR_RETURN(Buffer buffer, CreateMapped(bytes, /*for_read=*/false));
+  TFG_ASSIGN_OR_RETURN(Buffer buffer, CreateMapped(bytes, /*read=*/false, /*write=*/true));
   std::memset(buffer.mapped_, 0, buffer.bytes_);
   return buffer;
 }
 
 StatusOr<Buffer> Buffer::CreateMappedForRead(size_t bytes) {
-  return CreateMapped(bytes, /*for_read=*/true);
+  return CreateMapped(bytes, /*read=*/true, /*write=*/false);
 }
 
-StatusOr<Buffer> Buffer::CreateMapped(size_t bytes, bool for_read) {
+StatusOr<Buffer> Buffer::CreateMappedReadWrite(size_t bytes) {
+  TFG_ASSIGN_OR_RETURN(Buffer buffer, CreateMapped(bytes, /*read=*/true, /*write=*/true));
+  std::memset(buffer.mapped_, 0, buffer.bytes_);
+  return buffer;
+}
+
+StatusOr<Buffer> Buffer::CreateMapped(size_t bytes, bool read, bool write) {
   if (bytes == 0) bytes = 16;
   // Not exported by GLES libraries: from eglGetProcAddress, once.
   static const auto buffer_storage = reinterpret_cast<PFNGLBUFFERSTORAGEEXTPROC>(
@@ -127,8 +135,9 @@ StatusOr<Buffer> Buffer::CreateMapped(size_t bytes, bool for_read) {
   }
   Buffer buffer;
   TFG_RETURN_IF_ERROR(buffer.GenerateAndBind(bytes, "mapped GPU buffer"));
-  buffer.mapped_read_ = for_read;
-  const GLbitfield flags = (for_read ? GL_MAP_READ_BIT : GL_MAP_WRITE_BIT) |
+  buffer.mapped_read_ = read;
+  buffer.mapped_write_ = write;
+  const GLbitfield flags = (read ? GL_MAP_READ_BIT : 0) | (write ? GL_MAP_WRITE_BIT : 0) |
                            GL_MAP_PERSISTENT_BIT_EXT | GL_MAP_COHERENT_BIT_EXT;
   gl::ClearGlErrors();
   buffer_storage(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(bytes), nullptr,
@@ -158,7 +167,9 @@ Status Buffer::Upload(size_t offset, size_t bytes, const void* data) const {
                          " bytes at offset " + std::to_string(offset) +
                          " exceeds the buffer's " + std::to_string(bytes_));
   }
-  if (mapped_read_) return Status::Error("upload into a buffer mapped for reading");
+  if (mapped_ != nullptr && !mapped_write_) {
+    return Status::Error("upload into a buffer mapped for reading");
+  }
   if (mapped_ != nullptr) {
     // Coherent mapping: commands issued after this see the bytes.
     std::memcpy(static_cast<char*>(mapped_) + offset, data, bytes);
@@ -177,7 +188,7 @@ Status Buffer::Download(size_t offset, size_t bytes, void* out) const {
                          " bytes exceeds the buffer's " +
                          std::to_string(bytes_));
   }
-  if (mapped_read_) {
+  if (mapped_ != nullptr && mapped_read_) {
     // Persistent coherent read mapping: the caller waited for the fence
     // that follows the GPU's writes and their client-mapped barrier.
     std::memcpy(out, static_cast<const char*>(mapped_) + offset, bytes);

@@ -52,10 +52,13 @@ class Buffer {
   // glMemoryBarrier(GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT) and a fence the
   // caller waits for.
   static StatusOr<Buffer> CreateMappedForRead(size_t bytes);
+  // Mapped for both (zeroed): staging that is also a TFLite tensor's memory
+  // (DeviceProfile::alias_model_io), which TFLite's side reads and writes.
+  static StatusOr<Buffer> CreateMappedReadWrite(size_t bytes);
 
   GLuint id() const { return id_; }
   size_t bytes() const { return bytes_; }
-  bool mapped_for_write() const { return mapped_ != nullptr && !mapped_read_; }
+  bool mapped_for_write() const { return mapped_ != nullptr && mapped_write_; }
   bool mapped_for_read() const { return mapped_ != nullptr && mapped_read_; }
   // The persistent mapping (CreateMappedFor*), null otherwise: callers that
   // convert while copying write or read it directly.
@@ -71,7 +74,7 @@ class Buffer {
   static long LiveCount();
 
  private:
-  static StatusOr<Buffer> CreateMapped(size_t bytes, bool for_read);
+  static StatusOr<Buffer> CreateMapped(size_t bytes, bool read, bool write);
   // Both factories' first steps: refuses sizes no GPU has (or above the
   // test hook's limit; `kind` names the buffer in the message), then
   // generates the buffer and binds it to GL_SHADER_STORAGE_BUFFER.
@@ -80,7 +83,8 @@ class Buffer {
   GLuint id_ = 0;
   size_t bytes_ = 0;
   void* mapped_ = nullptr;  // CreateMappedFor*'s persistent mapping
-  bool mapped_read_ = false;  // CreateMappedForRead
+  bool mapped_read_ = false;   // mapped with GL_MAP_READ_BIT
+  bool mapped_write_ = false;  // mapped with GL_MAP_WRITE_BIT
   EGLContext context_ = EGL_NO_CONTEXT;
 };
 

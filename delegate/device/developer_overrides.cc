@@ -229,6 +229,10 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.readback_bands = NonNegative("TFLITE_GLES_X_READBACK_BANDS");
   o.band_flushes = CountList("TFLITE_GLES_X_BAND_FLUSHES");
   o.band_early_wake = Switch("TFLITE_GLES_X_BAND_EARLY_WAKE");
+  // TFLite's float I/O tensors as our mapped staging, no copy (runtime_alias.cc).
+  o.alias_io = Switch("TFLITE_GLES_X_ALIAS_IO");
+  o.alias_half_inputs = Switch("TFLITE_GLES_X_ALIAS_HALF_INPUTS");
+  o.alias_unfuse = Switch("TFLITE_GLES_X_ALIAS_UNFUSE");
   // Per-invoke timing reports for bench runs (invoke_timeline.h).
   o.driver_cache = Switch("TFLITE_GLES_X_DRIVER_CACHE");
   o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");

@@ -100,6 +100,9 @@ struct DeveloperOverrides {
   std::optional<long long> readback_bands;       // TFLITE_GLES_X_READBACK_BANDS
   std::optional<std::vector<int>> band_flushes;  // TFLITE_GLES_X_BAND_FLUSHES
   std::optional<bool> band_early_wake;           // TFLITE_GLES_X_BAND_EARLY_WAKE
+  std::optional<bool> alias_io;                  // TFLITE_GLES_X_ALIAS_IO
+  std::optional<bool> alias_half_inputs;         // TFLITE_GLES_X_ALIAS_HALF_INPUTS
+  std::optional<bool> alias_unfuse;              // TFLITE_GLES_X_ALIAS_UNFUSE
   // The serialization cache (delegate/runtime/program_cache.h).
   std::optional<bool> driver_cache;              // TFLITE_GLES_X_DRIVER_CACHE
   std::optional<bool> program_binaries;          // TFLITE_GLES_X_PROGRAM_BINARIES

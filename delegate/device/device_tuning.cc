@@ -401,6 +401,26 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
                  "GL_EXT_buffer_storage, which this driver lacks; ignored\n");
     device->readback = DeviceProfile::Readback::kMap;
   }
+  // TFLite's float input and output tensors live in our mapped staging
+  // (runtime_alias.cc): set_tensor writes where the GPU reads, get_tensor
+  // reads where it wrote, and the invoke copies nothing (the hair stand-in's
+  // 3 MB in, 2 MB out: ~0.3 ms of its invoke on the H200). docs/perf/log.md,
+  // "zc5, session 16". Not on llvmpipe: MobileNet v1 0.25's 35 us input copy
+  // is 0.4 % of its invoke, and six same-process A/B runs there had the
+  // aliased invoke 0.11 ms slower in the median (within their spread).
+  device->alias_model_io = !device->gpu->IsLlvmpipe();
+  Apply(o.alias_io, &device->alias_model_io);
+  // fp16: an aliased input is staged as TFLite's floats, twice the bytes
+  // the conversion reads over the bus of the halves the CPU would convert.
+  Apply(o.alias_half_inputs, &device->alias_half_inputs);
+  // An image input of >= 512 KB keeps its own upload conversion, not fused
+  // into the first convolution, so that it is aliased (runtime_alias.cc).
+  // H100, one process, set + invoke + get: DeepLab 1.82 -> 1.71 ms fp32,
+  // 1.64 -> 1.58 fp16; selfie fp32 0.81 -> 0.78; MobileNet v1 0.463 -> 0.448
+  // fp32, 0.428 -> 0.418 fp16; smaller inputs (palm, face detection) within
+  // +-7 us, so they stay fused (docs/perf/log.md, "zc5, session 16").
+  device->alias_unfuses_upload = device->alias_model_io;
+  Apply(o.alias_unfuse, &device->alias_unfuses_upload);
   Apply(o.shared_memory_gemm, &device->shared_memory_gemm);
   // Each 3x3 depthwise layer feeding a GEMM computed in the GEMM's
   // workgroups (delegate/passes/dw_fusion.h): one dependent dispatch less per pair

@@ -129,18 +129,17 @@ struct DeviceProfile {
   // with much reuse); > 0 = shrink tiles until a dispatch has at least this
   // many invocations (GPUs with thousands of lanes). Set by TuneForDevice.
   long long min_invocations = 0;
-  // Usage hint of the staging buffers that inputs are uploaded into and
-  // outputs read back from (GL_STREAM_DRAW, GL_STREAM_READ, ...): it decides
-  // where a driver places them. Set by TuneForDevice; downloads always use GL_STREAM_READ.
-  unsigned upload_usage = 0x88E1;    // GL_STREAM_READ
-  // Upload staging buffers are persistently mapped (GL_EXT_buffer_storage)
-  // and written with memcpy, not glBufferSubData. Set by TuneForDevice.
-  bool mapped_upload_staging = false;
+  // Usage hint of upload staging (where a driver places it). TuneForDevice.
+  unsigned upload_usage = 0x88E1;    // GL_STREAM_READ; downloads always use it
+  // Upload staging persistently mapped (GL_EXT_buffer_storage), memcpy'd; alias: mapped
+  // float staging is the TFLite tensor's memory (runtime_alias.cc), fp16 inputs too, and
+  // alias_unfuses_upload unfuses an upload to alias it. X_ALIAS_IO/_HALF_INPUTS/_UNFUSE.
+  bool mapped_upload_staging = false, alias_model_io = false;
+  bool alias_half_inputs = true, alias_unfuses_upload = false;
   // An image input's conversion folded into the convolution that reads it
-  // (passes/upload_fusion.h; TFLITE_GLES_FUSE_UPLOAD=0/1), an output's into
-  // its producer (passes/readback_fusion.h; TFLITE_GLES_X_FUSE_READBACK=0/1).
-  bool fuse_upload_into_conv = false;
-  bool fuse_readback = false;
+  // (passes/upload_fusion.h; TFLITE_GLES_FUSE_UPLOAD), an output's into its
+  // producer (passes/readback_fusion.h; TFLITE_GLES_X_FUSE_READBACK).
+  bool fuse_upload_into_conv = false, fuse_readback = false;
   // Direct transfers (TFLITE_GLES_X_DIRECT_TRANSFERS): the CPU reads and
   // writes a tensor's own PHWC4 buffer (floats or halves) and no layout
   // conversion dispatch runs. Outputs: where PHWC4 order is BHWC order (one

@@ -411,7 +411,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->fused_ += BatchSharedInputGemms(&runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.fuse_upload_into_conv) {
-    runtime->fused_ += FuseUploadConversions(runtime->values_, &pre, &kernel_dispatches, post);
+    runtime->fused_ += runtime->FuseUploads(&pre, &kernel_dispatches, post);  // runtime_alias.cc
   }
   if (dev.fuse_epilogues && dev.fuse_norm_prologue) {
     // After the epilogues, which make the norm's apply one dispatch, and
@@ -422,6 +422,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
   }
   // Last: it takes the convolutions as the fusions above left them.
   UseWindowConvolutions(dev, runtime->values_, &kernel_dispatches);
+  runtime->PlanAliasedTransfers(pre);  // before host_: it stages those inputs as floats
   // Buffers the CPU writes or reads: each its own buffer, outside the arena.
   runtime->host_.assign(runtime->values_.size(), HostSide());
   for (const Transfer& t : runtime->uploads_) {

@@ -91,6 +91,13 @@ class PartitionRuntime {
   // Whether `name` is one of this runtime's own GL buffers.
   bool OwnsBuffer(GLuint name) const;
 
+  // Zero-copy model I/O (DeviceProfile::alias_model_io; runtime_alias.cc).
+  // Kernel Prepare: the tensors of aliasable transfers become their mapped
+  // staging (kTfLiteCustom); kernel Free or a failed Prepare: those that
+  // still are go back to TFLite's arena with no data.
+  void AliasTensors(abi::Context* context);
+  void ReleaseAliases(abi::Context* context);
+
  private:
   struct Step {
     const gl::Program* program = nullptr;
@@ -143,6 +150,9 @@ class PartitionRuntime {
     // holds `elements` bytes rounded up to whole uints.
     bool packed = false;
     bool write_back = false;  // a partition input written back (not bindable)
+    // Float staging mapped read-write that may be the tensor's memory
+    // (runtime_alias.cc): no copy where it is.
+    bool aliasable = false;
     bool gpu_bound = false;   // bound on the GPU: no host copy (BindGpu)
     // DeviceProfile::cpu_readback_resize: `buffer` is a RESIZE_BILINEAR's
     // PHWC4 input of shape `resize.source`, interpolated to `shape` on the CPU.
@@ -212,6 +222,21 @@ class PartitionRuntime {
   bool ReadbackInBands(size_t step) const;
   Status DispatchReadbackBands(const Step& step, bool barrier);
   Status DownloadInBands(const Transfer& download, abi::Tensor& tensor);
+  // Create (after the upload fusion; `uploads`: the conversions left): which
+  // transfers are aliasable; Allocate: whether value `value` is such a
+  // staging (mapped read-write); Run: whether `t`'s tensor is its staging
+  // now (no copy). runtime_alias.cc.
+  void PlanAliasedTransfers(const std::vector<Dispatch>& uploads);
+  // FuseUploadConversions (delegate/passes/upload_fusion.h), but with
+  // DeviceProfile::alias_unfuses_upload not for large inputs that could be aliased.
+  int FuseUploads(std::vector<Dispatch>* uploads, std::vector<Dispatch>* kernels,
+                  const std::vector<Dispatch>& readbacks) const;
+  // An upload that may be its tensor's memory where its conversion reads it.
+  bool MayAliasUpload(const Transfer& t) const;
+  // Staged as TFLite's floats, as they are: what aliasing can share.
+  static bool PlainFloats(const Transfer& t);
+  bool SharedWithTflite(size_t value) const;
+  bool IsAliased(const Transfer& t, const abi::Tensor& tensor) const;
   // Step::barrier_before from the bytes each step reads and writes.
   void PlaceBarriers();
   // Plans and allocates the shared arena of intermediate tensors.
@@ -406,6 +431,8 @@ class PartitionRuntime {
   std::vector<gl::Fence> band_fences_;
   gl::Fence readback_start_;  // DeviceProfile::band_early_wake
   bool readback_banded_ = false;
+  // Per download, this invoke: its tensor is its staging (IsAliased).
+  std::vector<uint8_t> download_aliased_;
   gl::GpuTimer timer_;        // empty where timer queries are unavailable
   bool timer_tried_ = false;  // created lazily on the first profiled run
 };

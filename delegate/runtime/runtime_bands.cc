@@ -177,8 +177,11 @@ bool PartitionRuntime::ReadbackInBands(size_t step) const {
   // (not the original a binding runs again, nor a binding's replacement).
   const bool planned = ReadbackFused(t) ? &StepAt(step) != &steps_[step]
                                         : &StepAt(step) == &steps_[step];
+  // An aliased output has no copy to overlap: its conversion runs whole.
+  const bool aliased = static_cast<size_t>(banded_download_) < download_aliased_.size() &&
+                       download_aliased_[static_cast<size_t>(banded_download_)];
   return static_cast<int>(step) == t.band_step && !t.gpu_bound && !skipped(step) && planned &&
-         device_.mapped_readback() &&
+         !aliased && device_.mapped_readback() &&
          buffers_[t.buffer].mapped_for_read() && buffers_[t.buffer].mapped() != nullptr;
 }
 

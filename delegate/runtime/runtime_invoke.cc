@@ -154,9 +154,16 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   TFG_RETURN_IF_ERROR(staging_reads_done_.Wait());
   // Upload conversions already dispatched, band by band (runtime_bands.cc).
   std::vector<int> issued;
+  bool aliased_inputs = false;
   for (const Transfer& upload : uploads_) {
     if (upload.gpu_bound) continue;  // read on the GPU (RunBoundInputs)
     const abi::Tensor& tensor = context->tensors[upload.tflite_index];
+    // The tensor is its staging (runtime_alias.cc): nothing to copy, and
+    // the conversion runs whole with the other steps.
+    if (IsAliased(upload, tensor)) {
+      aliased_inputs = true;
+      continue;
+    }
     if (!profile) {
       TFG_ASSIGN_OR_RETURN(bool banded, UploadInBands(upload, tensor));
       if (banded) {
@@ -169,6 +176,11 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   TFG_RETURN_IF_ERROR(RunBoundInputs());
   TFG_RETURN_IF_ERROR(timeline_.Uploaded());
   readback_banded_ = false;  // until DispatchReadbackBands (not when profiling)
+  download_aliased_.assign(downloads_.size(), 0);
+  for (size_t k = 0; k < downloads_.size(); ++k) {
+    download_aliased_[k] =
+        IsAliased(downloads_[k], context->tensors[downloads_[k].tflite_index]) ? 1 : 0;
+  }
   for (int step : issued) TFG_RETURN_IF_ERROR(timeline_.Dispatched(step));
   if (profile) {
     TFG_RETURN_IF_ERROR(DispatchProfiled());
@@ -248,6 +260,8 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
   for (size_t k = 0; k < downloads_.size(); ++k) {
     const Transfer& download = downloads_[k];
     if (download.gpu_bound) continue;  // written on the GPU (RunBoundOutputs)
+    // The tensor is its staging: the fence above made the GPU's writes visible.
+    if (download_aliased_[k]) continue;
     abi::Tensor& tensor = context->tensors[download.tflite_index];
     if (readback_banded_ && static_cast<int>(k) == banded_download_) {
       TFG_RETURN_IF_ERROR(DownloadInBands(download, tensor));
@@ -256,6 +270,10 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     if (readback_banded_) TFG_RETURN_IF_ERROR(staging_reads_done_.Wait(spin));
     TFG_RETURN_IF_ERROR(DownloadOutput(download, tensor));
   }
+  // TFLite's side writes aliased inputs between invokes, straight into what
+  // the GPU reads: it must be done with them before the invoke returns (the
+  // readback waited for this fence already, unless every output is bound).
+  if (aliased_inputs) TFG_RETURN_IF_ERROR(staging_reads_done_.Wait(spin));
   TFG_RETURN_IF_ERROR(timeline_.Done());
   for (const ConstantOutput& output : constant_outputs_) {
     abi::Tensor& tensor = context->tensors[output.tflite_index];

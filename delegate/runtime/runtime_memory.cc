@@ -260,8 +260,11 @@ Status PartitionRuntime::Allocate() {
       zeros.assign(buffer_bytes, 0);
       initial = zeros.data();
     }
+    // Staging that may be a TFLite tensor's memory (runtime_alias.cc) is
+    // mapped for both: TFLite's side may read an input and write an output.
     StatusOr<gl::Buffer> buffer =
-        upload && device_.mapped_upload_staging
+        SharedWithTflite(i) ? gl::Buffer::CreateMappedReadWrite(buffer_bytes)
+        : upload && device_.mapped_upload_staging
             ? gl::Buffer::CreateMappedForWrite(buffer_bytes)
         : download && device_.mapped_readback()
             ? gl::Buffer::CreateMappedForRead(buffer_bytes)

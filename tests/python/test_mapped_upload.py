@@ -35,6 +35,8 @@ def bool_model(shape):
 @pytest.mark.parametrize("kind", ["float32", "bool"])
 def test_every_invoke_sees_its_own_inputs(monkeypatch, mapped, kind):
     monkeypatch.setenv("TFLITE_GLES_X_MAPPED_UPLOAD", mapped)
+    # The copy into the staging (test_alias_io.py has the tensor as staging).
+    monkeypatch.setenv("TFLITE_GLES_X_ALIAS_IO", "0")
     shape = [2, 9, 7, 3]
     model = float_model(shape) if kind == "float32" else bool_model(shape)
     delegate = gt.make_delegate({})
@@ -76,6 +78,7 @@ def image_conv_model(shape):
 ])
 def test_streaming_stores_deliver_every_invoke(monkeypatch, streaming, fp16, shape, model):
     monkeypatch.setenv("TFLITE_GLES_X_MAPPED_UPLOAD", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_ALIAS_IO", "0")  # the copies are the subject
     monkeypatch.setenv("TFLITE_GLES_X_STREAMING_UPLOAD", streaming)
     m = model(shape)
     delegate = gt.make_delegate({"precision_loss_allowed": "true"} if fp16 else {})

@@ -132,6 +132,8 @@ def test_fp16_staged_inputs_stay_within_fp16_tolerance(monkeypatch, half, storag
     ssbo (and no staging view) it falls back to float staging."""
     monkeypatch.setenv("TFLITE_GLES_X_HALF_UPLOAD", half)
     monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")  # staged, converted
+    # Copied: an aliased float input is staged as floats (runtime_alias.cc).
+    monkeypatch.setenv("TFLITE_GLES_X_ALIAS_IO", "0")
     shape = [2, 9, 11, 3]
     rng = np.random.default_rng(11)
     model = add_model(shape)

@@ -18,6 +18,8 @@ def run(monkeypatch, model, inputs, fp16=False):
     # read, no conversion to fuse): staged, as images above 64 KiB are. With
     # fp16 the staging holds halves (TFLITE_GLES_X_HALF_UPLOAD).
     monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
+    # Fused even where the input could be aliased instead (test_alias_io.py).
+    monkeypatch.setenv("TFLITE_GLES_X_ALIAS_UNFUSE", "0")
     return run_switch_off_and_on(monkeypatch, "TFLITE_GLES_FUSE_UPLOAD", model, inputs,
                                  {"precision_loss_allowed": fp16})
 
