@@ -44,6 +44,8 @@ SMEM_CASES = [
 def test_conv2d_with_shared_memory_tiles(monkeypatch, in_shape, filter_shape, options,
                                          setting, fp16):
     monkeypatch.setenv(WINDOW_SWITCH, "0")
+    # The 4-slice limit these cases encode (NVIDIA takes 8: the 8-slice tests below).
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_SLICES", "4")
     if setting == "first_layer":
         monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
         monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
@@ -122,6 +124,8 @@ def test_conv2d_shared_memory_tiles_with_prefetch(monkeypatch, tmp_path, in_shap
     from test_mirror_pad_fusion import pad_conv_model
     monkeypatch.setenv(WINDOW_SWITCH, "0")
     monkeypatch.setenv(SMEM_SWITCH, "1")
+    if not prefetched:  # the 128-invocation block the comment counts (NVIDIA's is wider)
+        monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_BLOCK", "16/8/1/2")
     if setting == "mirror":
         model = pad_conv_model(in_shape, ((1, 1), (1, 1)), "REFLECT", filter_shape[:3], seed=5)
     else:
