@@ -236,6 +236,8 @@ class PartitionRuntime {
   // Staged as TFLite's floats, as they are: what aliasing can share.
   static bool PlainFloats(const Transfer& t);
   bool SharedWithTflite(size_t value) const;
+  // The tensor is float32 of exactly t's elements, within its staging buffer.
+  bool StagingFits(const Transfer& t, const abi::Tensor& tensor) const;
   bool IsAliased(const Transfer& t, const abi::Tensor& tensor) const;
   // Step::barrier_before from the bytes each step reads and writes.
   void PlaceBarriers();

@@ -113,12 +113,15 @@ bool PartitionRuntime::SharedWithTflite(size_t value) const {
   return false;
 }
 
+bool PartitionRuntime::StagingFits(const Transfer& t, const abi::Tensor& tensor) const {
+  return tensor.type == abi::kFloat32 && tensor.bytes == t.elements * sizeof(float) &&
+         tensor.bytes <= buffers_[static_cast<size_t>(t.buffer)].bytes();
+}
+
 bool PartitionRuntime::IsAliased(const Transfer& t, const abi::Tensor& tensor) const {
   if (!t.aliasable || t.gpu_bound) return false;
-  const gl::Buffer& buffer = buffers_[static_cast<size_t>(t.buffer)];
-  return buffer.mapped() != nullptr && tensor.data == buffer.mapped() &&
-         tensor.type == abi::kFloat32 && tensor.bytes == t.elements * sizeof(float) &&
-         tensor.bytes <= buffer.bytes();
+  const void* mapped = buffers_[static_cast<size_t>(t.buffer)].mapped();
+  return mapped != nullptr && tensor.data == mapped && StagingFits(t, tensor);
 }
 
 void PartitionRuntime::AliasTensors(abi::Context* context) {
@@ -138,9 +141,8 @@ void PartitionRuntime::AliasTensors(abi::Context* context) {
       // application's custom allocation, a dynamic tensor, one with a
       // buffer handle (bound on the GPU, delegate/gpu_io.cc). TFLite sets
       // `delegate` on every output of a delegate kernel: not a binding.
-      if (tensor.allocation_type != abi::kArenaRw || tensor.type != abi::kFloat32 ||
-          tensor.bytes != t.elements * sizeof(float) || tensor.buffer_handle != -1 ||
-          tensor.bytes > buffers_[static_cast<size_t>(t.buffer)].bytes()) {
+      if (tensor.allocation_type != abi::kArenaRw || tensor.buffer_handle != -1 ||
+          !StagingFits(t, tensor)) {
         continue;
       }
       tensor.allocation_type = abi::kCustom;
