@@ -114,17 +114,23 @@ KSPLIT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("fp16", PRECISIONS)
-@pytest.mark.parametrize("in_shape,filter_shape,options,first_layer", KSPLIT_CASES)
-def test_conv2d_with_the_sum_split_across_a_workgroup(monkeypatch, in_shape, filter_shape,
-                                                      options, first_layer, fp16):
+def ksplit_model(monkeypatch, in_shape, filter_shape, options, first_layer):
+    """A KSPLIT_CASES model with K_SPLIT forced (and, for a first layer, its
+    upload fused so that it reads the image's staging)."""
     monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1")
     if first_layer:
         monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
         monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
     version = 2 if options["dilation_h_factor"] > 1 else 1
-    model = conv_model("CONV_2D", in_shape, filter_shape, options, version=version,
-                       seed=filter_shape[0])
+    return conv_model("CONV_2D", in_shape, filter_shape, options, version=version,
+                      seed=filter_shape[0])
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape,options,first_layer", KSPLIT_CASES)
+def test_conv2d_with_the_sum_split_across_a_workgroup(monkeypatch, in_shape, filter_shape,
+                                                      options, first_layer, fp16):
+    model = ksplit_model(monkeypatch, in_shape, filter_shape, options, first_layer)
     cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=3),
                                       {"precision_loss_allowed": fp16})
     assert_fully_delegated(stats)
@@ -140,14 +146,8 @@ def test_conv2d_with_the_sum_split_across_a_workgroup(monkeypatch, in_shape, fil
 def test_conv2d_with_the_split_sums_weights_in_shared_memory(monkeypatch, tmp_path, in_shape,
                                                              filter_shape, options,
                                                              first_layer, fp16):
-    monkeypatch.setenv("TFLITE_GLES_X_CONV_KSPLIT", "1")
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
-    if first_layer:
-        monkeypatch.setenv("TFLITE_GLES_FUSE_UPLOAD", "1")
-        monkeypatch.setenv("TFLITE_GLES_X_DIRECT_MAX_KB", "0")
-    version = 2 if options["dilation_h_factor"] > 1 else 1
-    model = conv_model("CONV_2D", in_shape, filter_shape, options, version=version,
-                       seed=filter_shape[0])
+    model = ksplit_model(monkeypatch, in_shape, filter_shape, options, first_layer)
     cpu, (plain, _), (staged, stats) = run_switch_off_and_on(
         monkeypatch, "TFLITE_GLES_X_CONV_KSPLIT_WSMEM", model,
         random_inputs([in_shape], seed=3), {"precision_loss_allowed": fp16})
