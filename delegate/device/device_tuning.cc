@@ -421,6 +421,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // +-7 us, so they stay fused (docs/perf/log.md, "zc5, session 16").
   device->alias_unfuses_upload = device->alias_model_io;
   Apply(o.alias_unfuse, &device->alias_unfuses_upload);
+  // An aliased input's staging mapped for writing only, as copied inputs'
+  // is: being measured (docs/perf/log.md, "hair6, session 17").
+  Apply(o.alias_input_write_only, &device->alias_inputs_write_only);
   Apply(o.shared_memory_gemm, &device->shared_memory_gemm);
   // Each 3x3 depthwise layer feeding a GEMM computed in the GEMM's
   // workgroups (delegate/passes/dw_fusion.h): one dependent dispatch less per pair

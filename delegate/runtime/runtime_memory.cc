@@ -261,9 +261,13 @@ Status PartitionRuntime::Allocate() {
       initial = zeros.data();
     }
     // Staging that may be a TFLite tensor's memory (runtime_alias.cc) is
-    // mapped for both: TFLite's side may read an input and write an output.
+    // mapped for both: TFLite's side may read an input and write an output
+    // (DeviceProfile::alias_inputs_write_only: an input's for writing only).
+    const bool shared = SharedWithTflite(i);
     StatusOr<gl::Buffer> buffer =
-        SharedWithTflite(i) ? gl::Buffer::CreateMappedReadWrite(buffer_bytes)
+        shared && upload && device_.alias_inputs_write_only
+            ? gl::Buffer::CreateMappedForWrite(buffer_bytes)
+        : shared ? gl::Buffer::CreateMappedReadWrite(buffer_bytes)
         : upload && device_.mapped_upload_staging
             ? gl::Buffer::CreateMappedForWrite(buffer_bytes)
         : download && device_.mapped_readback()
