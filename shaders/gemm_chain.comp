@@ -37,6 +37,10 @@
 // head before a GEMM that no second follows. Bindings 0 = x, 1 = A, 2 = W1,
 // 3 = b1, then CHAIN_IN, CHAIN_IN2 and the head's.
 //
+// UNPOOL_GATHER (delegate/passes/unpool_fusion.h): an epilogue operand is
+// a MaxUnpooling2D's output, gathered where it is read (UNPOOL_LOAD): its
+// binding holds the pooled values, UNPOOL_BINDING their argmax indices.
+//
 // @axis - SINGLE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @axis - EPILOGUE_IN
@@ -51,6 +55,9 @@
 // @const W1_GROUP=4 W2_GROUP=4 X_TILE_VEC4=64 PARTIAL_VEC4=1 MATH_P=mediump ACC_P=mediump
 // @const EPILOGUE_BINDING=7 CHAIN_BINDING=8 CHAIN_BINDING2=9
 // @const EPILOGUE(x,index,slice)=(x) CHAIN_EPILOGUE(x,index,slice)=(x) CHAIN_ACT(x)=(x)
+// @axis - UNPOOL_GATHER
+// @const UNPOOL_BINDING=13 UNPOOL_IN_H=2 UNPOOL_IN_W=2 UNPOOL_OUT_H=4 UNPOOL_OUT_W=4
+// @const UNPOOL_KH=2 UNPOOL_KW=2
 // @uniform ROWS=16 ROW_PIXELS=16 IN_BATCH_STRIDE=32 DEPTH_STRIDE=16 DEPTH_STEPS1=2
 // @uniform S1=4 OUT_C1=16 OUT_S=2 OUT_C=8 OUT_HW=16
 
@@ -81,6 +88,28 @@ TENSOR_IN(chain_in, CHAIN_BINDING, ChainIn);
 #endif
 #if defined(CHAIN_IN2)
 TENSOR_IN(chain_in2, CHAIN_BINDING2, ChainIn2);
+#endif
+#if defined(UNPOOL_GATHER)
+TENSOR_IN(unpool_indices, UNPOOL_BINDING, UnpoolIndices);
+// The pooled vec4 (and its indices) of the window over output vec4 `i`:
+// windows tile the output (filter = stride, no padding), one per position.
+int unpool_source(int i) {
+  int pixel = i % (UNPOOL_OUT_H * UNPOOL_OUT_W);
+  int plane = i / (UNPOOL_OUT_H * UNPOOL_OUT_W);  // batch * slices + slice
+  int y = pixel / UNPOOL_OUT_W, x = pixel % UNPOOL_OUT_W;
+  return (plane * UNPOOL_IN_H + y / UNPOOL_KH) * UNPOOL_IN_W + x / UNPOOL_KW;
+}
+// The pooled value `v` (indices `picked`) at output vec4 `i`: where the
+// window's index (a float, truncated as the CPU op's cast does) names `i`'s
+// position in it (ky * KW + kx, MaxPoolingWithArgmax2D's numbering), else 0.
+vec4 unpool_pick(vec4 v, vec4 picked, int i) {
+  int pixel = i % (UNPOOL_OUT_H * UNPOOL_OUT_W);
+  int here = ((pixel / UNPOOL_OUT_W) % UNPOOL_KH) * UNPOOL_KW + (pixel % UNPOOL_OUT_W) % UNPOOL_KW;
+  return mix(vec4(0.0), v, equal(ivec4(picked), ivec4(here)));
+}
+#define UNPOOL_LOAD(name, i)                                           \
+  unpool_pick(LOAD(name, unpool_source(int(i))),                       \
+              LOAD(unpool_indices, unpool_source(int(i))), int(i))
 #endif
 #if !defined(EPILOGUE)
 #define EPILOGUE(x, index, slice) (x)

@@ -487,6 +487,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.gemm_pair_rows32, &device->gemm_pair_rows32_max);
   device->fuse_mean_into_gemm_chains = false;
   Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
+  // MaxUnpooling2D gathered in the GEMM pair that reads it (passes/unpool_fusion.h):
+  // wherever such a pair forms, which is on real GPUs (docs/perf/log.md, "hair6, session 17").
+  device->fuse_unpool = true;
+  Apply(o.fuse_unpool, &device->fuse_unpool);
   device->fuse_resize_into_gemm = device->shared_memory_gemm;
   Apply(o.fuse_resize_prologue, &device->fuse_resize_into_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the
