@@ -1,0 +1,128 @@
+#!/bin/bash
+# hair6, session 17 (issue 18): the hair stand-in's fp16 wall on the NVIDIA
+# device machine, from the repository root after
+#   DIR=.devbuild source bench/device_env.sh
+# with this branch's library in build/ and the session's base library in
+# .devbuild/base/ (BASE_LIB overrides it):
+#   bash bench/device_hair6.sh
+# Steps, in this order, each guarded by the time left (HAIR6_STEPS picks them):
+#   tests  $HAIR6_TESTS (pytest files) on the device.
+#   split  same-process A/B (bench/wall_split.py, alternating blocks, new
+#          library): hair fp16 and fp32, each with every switch of $SWITCHES
+#          on (set_tensor / invoke / get_tensor medians); with HAIR6_OTHERS=1
+#          also selfie, style, DeepLab, MobileNet with $OTHER_SWITCH.
+#   rb     run_bench rows, one library per process: base / new / base2 /
+#          new2 of hair (+ $RB_MODELS), LiteRT GPU's hair row after them.
+#   sweep  bench/conv_sweep.py --stat min: hair's GPU sums per variant.
+#   tl     hair fp16 GPU time lines (TFLITE_GLES_X_TIMELINE) default / switched.
+# Files: $OUT/hair6-*.txt; the summary on stdout. Under 100 s.
+source "$(dirname "$0")/device_common.sh"
+left() { echo $((96 - SECONDS)); }
+STEPS=${HAIR6_STEPS:-tests split sweep rb tl}
+ITER=${HAIR6_ITER:-300}
+python3 tools/build_standins.py build/models hair_segmentation_512 ${HAIR6_OTHERS:+mobilenet_v1_1.0_224} \
+  > /tmp/hair6-standins.txt 2>&1
+HAIR=build/models/hair_segmentation_512.tflite
+E=env.TFLITE_GLES_X_
+# The switches under test: NAME=VARIANT-KEYS (added to fp32's / fp16's keys).
+SWITCHES=${HAIR6_SWITCHES:-"wo=${E}ALIAS_INPUT_WRITE_ONLY=1 ef1=${E}EARLY_FLUSH=1 nounpool=${E}FUSE_UNPOOL=0"}
+# The input switch also measured on the other models with aliased inputs.
+OTHER_SWITCH=${HAIR6_OTHER:-"wo=${E}ALIAS_INPUT_WRITE_ONLY=1"}
+SPLIT=$OUT/hair6-split.txt TL=$OUT/hair6-timelines.txt RB=$OUT/hair6-rb.txt
+TESTS=$OUT/hair6-tests.txt SWEEP=$OUT/hair6-sweep.txt
+# What the run_bench rows of "new" set on top of the new library (empty:
+# the new defaults, base/new then differ by the branch's defaults).
+NEW_ENV=${HAIR6_NEW_ENV-}
+# The GPU sums' switches (conv_sweep), fp16 and fp32.
+SWEEP_SWITCHES=${HAIR6_SWEEP:-"nounpool=${E}FUSE_UNPOOL=0 wo=${E}ALIAS_INPUT_WRITE_ONLY=1"}
+HAIR6_TESTS=${HAIR6_TESTS-tests/python/test_unpool_fusion.py}
+: > "$SPLIT"; : > "$TL"; : > "$RB"; : > "$TESTS"; : > "$SWEEP"
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+
+if has tests && [ -n "${HAIR6_TESTS:-}" ]; then
+  device_place_models
+  timeout 20 python3 -m pytest -q -p no:cacheprovider --tb=short $HAIR6_TESTS >> "$TESTS" 2>&1
+fi
+
+# split NAME MODEL LIMIT VARIANT...: wall_split's variants in one process.
+split() {
+  local name=$1 model=$2 limit=$3 v vs=()
+  shift 3
+  [ "$(left)" -gt $((limit + 4)) ] || return 0
+  for v in "$@"; do vs+=(--variant "$v"); done
+  echo "=== $name" >> "$SPLIT"
+  TFLITE_GLES_LIB=$NEW_LIB timeout "$limit" python3 bench/wall_split.py --model "$model" \
+    --iterations "$ITER" "${vs[@]}" 2>&1 | grep -v "^INFO" >> "$SPLIT"
+}
+# variants BASE_NAME BASE_KEYS SWITCH...: BASE_NAME:KEYS and NAME-SW:KEYS,SW for each.
+variants() {
+  local name=$1 keys=$2 sw
+  shift 2
+  VARIANTS=("$name:$keys")
+  for sw in "$@"; do VARIANTS+=("$name-${sw%%=*}:${keys:+$keys,}${sw#*=}"); done
+}
+if has split; then
+  variants fp16 "$F16" $SWITCHES; V16=("${VARIANTS[@]}")
+  variants fp32 "" $SWITCHES; V32=("${VARIANTS[@]}")
+  split hair "$HAIR" 18 "${V16[@]}" "${V32[@]}"
+fi
+if has split && [ -n "${HAIR6_OTHERS:-}" ]; then
+  for name in selfie_segmentation style_transfer_f16_384 deeplabv3_257_mv_gpu; do
+    variants fp16 "$F16" $OTHER_SWITCH; V16=("${VARIANTS[@]}")
+    variants fp32 "" $OTHER_SWITCH
+    ITER=200 split "$name" "$M/$name.tflite" 9 "${V16[@]}" "${VARIANTS[@]}"
+  done
+  variants fp16 "$F16" $OTHER_SWITCH
+  ITER=200 split mobilenet build/models/mobilenet_v1_1.0_224.tflite 8 "${VARIANTS[@]}"
+fi
+
+if has sweep && [ "$(left)" -gt 18 ]; then
+  variants f16 "$F16" $SWEEP_SWITCHES; vs=(); for v in "${VARIANTS[@]}"; do vs+=(--variant "$v"); done
+  variants f32 "" $SWEEP_SWITCHES; for v in "${VARIANTS[@]}"; do vs+=(--variant "$v"); done
+  TFLITE_GLES_LIB=$NEW_LIB timeout $(($(left) - 4)) python3 bench/conv_sweep.py --model "$HAIR" \
+    --stat min --rounds 4 --per-round 3 --top 60 "${vs[@]}" 2>&1 | grep -v "^INFO" > "$SWEEP"
+fi
+
+# rounds LIMIT RUN...: our fp32 and fp16 rows per run (base*: BASE_LIB, else
+# NEW_LIB with $NEW_ENV set), hair and $RB_MODELS, appended to $RB.
+rounds() {
+  local limit=$1 run
+  shift
+  local extra
+  for run in "$@"; do
+    [ "$(left)" -gt 8 ] || return 0
+    extra=(); [[ $run == base* ]] || extra=($NEW_ENV)
+    env "${extra[@]}" TFLITE_GLES_LIB="$(device_lib "$run")" timeout "$limit" \
+      python3 bench/run_bench.py \
+      --standin hair_segmentation_512 ${RB_MODELS:-} --backends gles_fp32,gles_fp16 \
+      --iterations 150 --max-seconds 1.2 --out-dir "/tmp/rb-$run" --name rb 2>&1 |
+      grep "^| [a-z]" | grep -v "^| model" | sed -e "s/^/$run /" -e "s/.tflite//" >> "$RB"
+  done
+}
+if has rb; then
+  echo "== run_bench ms (model | fp32 | fp16); new: ${NEW_ENV:-defaults}" >> "$RB"
+  rounds 12 base new base2 new2
+  [ "$(left)" -gt 9 ] && device_litert_gpu "$RB" 8 --standin hair_segmentation_512
+fi
+
+if has tl && [ "$(left)" -gt 14 ]; then
+  variants fp16 "$F16" $SWITCHES
+  echo "=== hair ${VARIANTS[*]}" >> "$TL"
+  vs=(); for v in "${VARIANTS[@]}"; do vs+=(--variant "$v"); done
+  TFLITE_GLES_LIB=$NEW_LIB TFLITE_GLES_X_TIMELINE=1 timeout 12 python3 bench/wall_split.py \
+    --model "$HAIR" --iterations 400 "${vs[@]}" >> "$TL" 2>&1
+fi
+
+echo "== tests: $(grep -E "passed|failed" "$TESTS" | tr '\n' ' ')"
+grep -E "^(E |FAILED)" "$TESTS" | cut -c1-160 | head -6
+echo "== wall_split (new library, one process per model, medians ms)"
+grep -E "^(===|\| (fp|variant))" "$SPLIT" | cut -c1-100
+echo "== GPU minimums (conv_sweep --stat min, us; sums ms)"
+grep -E "^\| (layer|upload|.*Unpool|.*@1 |.*@16[4-9]|.*@19[0-2]|.*@201|sum of dispatches|invoke)" "$SWEEP" |
+  cut -c1-200
+echo "== time lines (us from the invoke's start)"
+[ -s "$TL" ] && python3 bench/timeline_table.py "$TL" "Transpose|TRANSPOSE"
+grep -E "^INFO: tflite-gles: +[0-9]+ (layout_convert|pooling|concat|max_unpooling|conv2d CONV_2D v1 @1 )" \
+  "$TL" | tail -24 | cut -c20-110
+cut -c1-110 "$RB"
+echo "== $SECONDS s"
