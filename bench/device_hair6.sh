@@ -11,14 +11,16 @@
 #          library): hair fp16 and fp32, each with every switch of $SWITCHES
 #          on (set_tensor / invoke / get_tensor medians); with HAIR6_OTHERS=1
 #          also selfie, style, DeepLab, MobileNet with $OTHER_SWITCH.
-#   rb     run_bench rows, one library per process: base / new / base2 /
-#          new2 of hair (+ $RB_MODELS), LiteRT GPU's hair row after them.
+#   rb     run_bench rows, one library per process: $HAIR6_ROUNDS (base /
+#          new / base2 / new2) of hair (+ $RB_MODELS), LiteRT GPU's hair row.
 #   sweep  bench/conv_sweep.py --stat min: hair's GPU sums per variant.
 #   tl     hair fp16 GPU time lines (TFLITE_GLES_X_TIMELINE) default / switched.
 # Files: $OUT/hair6-*.txt; the summary on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
 left() { echo $((96 - SECONDS)); }
 STEPS=${HAIR6_STEPS:-tests split sweep rb tl}
+# Call 1 (19:55): two run_bench rounds, the sweep before them.
+HAIR6_ROUNDS=${HAIR6_ROUNDS:-base new}
 ITER=${HAIR6_ITER:-300}
 python3 tools/build_standins.py build/models hair_segmentation_512 ${HAIR6_OTHERS:+mobilenet_v1_1.0_224} \
   > /tmp/hair6-standins.txt 2>&1
@@ -64,7 +66,7 @@ variants() {
 if has split; then
   variants fp16 "$F16" $SWITCHES; V16=("${VARIANTS[@]}")
   variants fp32 "" $SWITCHES; V32=("${VARIANTS[@]}")
-  split hair "$HAIR" 18 "${V16[@]}" "${V32[@]}"
+  split hair "$HAIR" 22 "${V16[@]}" "${V32[@]}"
 fi
 if has split && [ -n "${HAIR6_OTHERS:-}" ]; then
   for name in selfie_segmentation style_transfer_f16_384 deeplabv3_257_mv_gpu; do
@@ -101,7 +103,7 @@ rounds() {
 }
 if has rb; then
   echo "== run_bench ms (model | fp32 | fp16); new: ${NEW_ENV:-defaults}" >> "$RB"
-  rounds 12 base new base2 new2
+  rounds 12 ${HAIR6_ROUNDS:-base new base2 new2}
   [ "$(left)" -gt 9 ] && device_litert_gpu "$RB" 8 --standin hair_segmentation_512
 fi
 
