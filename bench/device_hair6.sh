@@ -27,7 +27,7 @@ python3 tools/build_standins.py build/models hair_segmentation_512 ${HAIR6_OTHER
 HAIR=build/models/hair_segmentation_512.tflite
 E=env.TFLITE_GLES_X_
 # The switches under test: NAME=VARIANT-KEYS (added to fp32's / fp16's keys).
-SWITCHES=${HAIR6_SWITCHES:-"wo=${E}ALIAS_INPUT_WRITE_ONLY=1 ef1=${E}EARLY_FLUSH=1 nounpool=${E}FUSE_UNPOOL=0"}
+SWITCHES=${HAIR6_SWITCHES:-"wo=${E}ALIAS_INPUT_WRITE_ONLY=1 ef1=${E}EARLY_FLUSH=1 nounpool=${E}FUSE_UNPOOL=0 nopool=${E}FUSE_POOL_CONCAT=0"}
 # The input switch also measured on the other models with aliased inputs.
 OTHER_SWITCH=${HAIR6_OTHER:-"wo=${E}ALIAS_INPUT_WRITE_ONLY=1"}
 SPLIT=$OUT/hair6-split.txt TL=$OUT/hair6-timelines.txt RB=$OUT/hair6-rb.txt
@@ -36,8 +36,8 @@ TESTS=$OUT/hair6-tests.txt SWEEP=$OUT/hair6-sweep.txt
 # the new defaults, base/new then differ by the branch's defaults).
 NEW_ENV=${HAIR6_NEW_ENV-}
 # The GPU sums' switches (conv_sweep), fp16 and fp32.
-SWEEP_SWITCHES=${HAIR6_SWEEP:-"nounpool=${E}FUSE_UNPOOL=0 wo=${E}ALIAS_INPUT_WRITE_ONLY=1"}
-HAIR6_TESTS=${HAIR6_TESTS-tests/python/test_unpool_fusion.py}
+SWEEP_SWITCHES=${HAIR6_SWEEP:-"nounpool=${E}FUSE_UNPOOL=0 nopool=${E}FUSE_POOL_CONCAT=0 wo=${E}ALIAS_INPUT_WRITE_ONLY=1"}
+HAIR6_TESTS=${HAIR6_TESTS-tests/python/test_pool_fusion.py}
 : > "$SPLIT"; : > "$TL"; : > "$RB"; : > "$TESTS"; : > "$SWEEP"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 
@@ -66,7 +66,7 @@ variants() {
 if has split; then
   variants fp16 "$F16" $SWITCHES; V16=("${VARIANTS[@]}")
   variants fp32 "" $SWITCHES; V32=("${VARIANTS[@]}")
-  split hair "$HAIR" 22 "${V16[@]}" "${V32[@]}"
+  split hair "$HAIR" 26 "${V16[@]}" "${V32[@]}"
 fi
 if has split && [ -n "${HAIR6_OTHERS:-}" ]; then
   for name in selfie_segmentation style_transfer_f16_384 deeplabv3_257_mv_gpu; do
@@ -120,7 +120,7 @@ grep -E "^(E |FAILED)" "$TESTS" | cut -c1-160 | head -6
 echo "== wall_split (new library, one process per model, medians ms)"
 grep -E "^(===|\| (fp|variant))" "$SPLIT" | cut -c1-100
 echo "== GPU minimums (conv_sweep --stat min, us; sums ms)"
-grep -E "^\| (layer|upload|.*Unpool|.*@1 |.*@16[4-9]|.*@19[0-2]|.*@201|sum of dispatches|invoke)" "$SWEEP" |
+grep -E "^\| (layer|upload|.*Pool|.*@1 |.*@2 |.*@16[4-9]|.*@19[0-2]|.*@201|sum of (disp|pool|max|conc)|invoke)" "$SWEEP" |
   cut -c1-200
 echo "== time lines (us from the invoke's start)"
 [ -s "$TL" ] && python3 bench/timeline_table.py "$TL" "Transpose|TRANSPOSE"

@@ -37,7 +37,7 @@
 // head before a GEMM that no second follows. Bindings 0 = x, 1 = A, 2 = W1,
 // 3 = b1, then CHAIN_IN, CHAIN_IN2 and the head's.
 //
-// UNPOOL_GATHER (delegate/passes/unpool_fusion.h): an epilogue operand is
+// UNPOOL_GATHER (delegate/passes/pool_fusion.h): an epilogue operand is
 // a MaxUnpooling2D's output, gathered where it is read (UNPOOL_LOAD): its
 // binding holds the pooled values, UNPOOL_BINDING their argmax indices.
 //

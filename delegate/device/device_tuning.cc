@@ -487,10 +487,14 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.gemm_pair_rows32, &device->gemm_pair_rows32_max);
   device->fuse_mean_into_gemm_chains = false;
   Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
-  // MaxUnpooling2D gathered in the GEMM pair that reads it (passes/unpool_fusion.h):
+  // MaxUnpooling2D gathered in the GEMM pair that reads it (passes/pool_fusion.h):
   // wherever such a pair forms, which is on real GPUs (docs/perf/log.md, "hair6, session 17").
   device->fuse_unpool = true;
   Apply(o.fuse_unpool, &device->fuse_unpool);
+  // And the initial block's argmax pooling in the concat beside it (pool_fusion.h):
+  // real GPUs, as the concat's PRELU (fuse_concat_epilogues); llvmpipe not measured.
+  device->fuse_pool_concat = !device->gpu->IsLlvmpipe();
+  Apply(o.fuse_pool_concat, &device->fuse_pool_concat);
   device->fuse_resize_into_gemm = device->shared_memory_gemm;
   Apply(o.fuse_resize_prologue, &device->fuse_resize_into_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the

@@ -30,7 +30,7 @@
 #include "delegate/passes/prologue_fusion.h"
 #include "delegate/passes/schedule.h"
 #include "delegate/passes/upload_fusion.h"
-#include "delegate/passes/unpool_fusion.h"
+#include "delegate/passes/pool_fusion.h"
 #include "delegate/passes/upsample_fusion.h"
 #include "delegate/passes/window_conv.h"
 #include "delegate/runtime/shader_dump.h"
@@ -402,10 +402,8 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->fused_ += FuseGemmChains(dev, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseGemmPairs(dev, runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseGemmChainHeads(dev, runtime->values_, keep, &kernel_dispatches);
-    if (dev.fuse_unpool) {  // into the pairs' operands (delegate/passes/unpool_fusion.h)
-      runtime->fused_ += FuseUnpoolIntoEpilogues(runtime->values_, keep, dev.max_dispatch_buffers,
-                                                 &kernel_dispatches);
-    }
+    // Into their readers' loads (delegate/passes/pool_fusion.h).
+    runtime->fused_ += FusePoolings(dev, runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.batch_gemms) {  // after the fusions, which may still give a GEMM an epilogue
     runtime->fused_ += BatchSharedInputGemms(&runtime->values_, keep, &kernel_dispatches);

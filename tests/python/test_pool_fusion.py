@@ -1,16 +1,23 @@
-"""Unpooling fusion (delegate/passes/unpool_fusion.h, shaders/gemm_chain.comp
-UNPOOL_GATHER): MediaPipe's MaxUnpooling2D whose output only a GEMM pair's
-residual operand reads (ENet's upsampling block, the hair stand-in's two)
-is gathered in that operand's loads and its dispatch goes.
+"""Pooling fusions (delegate/passes/pool_fusion.h).
+
+Unpooling (shaders/gemm_chain.comp UNPOOL_GATHER): MediaPipe's
+MaxUnpooling2D whose output only a GEMM pair's residual operand reads
+(ENet's upsampling block, the hair stand-in's two) is gathered in that
+operand's loads and its dispatch goes. GEMM pairs form on real GPUs only:
+forced on llvmpipe (TFLITE_GLES_SHARED_MEMORY_GEMM=1,
+TFLITE_GLES_X_EPILOGUE_IN2=1, TFLITE_GLES_X_FUSE_GEMM_PAIRS=1), with
+TFLITE_GLES_X_FUSE_UNPOOL off and on.
+
+Pooling (shaders/concat.comp POOL_FIRST): the argmax pooling of ENet's
+initial block, beside a strided convolution and concatenated with it, is
+computed in the concat's loads; TFLITE_GLES_X_FUSE_POOL_CONCAT off and on,
+with the concat's PRELU in its store or apart (TFLITE_GLES_X_CONCAT_EPILOGUE).
 
 The blocks are tools/standin_hair.py's own layers: its "custom" variant (the
 MediaPipe ops) through the delegate, its "exact" variant (the same function
-in builtins, the same weights) on LiteRT's CPU. GEMM pairs form on real GPUs
-only: forced on llvmpipe (TFLITE_GLES_SHARED_MEMORY_GEMM=1,
-TFLITE_GLES_X_EPILOGUE_IN2=1, TFLITE_GLES_X_FUSE_GEMM_PAIRS=1), with
-TFLITE_GLES_X_FUSE_UNPOOL off and on: both match the CPU, the fused outputs
-are bit for bit the unfused ones (the same values are selected, only not
-stored in between), and one dispatch goes per unpooling.
+in builtins, the same weights) on LiteRT's CPU. Both paths match the CPU,
+the fused outputs are bit for bit the unfused ones (the same values are
+selected, only not stored in between), and one dispatch goes per fusion.
 """
 
 import numpy as np
@@ -59,10 +66,10 @@ def force_pairs(monkeypatch):
     monkeypatch.setenv("TFLITE_GLES_X_FUSE_GEMM_PAIRS", "1")
 
 
-def off_and_on(monkeypatch, model, inputs, fp16):
+def off_and_on(monkeypatch, model, inputs, fp16, switch=SWITCH):
     runs = []
     for value in ("0", "1"):
-        monkeypatch.setenv(SWITCH, value)
+        monkeypatch.setenv(switch, value)
         runs.append(gt.run_gpu(model, inputs, {"precision_loss_allowed": fp16}))
     return runs
 
@@ -96,3 +103,39 @@ def test_an_unpooling_read_elsewhere_stays(monkeypatch):
     (plain, plain_stats), (fused, fused_stats) = off_and_on(monkeypatch, custom, inputs, False)
     gt.assert_close(fused, cpu)
     assert fused_stats["dispatches"] == plain_stats["dispatches"], (fused_stats, plain_stats)
+
+
+def initial_block(variant, shape, conv_channels, pooled_first, seed):
+    """ENet's initial block: a strided 3x3 convolution beside a 2x2 argmax
+    pooling of the input, concatenated, PRELU, then a 1x1 convolution."""
+    net = NetBuilder("pool fusion", seed)
+    h = HairNet(net, variant)
+    x = net.input(shape)
+    pooled, _ = h.pool(x)
+    conv = h.conv(x, conv_channels, kernel=3, stride=2)
+    y = h.prelu(net.concat([pooled, conv] if pooled_first else [conv, pooled], axis=3))
+    net.b.set_outputs([h.conv(y, 8)])
+    return net.b.build()
+
+
+@pytest.mark.parametrize("shape,conv_channels,pooled_first", [
+    ([1, 64, 64, 4], 12, False),   # the hair stand-in's: 12 + 4 channels
+    ([1, 48, 32, 8], 8, True),     # two pooled slices, first in the concat
+    ([2, 32, 32, 4], 4, False)])   # two batches
+@pytest.mark.parametrize("concat_epilogue", ["0", "1"])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_argmax_pooling_computed_in_the_concat(monkeypatch, shape, conv_channels, pooled_first,
+                                               concat_epilogue, fp16):
+    seed = shape[1] + conv_channels
+    custom, exact = (initial_block(v, shape, conv_channels, pooled_first, seed)
+                     for v in ("custom", "exact"))
+    inputs = distinct_window_inputs(shape, seed=9)
+    cpu = gt.invoke(gt.interpreter(exact), inputs)
+    monkeypatch.setenv("TFLITE_GLES_X_CONCAT_EPILOGUE", concat_epilogue)
+    (plain, plain_stats), (fused, fused_stats) = off_and_on(
+        monkeypatch, custom, inputs, fp16, "TFLITE_GLES_X_FUSE_POOL_CONCAT")
+    gt.assert_fully_delegated(fused_stats)
+    gt.assert_close(plain, cpu, fp16)
+    gt.assert_close(fused, cpu, fp16)
+    np.testing.assert_array_equal(fused[0], plain[0])
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)

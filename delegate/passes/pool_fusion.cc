@@ -1,7 +1,8 @@
-#include "delegate/passes/unpool_fusion.h"
+#include "delegate/passes/pool_fusion.h"
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "delegate/passes/fusion.h"
 
@@ -32,6 +33,38 @@ bool WindowsTile(const Dispatch& unpool) {
          IntDefine(unpool, "PAD_W") == 0 &&
          IntDefine(unpool, "OUT_H") == IntDefine(unpool, "IN_H") * kh &&
          IntDefine(unpool, "OUT_W") == IntDefine(unpool, "IN_W") * kw;
+}
+
+bool HasActivation(const Dispatch& d) {
+  for (const auto& [name, value] : d.defines) {
+    if (name.rfind("ACT_", 0) == 0) return true;
+  }
+  return false;
+}
+
+// An argmax pooling whose windows do not overlap and cover its input:
+// every input position is read once, by one output position.
+bool PoolWindowsTile(const Dispatch& pool, long long* k) {
+  *k = IntDefine(pool, "FILTER_H");
+  return pool.shader == "pooling" && pool.defines.count("POOL_MAX_ARGMAX") &&
+         !HasActivation(pool) && pool.outputs.size() == 2 && pool.inputs.size() == 1 &&
+         pool.read_write.empty() && *k > 0 && IntDefine(pool, "FILTER_W") == *k &&
+         IntDefine(pool, "STRIDE_H") == *k && IntDefine(pool, "STRIDE_W") == *k &&
+         IntDefine(pool, "PAD_H") == 0 && IntDefine(pool, "PAD_W") == 0 &&
+         IntDefine(pool, "IN_H") == IntDefine(pool, "OUT_H") * *k &&
+         IntDefine(pool, "IN_W") == IntDefine(pool, "OUT_W") * *k;
+}
+
+int Readers(const std::vector<Value>& values, const std::vector<Dispatch>& list,
+            const std::vector<bool>& removed, ValueId root) {
+  int readers = 0;
+  for (size_t j = 0; j < list.size(); ++j) {
+    if (removed[j]) continue;
+    for (const auto* ids : {&list[j].inputs, &list[j].read_write}) {
+      for (ValueId id : *ids) readers += StorageRoot(values, id) == root;
+    }
+  }
+  return readers;
 }
 
 size_t Count(const std::string& text, const std::string& what) {
@@ -111,6 +144,70 @@ int FuseUnpoolIntoEpilogues(const std::vector<Value>& values, const std::vector<
     ++fused;
   }
   EraseRemoved(removed, &list);
+  return fused;
+}
+
+int FusePoolIntoConcat(const std::vector<Value>& values, const std::vector<ValueId>& keep,
+                       std::vector<Dispatch>* dispatches) {
+  std::vector<Dispatch>& list = *dispatches;
+  std::vector<bool> removed(list.size(), false);
+  const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
+  int fused = 0;
+  for (size_t c = 0; c < list.size(); ++c) {
+    Dispatch& concat = list[c];
+    const long long n = IntDefine(concat, "NUM_INPUTS");
+    if (concat.shader != "concat" || !concat.defines.count("AXIS_C_SLICES") ||
+        concat.defines.count("POOL_FIRST") || n < 1 ||
+        static_cast<long long>(concat.inputs.size()) <
+            n + (concat.defines.count("EPILOGUE_IN") ? 1 : 0)) {
+      continue;
+    }
+    for (long long k = 0; k < n; ++k) {
+      const ValueId pooled = concat.inputs[static_cast<size_t>(k)];
+      if (values[pooled].storage_of >= 0 || pinned[pooled]) continue;
+      int writer = -1;
+      for (size_t j = 0; j < c && writer < 0; ++j) {
+        if (!removed[j] && !list[j].outputs.empty() && list[j].outputs[0] == pooled) {
+          writer = static_cast<int>(j);
+        }
+      }
+      long long window = 0;
+      if (writer < 0 || !PoolWindowsTile(list[static_cast<size_t>(writer)], &window)) continue;
+      const Dispatch& pool = list[static_cast<size_t>(writer)];
+      const ValueId indices = pool.outputs[1];
+      if (values[indices].storage_of >= 0 || pinned[indices] ||
+          Readers(values, list, removed, indices) != 0 ||
+          Readers(values, list, removed, pooled) != 1) {
+        continue;
+      }
+      // The pooled input goes first (binding 1), its range with it: each
+      // input's load is guarded by its own range, so their order is free.
+      auto& d = concat.defines;
+      const std::string kk = std::to_string(k);
+      std::swap(d["OFF0"], d["OFF" + kk]);
+      std::swap(d["LEN0"], d["LEN" + kk]);
+      std::swap(concat.inputs[0], concat.inputs[static_cast<size_t>(k)]);
+      concat.inputs[0] = pool.inputs[0];
+      d["POOL_FIRST"] = "";
+      d["POOL_K"] = std::to_string(window);
+      concat.label = pool.label + " + " + concat.label;
+      concat.flops += pool.flops;
+      removed[static_cast<size_t>(writer)] = true;
+      ++fused;
+      break;
+    }
+  }
+  EraseRemoved(removed, &list);
+  return fused;
+}
+
+int FusePoolings(const DeviceProfile& device, const std::vector<Value>& values,
+                 const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches) {
+  int fused = 0;
+  if (device.fuse_unpool) {
+    fused += FuseUnpoolIntoEpilogues(values, keep, device.max_dispatch_buffers, dispatches);
+  }
+  if (device.fuse_pool_concat) fused += FusePoolIntoConcat(values, keep, dispatches);
   return fused;
 }
 
