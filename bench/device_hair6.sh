@@ -26,8 +26,11 @@ python3 tools/build_standins.py build/models hair_segmentation_512 ${HAIR6_OTHER
   > /tmp/hair6-standins.txt 2>&1
 HAIR=build/models/hair_segmentation_512.tflite
 E=env.TFLITE_GLES_X_
-# The switches under test: NAME=VARIANT-KEYS (added to fp32's / fp16's keys).
-SWITCHES=${HAIR6_SWITCHES:-"wo=${E}ALIAS_INPUT_WRITE_ONLY=1 ef1=${E}EARLY_FLUSH=1 nounpool=${E}FUSE_UNPOOL=0 nopool=${E}FUSE_POOL_CONCAT=0"}
+# The switches under test: NAME=VARIANT-KEYS (added to fp16's / fp32's keys).
+SW_WO="wo=${E}ALIAS_INPUT_WRITE_ONLY=1" SW_UNPOOL="nounpool=${E}FUSE_UNPOOL=0"
+SW_CONCAT="nopool=${E}FUSE_POOL_CONCAT=0" SW_PROLOGUE="prologue=${E}FUSE_POOL_PROLOGUE=1"
+SWITCHES=${HAIR6_SWITCHES:-"$SW_WO ef1=${E}EARLY_FLUSH=1 $SW_UNPOOL $SW_CONCAT $SW_PROLOGUE"}
+SWITCHES32=${HAIR6_SWITCHES32:-"$SW_WO $SW_UNPOOL $SW_PROLOGUE"}
 # The input switch also measured on the other models with aliased inputs.
 OTHER_SWITCH=${HAIR6_OTHER:-"wo=${E}ALIAS_INPUT_WRITE_ONLY=1"}
 SPLIT=$OUT/hair6-split.txt TL=$OUT/hair6-timelines.txt RB=$OUT/hair6-rb.txt
@@ -36,8 +39,9 @@ TESTS=$OUT/hair6-tests.txt SWEEP=$OUT/hair6-sweep.txt
 # the new defaults, base/new then differ by the branch's defaults).
 NEW_ENV=${HAIR6_NEW_ENV-}
 # The GPU sums' switches (conv_sweep), fp16 and fp32.
-SWEEP_SWITCHES=${HAIR6_SWEEP:-"nounpool=${E}FUSE_UNPOOL=0 nopool=${E}FUSE_POOL_CONCAT=0 wo=${E}ALIAS_INPUT_WRITE_ONLY=1"}
-HAIR6_TESTS=${HAIR6_TESTS-tests/python/test_pool_fusion.py}
+SWEEP_SWITCHES=${HAIR6_SWEEP:-"$SW_UNPOOL $SW_CONCAT $SW_PROLOGUE $SW_WO"}
+SWEEP_SWITCHES32=${HAIR6_SWEEP32:-"$SW_UNPOOL $SW_PROLOGUE"}
+HAIR6_TESTS=${HAIR6_TESTS-tests/python/test_pool_fusion.py -k shape0}
 : > "$SPLIT"; : > "$TL"; : > "$RB"; : > "$TESTS"; : > "$SWEEP"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 
@@ -65,8 +69,8 @@ variants() {
 }
 if has split; then
   variants fp16 "$F16" $SWITCHES; V16=("${VARIANTS[@]}")
-  variants fp32 "" $SWITCHES; V32=("${VARIANTS[@]}")
-  split hair "$HAIR" 26 "${V16[@]}" "${V32[@]}"
+  variants fp32 "" $SWITCHES32; V32=("${VARIANTS[@]}")
+  split hair "$HAIR" 28 "${V16[@]}" "${V32[@]}"
 fi
 if has split && [ -n "${HAIR6_OTHERS:-}" ]; then
   for name in selfie_segmentation style_transfer_f16_384 deeplabv3_257_mv_gpu; do
@@ -80,7 +84,7 @@ fi
 
 if has sweep && [ "$(left)" -gt 18 ]; then
   variants f16 "$F16" $SWEEP_SWITCHES; vs=(); for v in "${VARIANTS[@]}"; do vs+=(--variant "$v"); done
-  variants f32 "" $SWEEP_SWITCHES; for v in "${VARIANTS[@]}"; do vs+=(--variant "$v"); done
+  variants f32 "" $SWEEP_SWITCHES32; for v in "${VARIANTS[@]}"; do vs+=(--variant "$v"); done
   TFLITE_GLES_LIB=$NEW_LIB timeout $(($(left) - 4)) python3 bench/conv_sweep.py --model "$HAIR" \
     --stat min --rounds 4 --per-round 3 --top 60 "${vs[@]}" 2>&1 | grep -v "^INFO" > "$SWEEP"
 fi

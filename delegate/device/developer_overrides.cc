@@ -199,6 +199,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.fused_readback_bands = Switch("TFLITE_GLES_X_FUSED_READBACK_BANDS");
   o.fuse_unpool = Switch("TFLITE_GLES_X_FUSE_UNPOOL");
   o.fuse_pool_concat = Switch("TFLITE_GLES_X_FUSE_POOL_CONCAT");
+  o.fuse_pool_prologue = Switch("TFLITE_GLES_X_FUSE_POOL_PROLOGUE");
   // The tensor storage forced (A/B runs of the three storages; the op and
   // model tests under RGBA textures, ctest op_tests_rgba_textures).
   o.storage = Storage("TFLITE_GLES_X_STORAGE");

@@ -201,12 +201,108 @@ int FusePoolIntoConcat(const std::vector<Value>& values, const std::vector<Value
   return fused;
 }
 
+// The gemm_chain that alone reads the pooling's output, as its A (in0, read
+// pointwise: one row per pixel, the pooled slices its depth; no head, whose
+// stage 0 reads in0 instead), or -1.
+int PrologueHost(const std::vector<Value>& values, const std::vector<Dispatch>& list,
+                 const std::vector<bool>& removed, const Dispatch& pool) {
+  const ValueId pooled = pool.outputs[0];
+  const int r = SoleReader(values, list, removed, pooled);
+  if (r < 0) return -1;
+  const Dispatch& g = list[static_cast<size_t>(r)];
+  const long long pixels = IntDefine(pool, "OUT_H") * IntDefine(pool, "OUT_W");
+  const long long slices = IntDefine(pool, "OUT_S");
+  if (g.shader != "gemm_chain" || g.defines.count("HEAD") || g.defines.count("HEAD_IN") ||
+      g.defines.count("POOL_PROLOGUE") || g.inputs.empty() || g.inputs[0] != pooled ||
+      IntDefine(g, "ROW_PIXELS") != pixels || IntDefine(g, "DEPTH_STRIDE") != pixels ||
+      IntDefine(g, "DEPTH_STEPS1") != slices ||
+      IntDefine(g, "IN_BATCH_STRIDE") != slices * pixels) {
+    return -1;
+  }
+  return r;
+}
+
+// Whether reader `j` reads the pooling's indices only as a gathered
+// unpooling's (UNPOOL_GATHER) of the same windows, which may find them
+// again in the pooling's input (UNPOOL_FROM_INPUT); sets `*operand` to
+// that input's position.
+bool GathersIndicesOf(const Dispatch& reader, const Dispatch& pool, size_t* operand) {
+  const long long k = IntDefine(pool, "FILTER_H");
+  const long long position = IntDefine(reader, "UNPOOL_BINDING") -
+                             static_cast<long long>(reader.outputs.size());
+  if (reader.shader != "gemm_chain" || !reader.defines.count("UNPOOL_GATHER") || position < 0 ||
+      position >= static_cast<long long>(reader.inputs.size()) ||
+      reader.inputs[static_cast<size_t>(position)] != pool.outputs[1] ||
+      IntDefine(reader, "UNPOOL_KH") != k || IntDefine(reader, "UNPOOL_KW") != k ||
+      IntDefine(reader, "UNPOOL_OUT_H") != IntDefine(pool, "IN_H") ||
+      IntDefine(reader, "UNPOOL_OUT_W") != IntDefine(pool, "IN_W")) {
+    return false;
+  }
+  *operand = static_cast<size_t>(position);
+  return std::count(reader.inputs.begin(), reader.inputs.end(), pool.outputs[1]) == 1;
+}
+
+int FusePoolIntoGemmChains(const std::vector<Value>& values, const std::vector<ValueId>& keep,
+                           std::vector<Dispatch>* dispatches) {
+  std::vector<Dispatch>& list = *dispatches;
+  std::vector<bool> removed(list.size(), false);
+  const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
+  int fused = 0;
+  for (size_t p = 0; p < list.size(); ++p) {
+    const Dispatch& pool = list[p];
+    long long window = 0;
+    if (!PoolWindowsTile(pool, &window)) continue;
+    const ValueId pooled = pool.outputs[0], indices = pool.outputs[1];
+    if (values[pooled].storage_of >= 0 || values[indices].storage_of >= 0 || pinned[pooled] ||
+        pinned[indices]) {
+      continue;
+    }
+    const int host = PrologueHost(values, list, removed, pool);
+    if (host < 0) continue;
+    // Every reader of the indices must find them again in the input.
+    std::vector<std::pair<size_t, size_t>> gathers;  // (reader, operand)
+    bool all = true;
+    for (size_t j = 0; j < list.size() && all; ++j) {
+      if (removed[j]) continue;
+      bool reads = false;
+      for (ValueId id : list[j].inputs) reads |= StorageRoot(values, id) == indices;
+      for (ValueId id : list[j].read_write) all &= StorageRoot(values, id) != indices;
+      if (!reads) continue;
+      size_t operand = 0;
+      all &= GathersIndicesOf(list[j], pool, &operand);
+      gathers.emplace_back(j, operand);
+    }
+    if (!all) continue;
+    const ValueId input = pool.inputs[0];
+    for (const auto& [j, operand] : gathers) {
+      Dispatch& reader = list[j];
+      reader.inputs[operand] = input;
+      reader.defines.erase("UNPOOL_GATHER");
+      reader.defines["UNPOOL_FROM_INPUT"] = "";
+    }
+    Dispatch& g = list[static_cast<size_t>(host)];
+    g.inputs[0] = input;
+    g.defines["POOL_PROLOGUE"] = "";
+    g.defines["POOL_K"] = std::to_string(window);
+    g.defines["POOL_IN_H"] = pool.defines.at("IN_H");
+    g.defines["POOL_IN_W"] = pool.defines.at("IN_W");
+    g.defines["POOL_OUT_W"] = pool.defines.at("OUT_W");
+    g.label = pool.label + " + " + g.label;
+    g.flops += pool.flops;
+    removed[p] = true;
+    ++fused;
+  }
+  EraseRemoved(removed, &list);
+  return fused;
+}
+
 int FusePoolings(const DeviceProfile& device, const std::vector<Value>& values,
                  const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches) {
   int fused = 0;
   if (device.fuse_unpool) {
     fused += FuseUnpoolIntoEpilogues(values, keep, device.max_dispatch_buffers, dispatches);
   }
+  if (device.fuse_pool_prologue) fused += FusePoolIntoGemmChains(values, keep, dispatches);
   if (device.fuse_pool_concat) fused += FusePoolIntoConcat(values, keep, dispatches);
   return fused;
 }

@@ -25,10 +25,20 @@
 // beside a strided convolution) is computed in the concat's loads of that
 // input (shaders/concat.comp POOL_FIRST: that input moved to binding 1).
 //
+// Pooling (FusePoolIntoGemmChains): an argmax max pooling of that kind whose
+// output only a gemm_chain reads, as its A (ENet's downsampling block: the
+// main branch's 1x1 convolution of the pooled map), and whose indices only
+// gathered unpoolings read, is taken in the chain's A loads
+// (shaders/gemm_chain.comp POOL_PROLOGUE), and those unpoolings find each
+// window's argmax again in the pooling's input (UNPOOL_FROM_INPUT), which
+// then lives until them: the pooling's dispatch goes (the hair stand-in's
+// other two).
+//
 // Outputs are bit for bit the unfused dispatches': the same values are
 // selected, with the same comparisons, only not stored in between.
-// Chosen per device: DeviceProfile::fuse_unpool, fuse_pool_concat
-// (TFLITE_GLES_X_FUSE_UNPOOL, TFLITE_GLES_X_FUSE_POOL_CONCAT).
+// Chosen per device: DeviceProfile::fuse_unpool, fuse_pool_concat,
+// fuse_pool_prologue (TFLITE_GLES_X_FUSE_UNPOOL, _FUSE_POOL_CONCAT,
+// _FUSE_POOL_PROLOGUE).
 #pragma once
 
 #include <vector>
@@ -45,5 +55,7 @@ int FuseUnpoolIntoEpilogues(const std::vector<Value>& values, const std::vector<
                             int max_dispatch_buffers, std::vector<Dispatch>* dispatches);
 int FusePoolIntoConcat(const std::vector<Value>& values, const std::vector<ValueId>& keep,
                        std::vector<Dispatch>* dispatches);
+int FusePoolIntoGemmChains(const std::vector<Value>& values, const std::vector<ValueId>& keep,
+                           std::vector<Dispatch>* dispatches);
 
 }  // namespace tflite_gles

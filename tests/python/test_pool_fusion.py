@@ -8,6 +8,11 @@ forced on llvmpipe (TFLITE_GLES_SHARED_MEMORY_GEMM=1,
 TFLITE_GLES_X_EPILOGUE_IN2=1, TFLITE_GLES_X_FUSE_GEMM_PAIRS=1), with
 TFLITE_GLES_X_FUSE_UNPOOL off and on.
 
+Pooling in a GEMM pair's A loads (shaders/gemm_chain.comp POOL_PROLOGUE,
+UNPOOL_FROM_INPUT): the downsampling block's argmax pooling whose output only
+the pair of its main 1x1 convolution reads and whose indices only a gathered
+unpooling reads; TFLITE_GLES_X_FUSE_POOL_PROLOGUE off and on (pairs forced).
+
 Pooling (shaders/concat.comp POOL_FIRST): the argmax pooling of ENet's
 initial block, beside a strided convolution and concatenated with it, is
 computed in the concat's loads; TFLITE_GLES_X_FUSE_POOL_CONCAT off and on,
@@ -103,6 +108,24 @@ def test_an_unpooling_read_elsewhere_stays(monkeypatch):
     (plain, plain_stats), (fused, fused_stats) = off_and_on(monkeypatch, custom, inputs, False)
     gt.assert_close(fused, cpu)
     assert fused_stats["dispatches"] == plain_stats["dispatches"], (fused_stats, plain_stats)
+
+
+# The pairs of the pooled map need >= 1024 rows too: 64x64 inputs at least.
+@pytest.mark.parametrize("shape", [[1, 64, 64, 16], [1, 64, 96, 8]])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_argmax_pooling_in_the_pairs_loads(monkeypatch, shape, fp16):
+    seed = shape[2] + shape[3]
+    custom, exact = (encoder_decoder(v, shape, seed) for v in ("custom", "exact"))
+    inputs = distinct_window_inputs(shape, seed=11)
+    cpu = gt.invoke(gt.interpreter(exact), inputs)
+    force_pairs(monkeypatch)
+    (plain, plain_stats), (fused, fused_stats) = off_and_on(
+        monkeypatch, custom, inputs, fp16, "TFLITE_GLES_X_FUSE_POOL_PROLOGUE")
+    gt.assert_fully_delegated(fused_stats)
+    gt.assert_close(plain, cpu, fp16)
+    gt.assert_close(fused, cpu, fp16)
+    np.testing.assert_array_equal(fused[0], plain[0])
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
 
 
 def initial_block(variant, shape, conv_channels, pooled_first, seed):
