@@ -133,8 +133,8 @@ struct DeviceProfile {
   unsigned upload_usage = 0x88E1;    // GL_STREAM_READ; downloads always use it
   // Upload staging persistently mapped (GL_EXT_buffer_storage), memcpy'd; alias: mapped float
   // staging is the TFLite tensor's memory (runtime_alias.cc), fp16 inputs too; unfuses: to alias;
-  // write_only: inputs' mapping. X_ALIAS_IO/_HALF_INPUTS/_UNFUSE/_INPUT_WRITE_ONLY.
-  bool mapped_upload_staging = false, alias_model_io = false, alias_inputs_write_only = false;
+  // flushes: band_flush_points after an aliased input's conversion. X_ALIAS_IO/.../_FLUSHES.
+  bool mapped_upload_staging = false, alias_model_io = false, alias_upload_flushes = false;
   bool alias_half_inputs = true, alias_unfuses_upload = false;
   // An image input's conversion folded into the convolution that reads it
   // (passes/upload_fusion.h; TFLITE_GLES_FUSE_UPLOAD), an output's into its

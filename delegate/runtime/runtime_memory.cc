@@ -261,13 +261,9 @@ Status PartitionRuntime::Allocate() {
       initial = zeros.data();
     }
     // Staging that may be a TFLite tensor's memory (runtime_alias.cc) is
-    // mapped for both: TFLite's side may read an input and write an output
-    // (DeviceProfile::alias_inputs_write_only: an input's for writing only).
-    const bool shared = SharedWithTflite(i);
+    // mapped for both: TFLite's side may read an input and write an output.
     StatusOr<gl::Buffer> buffer =
-        shared && upload && device_.alias_inputs_write_only
-            ? gl::Buffer::CreateMappedForWrite(buffer_bytes)
-        : shared ? gl::Buffer::CreateMappedReadWrite(buffer_bytes)
+        SharedWithTflite(i) ? gl::Buffer::CreateMappedReadWrite(buffer_bytes)
         : upload && device_.mapped_upload_staging
             ? gl::Buffer::CreateMappedForWrite(buffer_bytes)
         : download && device_.mapped_readback()
