@@ -6,7 +6,7 @@
 # .devbuild/base/ (BASE_LIB overrides it):
 #   bash bench/device_hair6.sh
 # Steps, in this order, each guarded by the time left (HAIR6_STEPS picks them):
-#   tests  $HAIR6_TESTS (pytest files) on the device.
+#   tests  $HAIR6_TESTS (pytest files; -k $HAIR6_K) on the device.
 #   split  same-process A/B (bench/wall_split.py, alternating blocks, new
 #          library): hair fp16 and fp32, each with every switch of $SWITCHES
 #          on (set_tensor / invoke / get_tensor medians); with HAIR6_OTHERS=1
@@ -19,35 +19,39 @@
 source "$(dirname "$0")/device_common.sh"
 left() { echo $((96 - SECONDS)); }
 STEPS=${HAIR6_STEPS:-tests split sweep rb tl}
-# Call 1 (19:55): two run_bench rounds, the sweep before them.
-HAIR6_ROUNDS=${HAIR6_ROUNDS:-base new}
+# Call 2 (20:18): the new defaults against each change off and all off
+# ("old"), the other aliased models' flushes, four run_bench rounds.
+HAIR6_ROUNDS=${HAIR6_ROUNDS:-base new base2 new2}
+HAIR6_OTHERS=${HAIR6_OTHERS-1}
 ITER=${HAIR6_ITER:-300}
 python3 tools/build_standins.py build/models hair_segmentation_512 ${HAIR6_OTHERS:+mobilenet_v1_1.0_224} \
   > /tmp/hair6-standins.txt 2>&1
 HAIR=build/models/hair_segmentation_512.tflite
 E=env.TFLITE_GLES_X_
 # The switches under test: NAME=VARIANT-KEYS (added to fp16's / fp32's keys).
-SW_WO="wo=${E}ALIAS_INPUT_WRITE_ONLY=1" SW_UNPOOL="nounpool=${E}FUSE_UNPOOL=0"
-SW_CONCAT="nopool=${E}FUSE_POOL_CONCAT=0" SW_PROLOGUE="prologue=${E}FUSE_POOL_PROLOGUE=1"
-SWITCHES=${HAIR6_SWITCHES:-"$SW_WO ef1=${E}EARLY_FLUSH=1 $SW_UNPOOL $SW_CONCAT $SW_PROLOGUE"}
-SWITCHES32=${HAIR6_SWITCHES32:-"$SW_WO $SW_UNPOOL $SW_PROLOGUE"}
+SW_FLUSH="noflush=${E}ALIAS_FLUSHES=0" SW_PROLOGUE="noprologue=${E}FUSE_POOL_PROLOGUE=0"
+SW_OLD="old=${E}FUSE_UNPOOL=0,${E}FUSE_POOL_CONCAT=0,${E}FUSE_POOL_PROLOGUE=0,${E}ALIAS_FLUSHES=0"
+SWITCHES=${HAIR6_SWITCHES:-"$SW_FLUSH $SW_PROLOGUE $SW_OLD"}
+SWITCHES32=${HAIR6_SWITCHES32:-"$SW_FLUSH $SW_PROLOGUE $SW_OLD"}
 # The input switch also measured on the other models with aliased inputs.
-OTHER_SWITCH=${HAIR6_OTHER:-"wo=${E}ALIAS_INPUT_WRITE_ONLY=1"}
+OTHER_SWITCH=${HAIR6_OTHER:-"$SW_FLUSH"}
 SPLIT=$OUT/hair6-split.txt TL=$OUT/hair6-timelines.txt RB=$OUT/hair6-rb.txt
 TESTS=$OUT/hair6-tests.txt SWEEP=$OUT/hair6-sweep.txt
 # What the run_bench rows of "new" set on top of the new library (empty:
 # the new defaults, base/new then differ by the branch's defaults).
 NEW_ENV=${HAIR6_NEW_ENV-}
 # The GPU sums' switches (conv_sweep), fp16 and fp32.
-SWEEP_SWITCHES=${HAIR6_SWEEP:-"$SW_UNPOOL $SW_CONCAT $SW_PROLOGUE $SW_WO"}
-SWEEP_SWITCHES32=${HAIR6_SWEEP32:-"$SW_UNPOOL $SW_PROLOGUE"}
-HAIR6_TESTS=${HAIR6_TESTS-tests/python/test_pool_fusion.py -k shape0}
+SWEEP_SWITCHES=${HAIR6_SWEEP:-"$SW_OLD"}
+SWEEP_SWITCHES32=${HAIR6_SWEEP32:-"$SW_OLD"}
+HAIR6_TESTS=${HAIR6_TESTS-tests/python/test_pool_fusion.py}
+HAIR6_K=${HAIR6_K-shape0 or builtin}  # pytest -k of those
 : > "$SPLIT"; : > "$TL"; : > "$RB"; : > "$TESTS"; : > "$SWEEP"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 
 if has tests && [ -n "${HAIR6_TESTS:-}" ]; then
   device_place_models
-  timeout 20 python3 -m pytest -q -p no:cacheprovider --tb=short $HAIR6_TESTS >> "$TESTS" 2>&1
+  timeout 20 python3 -m pytest -q -p no:cacheprovider --tb=short $HAIR6_TESTS \
+    ${HAIR6_K:+-k "$HAIR6_K"} >> "$TESTS" 2>&1
 fi
 
 # split NAME MODEL LIMIT VARIANT...: wall_split's variants in one process.

@@ -44,14 +44,15 @@
 // each window's argmax is found again there, as shaders/pooling.comp finds it.
 // POOL_PROLOGUE (pool_fusion.h, not with HEAD): A is a max pooling of in0
 // (POOL_IN_H x POOL_IN_W, POOL_K x POOL_K windows that tile it, A's slices),
-// taken in A's loads with pooling.comp's POOL_MAX_ARGMAX comparisons.
+// taken in A's loads with pooling.comp's comparisons (POOL_MAX_OP 1: max(),
+// POOL_MAX's; 0: the first strict maximum, POOL_MAX_ARGMAX's).
 //
 // @axis - SINGLE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @axis - EPILOGUE_IN
 // @axis - CHAIN_IN CHAIN_IN2
 // @axis - HEAD HEAD_IN POOL_PROLOGUE
-// @const POOL_K=2 POOL_IN_H=4 POOL_IN_W=8 POOL_OUT_W=4
+// @const POOL_K=2 POOL_IN_H=4 POOL_IN_W=8 POOL_OUT_W=4 POOL_MAX_OP=0
 // @const HEAD_BINDING=10 HEAD_BINDING1=11 HEAD_BINDING2=12 KERNEL_H=3 KERNEL_W=3
 // @const DILATION_H=1 DILATION_W=1 W0_GROUP=2 TILE0=1 SLICE_THREADS0=4 K_PARTS0=1
 // @const C_TILE_VEC4=32 PARTIAL0_VEC4=1 ROWS0=1 HEAD_MATH_P=mediump HEAD_ACC_P=mediump
@@ -184,6 +185,9 @@ shared vec4 partial[PARTIAL_VEC4];
 #endif
 
 #if defined(POOL_PROLOGUE)
+#if !defined(POOL_MAX_OP)
+#define POOL_MAX_OP 0
+#endif
 // A at row `row` (batch x pixels), slice `d`: the max of its window of in0.
 vec4 pooled_a(int row, int d) {
   int pixel = row % ROW_PIXELS;
@@ -193,7 +197,11 @@ vec4 pooled_a(int row, int d) {
   for (int ky = 0; ky < POOL_K; ++ky) {
     for (int kx = 0; kx < POOL_K; ++kx) {
       vec4 v = LOAD(in0, (plane + y + ky) * POOL_IN_W + x + kx);
+#if POOL_MAX_OP
+      result = max(result, v);
+#else
       result = mix(result, v, greaterThan(v, result));
+#endif
     }
   }
   return result;

@@ -42,18 +42,25 @@ bool HasActivation(const Dispatch& d) {
   return false;
 }
 
-// An argmax pooling whose windows do not overlap and cover its input:
-// every input position is read once, by one output position.
+// A max pooling (argmax: with its indices output) whose windows do not
+// overlap and cover its input: every input position is read once, by one
+// output position.
 bool PoolWindowsTile(const Dispatch& pool, long long* k) {
   *k = IntDefine(pool, "FILTER_H");
-  return pool.shader == "pooling" && pool.defines.count("POOL_MAX_ARGMAX") &&
-         !HasActivation(pool) && pool.outputs.size() == 2 && pool.inputs.size() == 1 &&
+  const bool argmax = pool.defines.count("POOL_MAX_ARGMAX") && pool.outputs.size() == 2;
+  const bool max = pool.defines.count("POOL_MAX") && pool.outputs.size() == 1;
+  return pool.shader == "pooling" && (argmax || max) && !HasActivation(pool) &&
+         pool.inputs.size() == 1 &&
          pool.read_write.empty() && *k > 0 && IntDefine(pool, "FILTER_W") == *k &&
          IntDefine(pool, "STRIDE_H") == *k && IntDefine(pool, "STRIDE_W") == *k &&
          IntDefine(pool, "PAD_H") == 0 && IntDefine(pool, "PAD_W") == 0 &&
          IntDefine(pool, "IN_H") == IntDefine(pool, "OUT_H") * *k &&
          IntDefine(pool, "IN_W") == IntDefine(pool, "OUT_W") * *k;
 }
+
+// The reader's comparisons: pooling.comp's POOL_MAX takes max(), POOL_MAX_ARGMAX
+// the first strict maximum (they differ in NaNs and the sign of zeros).
+std::string PoolMaxOp(const Dispatch& pool) { return pool.defines.count("POOL_MAX") ? "1" : "0"; }
 
 int Readers(const std::vector<Value>& values, const std::vector<Dispatch>& list,
             const std::vector<bool>& removed, ValueId root) {
@@ -174,11 +181,13 @@ int FusePoolIntoConcat(const std::vector<Value>& values, const std::vector<Value
       long long window = 0;
       if (writer < 0 || !PoolWindowsTile(list[static_cast<size_t>(writer)], &window)) continue;
       const Dispatch& pool = list[static_cast<size_t>(writer)];
-      const ValueId indices = pool.outputs[1];
-      if (values[indices].storage_of >= 0 || pinned[indices] ||
-          Readers(values, list, removed, indices) != 0 ||
-          Readers(values, list, removed, pooled) != 1) {
-        continue;
+      if (Readers(values, list, removed, pooled) != 1) continue;
+      if (pool.outputs.size() == 2) {  // argmax: indices nothing reads
+        const ValueId indices = pool.outputs[1];
+        if (values[indices].storage_of >= 0 || pinned[indices] ||
+            Readers(values, list, removed, indices) != 0) {
+          continue;
+        }
       }
       // The pooled input goes first (binding 1), its range with it: each
       // input's load is guarded by its own range, so their order is free.
@@ -190,6 +199,7 @@ int FusePoolIntoConcat(const std::vector<Value>& values, const std::vector<Value
       concat.inputs[0] = pool.inputs[0];
       d["POOL_FIRST"] = "";
       d["POOL_K"] = std::to_string(window);
+      d["POOL_MAX_OP"] = PoolMaxOp(pool);
       concat.label = pool.label + " + " + concat.label;
       concat.flops += pool.flops;
       removed[static_cast<size_t>(writer)] = true;
@@ -252,7 +262,8 @@ int FusePoolIntoGemmChains(const std::vector<Value>& values, const std::vector<V
     const Dispatch& pool = list[p];
     long long window = 0;
     if (!PoolWindowsTile(pool, &window)) continue;
-    const ValueId pooled = pool.outputs[0], indices = pool.outputs[1];
+    const ValueId pooled = pool.outputs[0];
+    const ValueId indices = pool.outputs.size() == 2 ? pool.outputs[1] : pooled;
     if (values[pooled].storage_of >= 0 || values[indices].storage_of >= 0 || pinned[pooled] ||
         pinned[indices]) {
       continue;
@@ -262,7 +273,7 @@ int FusePoolIntoGemmChains(const std::vector<Value>& values, const std::vector<V
     // Every reader of the indices must find them again in the input.
     std::vector<std::pair<size_t, size_t>> gathers;  // (reader, operand)
     bool all = true;
-    for (size_t j = 0; j < list.size() && all; ++j) {
+    for (size_t j = 0; j < list.size() && all && indices != pooled; ++j) {
       if (removed[j]) continue;
       bool reads = false;
       for (ValueId id : list[j].inputs) reads |= StorageRoot(values, id) == indices;
@@ -284,6 +295,7 @@ int FusePoolIntoGemmChains(const std::vector<Value>& values, const std::vector<V
     g.inputs[0] = input;
     g.defines["POOL_PROLOGUE"] = "";
     g.defines["POOL_K"] = std::to_string(window);
+    g.defines["POOL_MAX_OP"] = PoolMaxOp(pool);
     g.defines["POOL_IN_H"] = pool.defines.at("IN_H");
     g.defines["POOL_IN_W"] = pool.defines.at("IN_W");
     g.defines["POOL_OUT_W"] = pool.defines.at("OUT_W");

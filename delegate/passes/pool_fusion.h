@@ -1,5 +1,5 @@
-// Pooling fusions: MediaPipe's argmax pooling and unpooling folded into the
-// one dispatch that reads their output, each a dispatch less and a tensor
+// Pooling fusions: max pooling (MAX_POOL_2D, MediaPipe's argmax pooling) and
+// MediaPipe's unpooling folded into the one dispatch that reads their output, each a dispatch less and a tensor
 // neither written nor read (docs/perf/log.md, "hair6, session 17").
 //
 // Unpooling (FuseUnpoolIntoEpilogues): MaxUnpooling2D
@@ -18,21 +18,22 @@
 // the pooled values in the operand's binding and the indices in one more
 // (UNPOOL_BINDING), within `max_dispatch_buffers`.
 //
-// Pooling (FusePoolIntoConcat): an argmax max pooling (shaders/pooling.comp
-// POOL_MAX_ARGMAX, no activation, non-overlapping windows covering its input)
-// whose pooled output only a channel CONCATENATION of whole slices reads and
-// whose indices nothing reads (ENet's initial block: the input's pooling
+// Pooling (FusePoolIntoConcat): a max pooling (shaders/pooling.comp POOL_MAX
+// or POOL_MAX_ARGMAX, no activation, non-overlapping windows covering its
+// input) whose pooled output only a channel CONCATENATION of whole slices
+// reads and whose indices, if any, nothing reads (ENet's initial block: the input's pooling
 // beside a strided convolution) is computed in the concat's loads of that
 // input (shaders/concat.comp POOL_FIRST: that input moved to binding 1).
 //
-// Pooling (FusePoolIntoGemmChains): an argmax max pooling of that kind whose
-// output only a gemm_chain reads, as its A (ENet's downsampling block: the
-// main branch's 1x1 convolution of the pooled map), and whose indices only
-// gathered unpoolings read, is taken in the chain's A loads
+// Pooling (FusePoolIntoGemmChains): a max pooling of that kind whose output
+// only a gemm_chain reads, as its A (ENet's downsampling block: the main
+// branch's 1x1 convolution of the pooled map), and whose indices, if any,
+// only gathered unpoolings read, is taken in the chain's A loads
 // (shaders/gemm_chain.comp POOL_PROLOGUE), and those unpoolings find each
 // window's argmax again in the pooling's input (UNPOOL_FROM_INPUT), which
 // then lives until them: the pooling's dispatch goes (the hair stand-in's
-// other two).
+// other two; its builtin twin's, MAX_POOL_2D with a nearest-upsampling
+// decoder, too).
 //
 // Outputs are bit for bit the unfused dispatches': the same values are
 // selected, with the same comparisons, only not stored in between.

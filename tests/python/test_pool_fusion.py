@@ -162,3 +162,30 @@ def test_argmax_pooling_computed_in_the_concat(monkeypatch, shape, conv_channels
     gt.assert_close(fused, cpu, fp16)
     np.testing.assert_array_equal(fused[0], plain[0])
     assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("block,switch", [
+    ("initial", "TFLITE_GLES_X_FUSE_POOL_CONCAT"), ("encoder", "TFLITE_GLES_X_FUSE_POOL_PROLOGUE")])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_builtin_max_pool_fuses_too(monkeypatch, block, switch, fp16):
+    """The stand-in's builtin twin: MAX_POOL_2D (pooling.comp POOL_MAX, taken
+    with max() as it does) in the concat's loads and in the pair's A loads
+    (its nearest-upsampled decoder reads no indices); the CPU runs the same
+    model."""
+    if block == "initial":
+        shape = [1, 64, 64, 4]
+        model = initial_block("builtin", shape, 12, False, 5)
+    else:
+        shape = [1, 64, 64, 16]
+        model = encoder_decoder("builtin", shape, 5)
+    inputs = distinct_window_inputs(shape, seed=12)
+    cpu = gt.invoke(gt.interpreter(model), inputs)
+    force_pairs(monkeypatch)
+    monkeypatch.setenv("TFLITE_GLES_X_CONCAT_EPILOGUE", "1")
+    (plain, plain_stats), (fused, fused_stats) = off_and_on(monkeypatch, model, inputs, fp16,
+                                                            switch)
+    gt.assert_fully_delegated(fused_stats)
+    gt.assert_close(plain, cpu, fp16)
+    gt.assert_close(fused, cpu, fp16)
+    np.testing.assert_array_equal(fused[0], plain[0])
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
