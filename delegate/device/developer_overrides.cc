@@ -236,7 +236,6 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.alias_io = Switch("TFLITE_GLES_X_ALIAS_IO");
   o.alias_half_inputs = Switch("TFLITE_GLES_X_ALIAS_HALF_INPUTS");
   o.alias_unfuse = Switch("TFLITE_GLES_X_ALIAS_UNFUSE");
-  o.alias_flushes = Switch("TFLITE_GLES_X_ALIAS_FLUSHES");
   // Per-invoke timing reports for bench runs (invoke_timeline.h).
   o.driver_cache = Switch("TFLITE_GLES_X_DRIVER_CACHE");
   o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");

@@ -421,11 +421,6 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // +-7 us, so they stay fused (docs/perf/log.md, "zc5, session 16").
   device->alias_unfuses_upload = device->alias_model_io;
   Apply(o.alias_unfuse, &device->alias_unfuses_upload);
-  // An aliased input's conversion runs whole at the invoke's start (hair's: ~91 us of
-  // PCIe): the flushes after banded uploads after it too, or the GPU waited ~15 us at
-  // the driver's first batch boundary (H100; docs/perf/log.md, "hair6, session 17").
-  device->alias_upload_flushes = !device->gpu->IsLlvmpipe();
-  Apply(o.alias_flushes, &device->alias_upload_flushes);
   Apply(o.shared_memory_gemm, &device->shared_memory_gemm);
   // Each 3x3 depthwise layer feeding a GEMM computed in the GEMM's
   // workgroups (delegate/passes/dw_fusion.h): one dependent dispatch less per pair

@@ -131,10 +131,10 @@ struct DeviceProfile {
   long long min_invocations = 0;
   // Usage hint of upload staging (where a driver places it). TuneForDevice.
   unsigned upload_usage = 0x88E1;    // GL_STREAM_READ; downloads always use it
-  // Upload staging persistently mapped (GL_EXT_buffer_storage), memcpy'd; alias: mapped float
-  // staging is the TFLite tensor's memory (runtime_alias.cc), fp16 inputs too; unfuses: to alias;
-  // flushes: band_flush_points after an aliased input's conversion. X_ALIAS_IO/.../_FLUSHES.
-  bool mapped_upload_staging = false, alias_model_io = false, alias_upload_flushes = false;
+  // Upload staging persistently mapped (GL_EXT_buffer_storage), memcpy'd; alias: mapped
+  // float staging is the TFLite tensor's memory (runtime_alias.cc), fp16 inputs too, and
+  // alias_unfuses_upload unfuses an upload to alias it. X_ALIAS_IO/_HALF_INPUTS/_UNFUSE.
+  bool mapped_upload_staging = false, alias_model_io = false;
   bool alias_half_inputs = true, alias_unfuses_upload = false;
   // An image input's conversion folded into the convolution that reads it
   // (passes/upload_fusion.h; TFLITE_GLES_FUSE_UPLOAD), an output's into its

@@ -192,13 +192,11 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
     if (flush_point(0)) TFG_GL(glFlush());
     // After banded uploads the GPU is soon past them and would wait for the
     // driver's next batch (~60 us after its first command): flushes after
-    // the next few dispatches (DeviceProfile::band_flush_points); so after an
-    // aliased input's whole conversion (DeviceProfile::alias_upload_flushes).
+    // the next few dispatches (DeviceProfile::band_flush_points).
     int after_bands = 0;
-    const bool flushes = !issued.empty() || (aliased_inputs && device_.alias_upload_flushes);
     auto band_flush = [&]() {
       const auto& points = device_.band_flush_points;
-      return flushes &&
+      return !issued.empty() &&
              std::find(points.begin(), points.end(), ++after_bands) != points.end();
     };
     // A barrier scheduled before a resize the CPU stands in for
