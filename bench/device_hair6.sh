@@ -14,13 +14,17 @@
 #   rb     run_bench rows, one library per process: $HAIR6_ROUNDS (base /
 #          new / base2 / new2) of hair (+ $RB_MODELS), LiteRT GPU's hair row.
 #   sweep  bench/conv_sweep.py --stat min: hair's GPU sums per variant.
+#   tiles  conv_sweep --stat min of the GEMM pairs' tiles forced
+#          (TFLITE_GLES_X_GEMM_PAIR_TILE, $TILES), fp16: every pair's row.
 #   tl     hair fp16 GPU time lines (TFLITE_GLES_X_TIMELINE) default / switched.
 # Files: $OUT/hair6-*.txt; the summary on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
 left() { echo $((96 - SECONDS)); }
-STEPS=${HAIR6_STEPS:-tests split sweep rb tl}
-# Call 2 (20:18): the new defaults against each change off and all off
-# ("old"), the other aliased models' flushes, four run_bench rounds.
+STEPS=${HAIR6_STEPS:-tests split rb tiles tl}
+# Call 3 (20:40): the new defaults (unpool gather, pool in concat) against
+# each off and both off ("old"), the pools in the pairs' loads, no early
+# flush and a polled fence; the other aliased models with the last two;
+# four run_bench rounds; the GEMM pairs' tiles.
 HAIR6_ROUNDS=${HAIR6_ROUNDS:-base new base2 new2}
 HAIR6_OTHERS=${HAIR6_OTHERS-1}
 ITER=${HAIR6_ITER:-300}
@@ -29,12 +33,13 @@ python3 tools/build_standins.py build/models hair_segmentation_512 ${HAIR6_OTHER
 HAIR=build/models/hair_segmentation_512.tflite
 E=env.TFLITE_GLES_X_
 # The switches under test: NAME=VARIANT-KEYS (added to fp16's / fp32's keys).
-SW_FLUSH="noflush=${E}ALIAS_FLUSHES=0" SW_PROLOGUE="noprologue=${E}FUSE_POOL_PROLOGUE=0"
-SW_OLD="old=${E}FUSE_UNPOOL=0,${E}FUSE_POOL_CONCAT=0,${E}FUSE_POOL_PROLOGUE=0,${E}ALIAS_FLUSHES=0"
-SWITCHES=${HAIR6_SWITCHES:-"$SW_FLUSH $SW_PROLOGUE $SW_OLD"}
-SWITCHES32=${HAIR6_SWITCHES32:-"$SW_FLUSH $SW_PROLOGUE $SW_OLD"}
+SW_OLD="old=${E}FUSE_UNPOOL=0,${E}FUSE_POOL_CONCAT=0" SW_PROLOGUE="prologue=${E}FUSE_POOL_PROLOGUE=1"
+SW_UNPOOL="nounpool=${E}FUSE_UNPOOL=0" SW_CONCAT="noconcat=${E}FUSE_POOL_CONCAT=0"
+SW_EF="efnone=${E}EARLY_FLUSH=-1" SW_SPIN="spin=${E}READBACK=mapped_spin"
+SWITCHES=${HAIR6_SWITCHES:-"$SW_OLD $SW_UNPOOL $SW_CONCAT $SW_PROLOGUE $SW_EF $SW_SPIN"}
+SWITCHES32=${HAIR6_SWITCHES32:-"$SW_OLD $SW_PROLOGUE $SW_EF $SW_SPIN"}
 # The input switch also measured on the other models with aliased inputs.
-OTHER_SWITCH=${HAIR6_OTHER:-"$SW_FLUSH"}
+OTHER_SWITCH=${HAIR6_OTHER:-"$SW_EF $SW_SPIN"}
 SPLIT=$OUT/hair6-split.txt TL=$OUT/hair6-timelines.txt RB=$OUT/hair6-rb.txt
 TESTS=$OUT/hair6-tests.txt SWEEP=$OUT/hair6-sweep.txt
 # What the run_bench rows of "new" set on top of the new library (empty:
@@ -74,7 +79,7 @@ variants() {
 if has split; then
   variants fp16 "$F16" $SWITCHES; V16=("${VARIANTS[@]}")
   variants fp32 "" $SWITCHES32; V32=("${VARIANTS[@]}")
-  split hair "$HAIR" 28 "${V16[@]}" "${V32[@]}"
+  split hair "$HAIR" 30 "${V16[@]}" "${V32[@]}"
 fi
 if has split && [ -n "${HAIR6_OTHERS:-}" ]; then
   for name in selfie_segmentation style_transfer_f16_384 deeplabv3_257_mv_gpu; do
@@ -115,6 +120,14 @@ if has rb; then
   [ "$(left)" -gt 9 ] && device_litert_gpu "$RB" 8 --standin hair_segmentation_512
 fi
 
+if has tiles && [ "$(left)" -gt 16 ]; then
+  vs=(--variant "f16:$F16"); for t in ${TILES:-16/128 8/128 32/256 16/256/2 16/256/8}; do
+    vs+=(--variant "t${t//\//-}:$F16,${E}GEMM_PAIR_TILE=$t"); done
+  TFLITE_GLES_LIB=$NEW_LIB timeout $(($(left) - 4)) python3 bench/conv_sweep.py --model "$HAIR" \
+    --stat min --rounds 4 --per-round 3 --top 60 --groups gemm_chain "${vs[@]}" 2>&1 |
+    grep -v "^INFO" > "$OUT/hair6-tiles.txt"
+fi
+
 if has tl && [ "$(left)" -gt 14 ]; then
   variants fp16 "$F16" $SWITCHES
   echo "=== hair ${VARIANTS[*]}" >> "$TL"
@@ -130,6 +143,11 @@ grep -E "^(===|\| (fp|variant))" "$SPLIT" | cut -c1-100
 echo "== GPU minimums (conv_sweep --stat min, us; sums ms)"
 grep -E "^\| (layer|upload|.*Pool|.*@1 |.*@2 |.*@16[4-9]|.*@19[0-2]|.*@201|sum of (disp|pool|max|conc)|invoke)" "$SWEEP" |
   cut -c1-200
+if [ -s "$OUT/hair6-tiles.txt" ]; then
+  echo "== GEMM pair tiles (conv_sweep --stat min, fp16, us)"
+  awk '/by layer shape/{p=1} p&&NF==0{p=0} p' "$OUT/hair6-tiles.txt" | cut -c1-170
+  grep -E "^\| sum of (disp|gemm_chain)" "$OUT/hair6-tiles.txt" | cut -c1-170
+fi
 echo "== time lines (us from the invoke's start)"
 [ -s "$TL" ] && python3 bench/timeline_table.py "$TL" "Transpose|TRANSPOSE"
 grep -E "^INFO: tflite-gles: +[0-9]+ (layout_convert|pooling|concat|max_unpooling|conv2d CONV_2D v1 @1 )" \
