@@ -20,24 +20,27 @@
 # Files: $OUT/hair6-*.txt; the summary on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
 left() { echo $((96 - SECONDS)); }
-STEPS=${HAIR6_STEPS:-tests split rb tiles tl}
-# Call 3 (20:40): the new defaults (unpool gather, pool in concat) against
-# each off and both off ("old"), the pools in the pairs' loads, no early
-# flush and a polled fence; the other aliased models with the last two;
-# four run_bench rounds; the GEMM pairs' tiles.
-HAIR6_ROUNDS=${HAIR6_ROUNDS:-base new base2 new2}
-HAIR6_OTHERS=${HAIR6_OTHERS-1}
+STEPS=${HAIR6_STEPS:-tests split sweep rb}
+# Call 4 (21:00): the new defaults (unpool gather, pool in concat, the head
+# pairs' 8/128 tile) against the tile off and all off ("old"), hair's GPU
+# sums; run_bench base / new of hair and the six other models.
+HAIR6_ROUNDS=${HAIR6_ROUNDS:-base new}
+HAIR6_OTHERS=${HAIR6_OTHERS-}
+RB_MODELS=${RB_MODELS-$(for n in selfie_segmentation style_transfer_f16_384 deeplabv3_257_mv_gpu \
+  palm_detection_full face_detection_short_range mobilenet_v1_0.25_224; do
+  echo "--model $M/$n.tflite"; done)}
 ITER=${HAIR6_ITER:-300}
 python3 tools/build_standins.py build/models hair_segmentation_512 ${HAIR6_OTHERS:+mobilenet_v1_1.0_224} \
   > /tmp/hair6-standins.txt 2>&1
 HAIR=build/models/hair_segmentation_512.tflite
 E=env.TFLITE_GLES_X_
 # The switches under test: NAME=VARIANT-KEYS (added to fp16's / fp32's keys).
-SW_OLD="old=${E}FUSE_UNPOOL=0,${E}FUSE_POOL_CONCAT=0" SW_PROLOGUE="prologue=${E}FUSE_POOL_PROLOGUE=1"
+SW_OLD="old=${E}FUSE_UNPOOL=0,${E}FUSE_POOL_CONCAT=0,${E}GEMM_PAIR_HEAD_TILE="
+SW_PROLOGUE="prologue=${E}FUSE_POOL_PROLOGUE=1" SW_HEAD="nohead=${E}GEMM_PAIR_HEAD_TILE="
 SW_UNPOOL="nounpool=${E}FUSE_UNPOOL=0" SW_CONCAT="noconcat=${E}FUSE_POOL_CONCAT=0"
 SW_EF="efnone=${E}EARLY_FLUSH=-1" SW_SPIN="spin=${E}READBACK=mapped_spin"
-SWITCHES=${HAIR6_SWITCHES:-"$SW_OLD $SW_UNPOOL $SW_CONCAT $SW_PROLOGUE $SW_EF $SW_SPIN"}
-SWITCHES32=${HAIR6_SWITCHES32:-"$SW_OLD $SW_PROLOGUE $SW_EF $SW_SPIN"}
+SWITCHES=${HAIR6_SWITCHES:-"$SW_HEAD $SW_OLD"}
+SWITCHES32=${HAIR6_SWITCHES32:-"$SW_HEAD $SW_OLD"}
 # The input switch also measured on the other models with aliased inputs.
 OTHER_SWITCH=${HAIR6_OTHER:-"$SW_EF $SW_SPIN"}
 SPLIT=$OUT/hair6-split.txt TL=$OUT/hair6-timelines.txt RB=$OUT/hair6-rb.txt
@@ -46,8 +49,8 @@ TESTS=$OUT/hair6-tests.txt SWEEP=$OUT/hair6-sweep.txt
 # the new defaults, base/new then differ by the branch's defaults).
 NEW_ENV=${HAIR6_NEW_ENV-}
 # The GPU sums' switches (conv_sweep), fp16 and fp32.
-SWEEP_SWITCHES=${HAIR6_SWEEP:-"$SW_OLD"}
-SWEEP_SWITCHES32=${HAIR6_SWEEP32:-"$SW_OLD"}
+SWEEP_SWITCHES=${HAIR6_SWEEP:-"$SW_HEAD $SW_OLD"}
+SWEEP_SWITCHES32=${HAIR6_SWEEP32-}
 HAIR6_TESTS=${HAIR6_TESTS-tests/python/test_pool_fusion.py}
 HAIR6_K=${HAIR6_K-shape0 or builtin}  # pytest -k of those
 : > "$SPLIT"; : > "$TL"; : > "$RB"; : > "$TESTS"; : > "$SWEEP"
@@ -93,25 +96,32 @@ fi
 
 if has sweep && [ "$(left)" -gt 18 ]; then
   variants f16 "$F16" $SWEEP_SWITCHES; vs=(); for v in "${VARIANTS[@]}"; do vs+=(--variant "$v"); done
-  variants f32 "" $SWEEP_SWITCHES32; for v in "${VARIANTS[@]}"; do vs+=(--variant "$v"); done
-  TFLITE_GLES_LIB=$NEW_LIB timeout $(($(left) - 4)) python3 bench/conv_sweep.py --model "$HAIR" \
-    --stat min --rounds 4 --per-round 3 --top 60 "${vs[@]}" 2>&1 | grep -v "^INFO" > "$SWEEP"
+  [ -n "$SWEEP_SWITCHES32" ] && variants f32 "" $SWEEP_SWITCHES32 && for v in "${VARIANTS[@]}"; do vs+=(--variant "$v"); done
+  TFLITE_GLES_LIB=$NEW_LIB timeout 20 python3 bench/conv_sweep.py --model "$HAIR" \
+    --stat min --rounds 4 --per-round 3 --top 60 --groups gemm_chain "${vs[@]}" 2>&1 |
+    grep -v "^INFO" > "$SWEEP"
 fi
 
 # rounds LIMIT RUN...: our fp32 and fp16 rows per run (base*: BASE_LIB, else
-# NEW_LIB with $NEW_ENV set), hair and $RB_MODELS, appended to $RB.
+# NEW_LIB with $NEW_ENV set), one process per model and run (a timeout loses
+# one row), hair first, then each model of $RB_MODELS (--model PATH pairs),
+# the runs interleaved per model; appended to $RB.
 rounds() {
-  local limit=$1 run
+  local limit=$1 run model extra lim
   shift
-  local extra
-  for run in "$@"; do
-    [ "$(left)" -gt 8 ] || return 0
-    extra=(); [[ $run == base* ]] || extra=($NEW_ENV)
-    env "${extra[@]}" TFLITE_GLES_LIB="$(device_lib "$run")" timeout "$limit" \
-      python3 bench/run_bench.py \
-      --standin hair_segmentation_512 ${RB_MODELS:-} --backends gles_fp32,gles_fp16 \
-      --iterations 150 --max-seconds 1.2 --out-dir "/tmp/rb-$run" --name rb 2>&1 |
-      grep "^| [a-z]" | grep -v "^| model" | sed -e "s/^/$run /" -e "s/.tflite//" >> "$RB"
+  local models=("--standin hair_segmentation_512")
+  local words=(${RB_MODELS:-}) k
+  for ((k = 0; k + 1 < ${#words[@]}; k += 2)); do models+=("${words[k]} ${words[k+1]}"); done
+  for model in "${models[@]}"; do
+    for run in "$@"; do
+      [ "$(left)" -gt 8 ] || return 0
+      extra=(); [[ $run == base* ]] || extra=($NEW_ENV)
+      lim=$(($(left) - 4)); [ "$lim" -gt "$limit" ] && lim=$limit
+      env "${extra[@]}" TFLITE_GLES_LIB="$(device_lib "$run")" timeout "$lim" \
+        python3 bench/run_bench.py $model --backends gles_fp32,gles_fp16 \
+        --iterations 150 --max-seconds 1.2 --out-dir "/tmp/rb-$run" --name rb 2>&1 |
+        grep "^| [a-z]" | grep -v "^| model" | sed -e "s/^/$run /" -e "s/.tflite//" >> "$RB"
+    done
   done
 }
 if has rb; then
@@ -141,6 +151,7 @@ grep -E "^(E |FAILED)" "$TESTS" | cut -c1-160 | head -6
 echo "== wall_split (new library, one process per model, medians ms)"
 grep -E "^(===|\| (fp|variant))" "$SPLIT" | cut -c1-100
 echo "== GPU minimums (conv_sweep --stat min, us; sums ms)"
+awk '/by layer shape/{p=1} p&&NF==0{p=0} p' "$SWEEP" | cut -c1-170
 grep -E "^\| (layer|upload|.*Pool|.*@1 |.*@2 |.*@16[4-9]|.*@19[0-2]|.*@201|sum of (disp|pool|max|conc)|invoke)" "$SWEEP" |
   cut -c1-200
 if [ -s "$OUT/hair6-tiles.txt" ]; then

@@ -479,6 +479,11 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // projection after it; DeepLab's 128-step one stays apart).
   device->gemm_pair_max_steps = device->gpu->IsNvidia() ? 16 : 8;
   Apply(o.gemm_pair_steps, &device->gemm_pair_max_steps);
+  // Pairs that take a 3x3 head on maps up to 128x128: 8 rows of 128 invocations (H100, hair
+  // fp16, the 7 heads at 128x128 241 -> 191 us, the 17 at 64x64 475 -> 451; docs/perf/log.md,
+  // "hair6, session 17"); "" keeps ChainRows' tile.
+  device->gemm_pair_head_tile = device->gpu->IsNvidia() ? "8/128" : "";
+  if (o.gemm_pair_head_tile) device->gemm_pair_head_tile = *o.gemm_pair_head_tile;
   // Their workgroups at most 32 rows on maps up to 128x128, where 64 made 256 (chain3's r32).
   device->gemm_pair_rows32_max = device->gpu->IsNvidia() ? 128 * 128 : 0;
   Apply(o.gemm_pair_rows32, &device->gemm_pair_rows32_max);
