@@ -479,10 +479,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // projection after it; DeepLab's 128-step one stays apart).
   device->gemm_pair_max_steps = device->gpu->IsNvidia() ? 16 : 8;
   Apply(o.gemm_pair_steps, &device->gemm_pair_max_steps);
-  // Pairs that take a 3x3 head on maps up to 128x128: 8 rows of 128 invocations (H100, hair
-  // fp16, the 7 heads at 128x128 241 -> 191 us, the 17 at 64x64 475 -> 451; docs/perf/log.md,
-  // "hair6, session 17"); "" keeps ChainRows' tile.
-  device->gemm_pair_head_tile = device->gpu->IsNvidia() ? "8/128" : "";
+  // Pairs that take a 3x3 head on maps up to 128x128 may get a tile of their own (e.g. "8/128";
+  // "": ChainRows'). Off: on the H100 8/128 took the hair stand-in's 7 heads at 128x128 from
+  // 170.9 to 165.2 us and left its invoke as it was (docs/perf/log.md, "hair6, session 17").
+  device->gemm_pair_head_tile = "";
   if (o.gemm_pair_head_tile) device->gemm_pair_head_tile = *o.gemm_pair_head_tile;
   // Their workgroups at most 32 rows on maps up to 128x128, where 64 made 256 (chain3's r32).
   device->gemm_pair_rows32_max = device->gpu->IsNvidia() ? 128 * 128 : 0;
