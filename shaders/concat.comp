@@ -18,6 +18,14 @@
 // @axis - EPILOGUE_IN
 // @const EPILOGUE_BINDING=9 EPILOGUE(x,index,slice)=(x)
 //
+// POOL_FIRST (delegate/passes/pool_fusion.h; AXIS_C_SLICES): input 0 is a
+// max pooling's input, pooled here over POOL_K x POOL_K windows that tile it
+// (filter = stride, no padding) as shaders/pooling.comp pools it: from the
+// lowest float, max() with POOL_MAX_OP 1 (POOL_MAX), else the first strict
+// maximum (POOL_MAX_ARGMAX).
+// @axis - POOL_FIRST
+// @const POOL_K=2 POOL_MAX_OP=0
+//
 // @axis AXIS_B AXIS_H AXIS_W AXIS_C_SLICES AXIS_C_LANES
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=64 LOCAL_Y=1 LOCAL_Z=1 TOTAL=64 NUM_INPUTS=8
@@ -86,6 +94,26 @@ int input_index(int b, int s, int h, int w, int a, int len) {
     v[lane] = LOAD(name, index4(b, cc / 4, h, w, (len + 3) / 4, OUT_H, OUT_W))[cc % 4]; \
   }
 
+#if !defined(POOL_MAX_OP)
+#define POOL_MAX_OP 0
+#endif
+#if POOL_MAX_OP
+#define POOL_STEP(m, v) max(m, v)
+#else
+#define POOL_STEP(m, v) mix(m, v, greaterThan(v, m))
+#endif
+#define TAKE_POOLED(name, off, len)                                           \
+  if (a >= off && a < off + len) {                                            \
+    v = vec4(-3.402823466e38);                                                \
+    for (int ky = 0; ky < POOL_K; ++ky) {                                     \
+      for (int kx = 0; kx < POOL_K; ++kx) {                                   \
+        vec4 p = LOAD(name, index4(b, a - off, h * POOL_K + ky, w * POOL_K + kx, \
+                                   len, OUT_H * POOL_K, OUT_W * POOL_K));     \
+        v = POOL_STEP(v, p);                                                  \
+      }                                                                       \
+    }                                                                         \
+  }
+
 void main() {
   int i = int(global_index());
   if (i >= TOTAL) return;
@@ -128,7 +156,9 @@ void main() {
   {
 #define TAKE TAKE_VEC4
 #endif
-#if NUM_INPUTS > 0
+#if defined(POOL_FIRST)
+    TAKE_POOLED(in0, OFF0, LEN0)
+#elif NUM_INPUTS > 0
     TAKE(in0, OFF0, LEN0)
 #endif
 #if NUM_INPUTS > 1

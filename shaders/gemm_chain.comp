@@ -37,11 +37,22 @@
 // head before a GEMM that no second follows. Bindings 0 = x, 1 = A, 2 = W1,
 // 3 = b1, then CHAIN_IN, CHAIN_IN2 and the head's.
 //
+// UNPOOL_GATHER (delegate/passes/pool_fusion.h): an epilogue operand is
+// a MaxUnpooling2D's output, gathered where it is read (UNPOOL_LOAD): its
+// binding holds the pooled values, UNPOOL_BINDING their argmax indices;
+// UNPOOL_FROM_INPUT: UNPOOL_BINDING holds the pooling's input instead, and
+// each window's argmax is found again there, as shaders/pooling.comp finds it.
+// POOL_PROLOGUE (pool_fusion.h, not with HEAD): A is a max pooling of in0
+// (POOL_IN_H x POOL_IN_W, POOL_K x POOL_K windows that tile it, A's slices),
+// taken in A's loads with pooling.comp's comparisons (POOL_MAX_OP 1: max(),
+// POOL_MAX's; 0: the first strict maximum, POOL_MAX_ARGMAX's).
+//
 // @axis - SINGLE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @axis - EPILOGUE_IN
 // @axis - CHAIN_IN CHAIN_IN2
-// @axis - HEAD HEAD_IN
+// @axis - HEAD HEAD_IN POOL_PROLOGUE
+// @const POOL_K=2 POOL_IN_H=4 POOL_IN_W=8 POOL_OUT_W=4 POOL_MAX_OP=0
 // @const HEAD_BINDING=10 HEAD_BINDING1=11 HEAD_BINDING2=12 KERNEL_H=3 KERNEL_W=3
 // @const DILATION_H=1 DILATION_W=1 W0_GROUP=2 TILE0=1 SLICE_THREADS0=4 K_PARTS0=1
 // @const C_TILE_VEC4=32 PARTIAL0_VEC4=1 ROWS0=1 HEAD_MATH_P=mediump HEAD_ACC_P=mediump
@@ -51,6 +62,9 @@
 // @const W1_GROUP=4 W2_GROUP=4 X_TILE_VEC4=64 PARTIAL_VEC4=1 MATH_P=mediump ACC_P=mediump
 // @const EPILOGUE_BINDING=7 CHAIN_BINDING=8 CHAIN_BINDING2=9
 // @const EPILOGUE(x,index,slice)=(x) CHAIN_EPILOGUE(x,index,slice)=(x) CHAIN_ACT(x)=(x)
+// @axis - UNPOOL_GATHER UNPOOL_FROM_INPUT
+// @const UNPOOL_BINDING=13 UNPOOL_IN_H=2 UNPOOL_IN_W=2 UNPOOL_OUT_H=4 UNPOOL_OUT_W=4
+// @const UNPOOL_KH=2 UNPOOL_KW=2
 // @uniform ROWS=16 ROW_PIXELS=16 IN_BATCH_STRIDE=32 DEPTH_STRIDE=16 DEPTH_STEPS1=2
 // @uniform S1=4 OUT_C1=16 OUT_S=2 OUT_C=8 OUT_HW=16
 
@@ -81,6 +95,55 @@ TENSOR_IN(chain_in, CHAIN_BINDING, ChainIn);
 #endif
 #if defined(CHAIN_IN2)
 TENSOR_IN(chain_in2, CHAIN_BINDING2, ChainIn2);
+#endif
+// pooling.comp's start for a maximum: the lowest float.
+const float kLowestFloat = -3.402823466e38;
+#if defined(UNPOOL_FROM_INPUT) && !defined(UNPOOL_GATHER)
+#define UNPOOL_GATHER 1
+#endif
+#if defined(UNPOOL_GATHER)
+TENSOR_IN(unpool_indices, UNPOOL_BINDING, UnpoolIndices);
+// The pooled vec4 (and its indices) of the window over output vec4 `i`:
+// windows tile the output (filter = stride, no padding), one per position.
+int unpool_source(int i) {
+  int pixel = i % (UNPOOL_OUT_H * UNPOOL_OUT_W);
+  int plane = i / (UNPOOL_OUT_H * UNPOOL_OUT_W);  // batch * slices + slice
+  int y = pixel / UNPOOL_OUT_W, x = pixel % UNPOOL_OUT_W;
+  return (plane * UNPOOL_IN_H + y / UNPOOL_KH) * UNPOOL_IN_W + x / UNPOOL_KW;
+}
+// The pooled value `v` (indices `picked`) at output vec4 `i`: where the
+// window's index (a float, truncated as the CPU op's cast does) names `i`'s
+// position in it (ky * KW + kx, MaxPoolingWithArgmax2D's numbering), else 0.
+vec4 unpool_pick(vec4 v, vec4 picked, int i) {
+  int pixel = i % (UNPOOL_OUT_H * UNPOOL_OUT_W);
+  int here = ((pixel / UNPOOL_OUT_W) % UNPOOL_KH) * UNPOOL_KW + (pixel % UNPOOL_OUT_W) % UNPOOL_KW;
+  return mix(vec4(0.0), v, equal(ivec4(picked), ivec4(here)));
+}
+#if defined(UNPOOL_FROM_INPUT)
+// The argmax of the window over output vec4 `i` in the pooling's input (the
+// unpooled map's size): its first strict maximum in row-major order.
+vec4 unpool_indices_at(int i) {
+  int pixel = i % (UNPOOL_OUT_H * UNPOOL_OUT_W);
+  int plane = i / (UNPOOL_OUT_H * UNPOOL_OUT_W);
+  int y0 = (pixel / UNPOOL_OUT_W) / UNPOOL_KH * UNPOOL_KH;
+  int x0 = (pixel % UNPOOL_OUT_W) / UNPOOL_KW * UNPOOL_KW;
+  vec4 result = vec4(kLowestFloat), where = vec4(0.0);
+  for (int ky = 0; ky < UNPOOL_KH; ++ky) {
+    for (int kx = 0; kx < UNPOOL_KW; ++kx) {
+      vec4 v = LOAD(unpool_indices, (plane * UNPOOL_OUT_H + y0 + ky) * UNPOOL_OUT_W + x0 + kx);
+      bvec4 larger = greaterThan(v, result);
+      where = mix(where, vec4(float(ky * UNPOOL_KW + kx)), larger);
+      result = mix(result, v, larger);
+    }
+  }
+  return where;
+}
+#define UNPOOL_INDICES(i) unpool_indices_at(i)
+#else
+#define UNPOOL_INDICES(i) LOAD(unpool_indices, unpool_source(i))
+#endif
+#define UNPOOL_LOAD(name, i) \
+  unpool_pick(LOAD(name, unpool_source(int(i))), UNPOOL_INDICES(int(i)), int(i))
 #endif
 #if !defined(EPILOGUE)
 #define EPILOGUE(x, index, slice) (x)
@@ -119,6 +182,30 @@ shared vec4 x_tile[X_TILE_VEC4];  // >= S1 * WG_ROWS
 #if K_PARTS2 > 1
 shared vec4 partial[PARTIAL_VEC4];
 #endif
+#endif
+
+#if defined(POOL_PROLOGUE)
+#if !defined(POOL_MAX_OP)
+#define POOL_MAX_OP 0
+#endif
+// A at row `row` (batch x pixels), slice `d`: the max of its window of in0.
+vec4 pooled_a(int row, int d) {
+  int pixel = row % ROW_PIXELS;
+  int y = (pixel / POOL_OUT_W) * POOL_K, x = (pixel % POOL_OUT_W) * POOL_K;
+  int plane = ((row / ROW_PIXELS) * DEPTH_STEPS1 + d) * POOL_IN_H;
+  vec4 result = vec4(kLowestFloat);
+  for (int ky = 0; ky < POOL_K; ++ky) {
+    for (int kx = 0; kx < POOL_K; ++kx) {
+      vec4 v = LOAD(in0, (plane + y + ky) * POOL_IN_W + x + kx);
+#if POOL_MAX_OP
+      result = max(result, v);
+#else
+      result = mix(result, v, greaterThan(v, result));
+#endif
+    }
+  }
+  return result;
+}
 #endif
 
 // Where row `row`, slice `slice` of a map of `slices` slices lies.
@@ -256,6 +343,8 @@ void main() {
     for (int d = 0; d < DEPTH_STEPS1; ++d) {
 #if defined(HEAD)
       MATH_P vec4 a = c_tile[d * WG_ROWS + r];
+#elif defined(POOL_PROLOGUE)
+      MATH_P vec4 a = pooled_a(clamped, d);
 #else
       MATH_P vec4 a = LOAD(in0, base + d * DEPTH_STRIDE);
 #endif

@@ -197,6 +197,12 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.fuse_readback = Switch("TFLITE_GLES_X_FUSE_READBACK");
   o.concat_epilogue = Switch("TFLITE_GLES_X_CONCAT_EPILOGUE");
   o.fused_readback_bands = Switch("TFLITE_GLES_X_FUSED_READBACK_BANDS");
+  o.fuse_unpool = Switch("TFLITE_GLES_X_FUSE_UNPOOL");
+  o.fuse_pool_concat = Switch("TFLITE_GLES_X_FUSE_POOL_CONCAT");
+  o.fuse_pool_prologue = Switch("TFLITE_GLES_X_FUSE_POOL_PROLOGUE");
+  if (const char* tile = std::getenv("TFLITE_GLES_X_GEMM_PAIR_HEAD_TILE")) {
+    o.gemm_pair_head_tile = tile;
+  }
   // The tensor storage forced (A/B runs of the three storages; the op and
   // model tests under RGBA textures, ctest op_tests_rgba_textures).
   o.storage = Storage("TFLITE_GLES_X_STORAGE");

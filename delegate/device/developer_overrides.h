@@ -73,6 +73,10 @@ struct DeveloperOverrides {
   std::optional<bool> fuse_readback;             // TFLITE_GLES_X_FUSE_READBACK
   std::optional<bool> concat_epilogue;           // TFLITE_GLES_X_CONCAT_EPILOGUE
   std::optional<bool> fused_readback_bands;      // TFLITE_GLES_X_FUSED_READBACK_BANDS
+  std::optional<bool> fuse_unpool;               // TFLITE_GLES_X_FUSE_UNPOOL
+  std::optional<bool> fuse_pool_concat;          // TFLITE_GLES_X_FUSE_POOL_CONCAT
+  std::optional<bool> fuse_pool_prologue;        // TFLITE_GLES_X_FUSE_POOL_PROLOGUE
+  std::optional<std::string> gemm_pair_head_tile;  // TFLITE_GLES_X_GEMM_PAIR_HEAD_TILE
   // The storage of tensors: TFLITE_GLES_STORAGE_* (ssbo, texture_buffer,
   // rgba_texture), replacing the option `storage` (A/B runs of the three
   // storages, the test suites under rgba_texture).

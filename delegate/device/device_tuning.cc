@@ -479,11 +479,29 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // projection after it; DeepLab's 128-step one stays apart).
   device->gemm_pair_max_steps = device->gpu->IsNvidia() ? 16 : 8;
   Apply(o.gemm_pair_steps, &device->gemm_pair_max_steps);
+  // Pairs that take a 3x3 head on maps up to 128x128 may get a tile of their own (e.g. "8/128";
+  // "": ChainRows'). Off: on the H100 8/128 took the hair stand-in's 7 heads at 128x128 from
+  // 170.9 to 165.2 us and left its invoke as it was (docs/perf/log.md, "hair6, session 17").
+  device->gemm_pair_head_tile = "";
+  if (o.gemm_pair_head_tile) device->gemm_pair_head_tile = *o.gemm_pair_head_tile;
   // Their workgroups at most 32 rows on maps up to 128x128, where 64 made 256 (chain3's r32).
   device->gemm_pair_rows32_max = device->gpu->IsNvidia() ? 128 * 128 : 0;
   Apply(o.gemm_pair_rows32, &device->gemm_pair_rows32_max);
   device->fuse_mean_into_gemm_chains = false;
   Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
+  // MaxUnpooling2D gathered in the GEMM pair that reads it (passes/pool_fusion.h):
+  // wherever such a pair forms, which is on real GPUs (docs/perf/log.md, "hair6, session 17").
+  device->fuse_unpool = true;
+  Apply(o.fuse_unpool, &device->fuse_unpool);
+  // And the initial block's argmax pooling in the concat beside it (pool_fusion.h):
+  // real GPUs, as the concat's PRELU (fuse_concat_epilogues); llvmpipe not measured.
+  device->fuse_pool_concat = !device->gpu->IsLlvmpipe();
+  Apply(o.fuse_pool_concat, &device->fuse_pool_concat);
+  // The down blocks' poolings in their GEMM pair's A loads, their unpoolings then finding
+  // the argmax in the pooled input (pool_fusion.h): off, H100 GPU sum -13 / -11 us but the
+  // invoke +0 to +5 us (each pooling ran beside its block's strided convolution anyway).
+  device->fuse_pool_prologue = false;
+  Apply(o.fuse_pool_prologue, &device->fuse_pool_prologue);
   device->fuse_resize_into_gemm = device->shared_memory_gemm;
   Apply(o.fuse_resize_prologue, &device->fuse_resize_into_gemm);
   // Checked where it is parsed (kernels/gemm.h): a bad value makes the

@@ -98,6 +98,21 @@ bool IsPlainTiledGemm(const Dispatch& g) {
   return g.inputs.size() == 3 + operands;
 }
 
+bool IsPlainConvolution(const Dispatch& c) {
+  if (c.shader != "conv2d" || !HasDefine(c, "GENERIC") || c.outputs.size() != 1 ||
+      !c.read_write.empty() || IntDefine(c, "STRIDE_H") != 1 || IntDefine(c, "STRIDE_W") != 1) {
+    return false;
+  }
+  // (ONE_INPUT_SLICE is IN_S 1, packed alike: it takes.)
+  for (const char* name : {"SLICES_ON_X", "PROLOGUE_IN", "BHWC_INPUT", "TEXTURE_INPUT",
+                           "BHWC_BYTES_INPUT", "GATHER_MIRROR", "GATHER_UPSAMPLE",
+                           "EPILOGUE_IN2"}) {
+    if (HasDefine(c, name)) return false;
+  }
+  return c.inputs.size() == (HasDefine(c, "EPILOGUE_IN") ? 4u : 3u);
+}
+
+
 bool SingleGemmChain(const DeviceProfile& device, const Dispatch& gemm, Dispatch* chain) {
   if (!device.gpu || !IsPlainTiledGemm(gemm)) return false;
   int forced_rows = 0;
@@ -137,7 +152,16 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
   std::vector<Dispatch>& list = *dispatches;
   DispatchScan scan(values, list);
   int forced_rows = 0;
-  const int local_x = ChainWidth(device, &forced_rows);
+  const int chain_x = ChainWidth(device, &forced_rows);
+  // Pairs whose first GEMM reads a stride-1 convolution's output that only it
+  // reads (the 3x3 head FuseGemmChainHeads folds in next) on maps of <= 128x128:
+  // the head tile (DeviceProfile::gemm_pair_head_tile), where not forced.
+  int head_rows = 0, head_x = 0;
+  if (forced_rows == 0 &&
+      std::sscanf(Replaced(device.gemm_pair_head_tile, "/", ",").c_str(), "%d,%d", &head_rows,
+                  &head_x) != 2) {
+    head_rows = 0;
+  }
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     if (scan.removed[i] || !IsPlainTiledGemm(list[i]) || list[i].defines.count("EPILOGUE_IN2")) {
@@ -171,7 +195,16 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
     const long long rows = IntDefine(second, "ROWS");
     const int s1 = static_cast<int>(IntDefine(first, "OUT_S"));
     const int out_s = static_cast<int>(IntDefine(second, "OUT_S"));
-    const int wg_rows = ChainRows(device, rows, local_x, forced_rows);
+    int local_x = chain_x;
+    int wg_rows = ChainRows(device, rows, local_x, forced_rows);
+    const ValueId a = first.inputs[0];
+    const int head = scan.LatestWriter(producer, a);
+    if (head_rows > 0 && head_x >= head_rows && head_x <= device.gpu->max_workgroup_invocations &&
+        rows <= device.gemm_pair_rows32_max && head >= 0 && IsPlainConvolution(list[head]) &&
+        list[head].outputs[0] == a && scan.Readers(a) == 1) {
+      wg_rows = head_rows;
+      local_x = head_x;
+    }
     const int slice_threads = local_x / wg_rows;
     const int slice_threads2 = std::min(slice_threads, kernels::PowerOfTwoAtLeast(out_s));
     const int k_parts2 = slice_threads / slice_threads2;

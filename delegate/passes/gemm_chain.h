@@ -32,6 +32,10 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
 // A tiled gemm.comp GEMM with one output, no prologue, uniform shapes.
 bool IsPlainTiledGemm(const Dispatch& gemm);
 
+// A conv2d.comp dispatch that gathers its taps from a plain PHWC4 input
+// with stride 1: what gemm_chain.comp's stage 0 (HEAD) computes.
+bool IsPlainConvolution(const Dispatch& conv);
+
 // `gemm` (a plain tiled GEMM) as a gemm_chain dispatch of its stage 1 alone
 // (gemm_chain.comp SINGLE: x is the output), the pairs' tile: the host of a
 // head (gemm_chain_head.h) where a convolution comes before a single GEMM.

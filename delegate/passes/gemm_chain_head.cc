@@ -10,26 +10,6 @@
 #include "delegate/passes/gemm_chain.h"
 
 namespace tflite_gles {
-namespace {
-
-// A conv2d.comp dispatch that gathers its taps from a plain PHWC4 input
-// with stride 1: what gemm_chain.comp's stage 0 computes.
-bool IsPlainConvolution(const Dispatch& c) {
-  if (c.shader != "conv2d" || !HasDefine(c, "GENERIC") || c.outputs.size() != 1 ||
-      !c.read_write.empty() || IntDefine(c, "STRIDE_H") != 1 || IntDefine(c, "STRIDE_W") != 1) {
-    return false;
-  }
-  // (ONE_INPUT_SLICE is IN_S 1, packed alike: it takes.)
-  for (const char* name : {"SLICES_ON_X", "PROLOGUE_IN", "BHWC_INPUT", "TEXTURE_INPUT",
-                           "BHWC_BYTES_INPUT", "GATHER_MIRROR", "GATHER_UPSAMPLE",
-                           "EPILOGUE_IN2"}) {
-    if (HasDefine(c, name)) return false;
-  }
-  return c.inputs.size() == (HasDefine(c, "EPILOGUE_IN") ? 4u : 3u);
-}
-
-}  // namespace
-
 int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& values,
                        const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches) {
   if (!device.fuse_chain_heads || !device.gpu) return 0;

@@ -30,6 +30,7 @@
 #include "delegate/passes/prologue_fusion.h"
 #include "delegate/passes/schedule.h"
 #include "delegate/passes/upload_fusion.h"
+#include "delegate/passes/pool_fusion.h"
 #include "delegate/passes/upsample_fusion.h"
 #include "delegate/passes/window_conv.h"
 #include "delegate/runtime/shader_dump.h"
@@ -370,8 +371,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     }
   }
   const DeviceProfile& dev = runtime->device_;
-  // Values the CPU reads back stay in memory: no pass fuses their producer
-  // away.
+  // Values the CPU reads back stay in memory: no pass fuses their producer away.
   std::vector<ValueId> keep;
   for (const auto& [value, index] : builder.write_backs()) keep.push_back(value);
   keep.insert(keep.end(), cpu_resized.begin(), cpu_resized.end());
@@ -379,9 +379,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     // What a convolution read around (kernels/conv.cc) goes first.
     runtime->fused_ += RemoveDeadDispatches(runtime->values_, keep, &kernel_dispatches);
   }
-  if (dev.fuse_mirror_pad) {
-    // Before the epilogues: the pad's reader becomes the convolution
-    // (delegate/passes/mirror_pad_fusion.h).
+  if (dev.fuse_mirror_pad) {  // before the epilogues: the pad's reader becomes the convolution
     runtime->fused_ += FuseMirrorPadIntoConv(runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.fuse_upsample) {
@@ -404,10 +402,10 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->fused_ += FuseGemmChains(dev, runtime->values_, keep, &kernel_dispatches);
     runtime->fused_ += FuseGemmPairs(dev, runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseGemmChainHeads(dev, runtime->values_, keep, &kernel_dispatches);
+    // Into their readers' loads (delegate/passes/pool_fusion.h).
+    runtime->fused_ += FusePoolings(dev, runtime->values_, keep, &kernel_dispatches);
   }
-  if (dev.batch_gemms) {
-    // After the fusions, which may still give a GEMM an epilogue
-    // (delegate/passes/gemm_batching.h).
+  if (dev.batch_gemms) {  // after the fusions, which may still give a GEMM an epilogue
     runtime->fused_ += BatchSharedInputGemms(&runtime->values_, keep, &kernel_dispatches);
   }
   if (dev.fuse_upload_into_conv) {

@@ -100,6 +100,19 @@ def test_forced_stage0_splits(monkeypatch, tile):
     assert run(monkeypatch, c, [x]) == 1
 
 
+@pytest.mark.parametrize("shape,mid", [([1, 48, 48, 64], 16), ([1, 48, 48, 128], 32)])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_head_pairs_tile(monkeypatch, shape, mid, fp16):
+    """TFLITE_GLES_X_GEMM_PAIR_HEAD_TILE (NVIDIA's 8/128): the pairs that take
+    a head on maps of up to TFLITE_GLES_X_GEMM_PAIR_ROWS32 rows (0 on
+    llvmpipe: forced) get that tile, and stage 0 splits over it."""
+    monkeypatch.setenv("TFLITE_GLES_X_GEMM_PAIR_HEAD_TILE", "8/128")
+    monkeypatch.setenv("TFLITE_GLES_X_GEMM_PAIR_ROWS32", "16384")
+    c = Chain(shape, seed=shape[3] + mid)
+    x = bottleneck(c, bottleneck(c, c.x, mid), mid)
+    assert run(monkeypatch, c, [x], fp16) == 1
+
+
 def test_fp16_math(monkeypatch):
     """The convolution's mediump products and accumulators (TFLITE_GLES_X_FP16_MATH=2,
     NVIDIA's default) carried into stage 0."""
