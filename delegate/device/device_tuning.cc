@@ -151,6 +151,12 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // rate). llvmpipe keeps its per-pixel loop (llvm3's measurement).
   device->cpu_readback_resize = true;
   device->row_readback_resize = !device->gpu->IsLlvmpipe();
+  // With fp16 storage the resize's source is halves: each thread converts the
+  // rows it needs from the mapping, where one thread copied and converted the
+  // whole source first (DeepLab fp16: ~60 us more CPU after the GPU than fp32
+  // on an H100; docs/perf/log.md, "half6, session 17"). Every device: it only
+  // runs with the row blends.
+  device->half_readback_rows = true;
   // A window of thousands of positions walked by one invocation is a serial
   // chain of fetches on a GPU (style transfer's instance-norm means: 50-80 us
   // each on an H200); llvmpipe runs a workgroup's invocations on one thread
@@ -374,6 +380,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.broadcast_concat_bias, &device->broadcast_concat_bias);
   Apply(o.cpu_readback_resize, &device->cpu_readback_resize);
   Apply(o.row_readback_resize, &device->row_readback_resize);
+  Apply(o.half_readback_rows, &device->half_readback_rows);
   if (o.copy_min_part && *o.copy_min_part > 0) device->host_copy_min_part_bytes = *o.copy_min_part;
   Apply(o.half_upload, &device->half_upload_staging);
   Apply(o.streaming_upload, &device->streaming_upload);
