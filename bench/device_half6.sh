@@ -15,7 +15,9 @@
 #    run_bench's glibc malloc thresholds, so get_tensor is what run_bench
 #    times (no page faults on each output array).
 # 2. HALF6_PROFILE (default 1 while time is left): bench/profile.py per
-#    dispatch, fp32 / fp16, DeepLab and style: the GPU sums fp16 can shrink.
+#    dispatch, DeepLab fp32 / fp16 with gemm.comp's weights loaded from memory
+#    or staged in shared memory (TFLITE_GLES_X_GEMM_WEIGHTS_SMEM=1 vec4s,
+#    =2 packed halves, fp16 only); also in the DeepLab wall_split (fp16-ws*).
 # Files: $OUT/half6-split.txt (whole logs), half6-profile-*.txt; the summary
 # on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
@@ -40,28 +42,36 @@ split() {
     >> "$SPLIT" 2>&1
 }
 DL=$M/deeplabv3_257_mv_gpu.tflite
-if [ "${HALF6_SPLIT:-1}" = 1 ]; then
-  split deeplab "$NEW_LIB" "$DL" 16 fp32: "fp16:$F16" "fp16-old:$F16,$OLD"
-  split deeplab-base "$BASE_LIB" "$DL" 12 base32: "base16:$F16"
-  split style "$NEW_LIB" "$M/style_transfer_f16_384.tflite" 14 fp32: "fp16:$F16"
-  split hair "$NEW_LIB" build/models/hair_segmentation_512.tflite 14 fp32: "fp16:$F16"
-  for name in selfie_segmentation palm_detection_full face_detection_short_range; do
-    split "$name" "$NEW_LIB" "$M/$name.tflite" 9 fp32: "fp16:$F16"
-  done
-  split mnet "$NEW_LIB" build/models/mobilenet_v1_1.0_224.tflite 8 fp32: "fp16:$F16"
-fi
-# profile NAME MODEL: bench/profile.py's per-dispatch medians, fp32 and fp16.
+WS=env.TFLITE_GLES_X_GEMM_WEIGHTS_SMEM
+# profile NAME MODEL FP16 ENV...: bench/profile.py's per-dispatch medians, with ENV set.
 profile() {
-  local p
-  for p in fp32 fp16; do
-    [ "$(left)" -lt 8 ] && return
-    TFLITE_GLES_LIB=$NEW_LIB timeout 7 python3 bench/profile.py --model "$2" --top 0 \
-      --iterations 20 $([ $p = fp16 ] && echo --fp16) > "$OUT/half6-profile-$1-$p.txt" 2>&1
-  done
+  local name=$1 model=$2 fp16=$3
+  shift 3
+  [ "$(left)" -lt 8 ] && return
+  env "$@" TFLITE_GLES_LIB=$NEW_LIB timeout 7 python3 bench/profile.py --model "$model" \
+    --top 0 --iterations 20 $([ "$fp16" = 1 ] && echo --fp16) > "$OUT/half6-profile-$name.txt" 2>&1
 }
+if [ "${HALF6_SPLIT:-1}" = 1 ]; then
+  split deeplab "$NEW_LIB" "$DL" 20 fp32: "fp16:$F16" "fp16-old:$F16,$OLD" "fp16-ws1:$F16,$WS=1" \
+    "fp16-ws2:$F16,$WS=2"
+  split deeplab-base "$BASE_LIB" "$DL" 12 base32: "base16:$F16"
+fi
 if [ "${HALF6_PROFILE:-1}" = 1 ]; then
-  profile deeplab "$DL"
-  profile style "$M/style_transfer_f16_384.tflite"
+  # gemm.comp's weights in shared memory (TFLITE_GLES_X_GEMM_WEIGHTS_SMEM), per dispatch.
+  P=TFLITE_GLES_X_GEMM_WEIGHTS_SMEM
+  profile dl-fp16-ws0 "$DL" 1 $P=0
+  profile dl-fp16-ws1 "$DL" 1 $P=1
+  profile dl-fp16-ws2 "$DL" 1 $P=2
+  profile dl-fp32-ws0 "$DL" 0 $P=0
+  profile dl-fp32-ws1 "$DL" 0 $P=1
+fi
+if [ "${HALF6_SPLIT:-1}" = 1 ]; then
+  split style "$NEW_LIB" "$M/style_transfer_f16_384.tflite" 12 fp32: "fp16:$F16"
+  split hair "$NEW_LIB" build/models/hair_segmentation_512.tflite 12 fp32: "fp16:$F16"
+  split mnet "$NEW_LIB" build/models/mobilenet_v1_1.0_224.tflite 7 fp32: "fp16:$F16"
+  for name in selfie_segmentation palm_detection_full face_detection_short_range; do
+    split "$name" "$NEW_LIB" "$M/$name.tflite" 7 fp32: "fp16:$F16"
+  done
 fi
 
 echo "== wall_split medians (ms) and time lines (us from the invoke's start)"
