@@ -94,7 +94,8 @@ for sec in re.split(r"^=== ", text, flags=re.M)[1:]:
               f"{num(r'readback fence ([0-9.]+)')} done {num(r'done ([0-9.]+);')}")
 PY
 for f in "$OUT"/half6-profile-*.txt; do
-  [ -f "$f" ] && echo "$(basename "$f" .txt): $(grep -o "sum of dispatch times.*ms;" "$f")"
+  [ -f "$f" ] && echo "$(basename "$f" .txt): $(grep -o "sum of dispatch times.*ms;" "$f")" \
+    "$(grep -E "CONV_2D v1 @(64|66|67) " "$f" | awk '{printf "%s %s ", $5, $7}')"
 done
 grep -E "Error|error" "$SPLIT" | sort | uniq -c | head -5
 echo "== $SECONDS s"
