@@ -32,13 +32,6 @@
 // faster than these direct loads anyway (docs/perf/log.md, "NVIDIA GEMM").
 // So the only barrier is the one before the partial sums are combined.
 //
-// WEIGHTS_SMEM (tiled, no prologue; DeviceProfile::gemm_weights_smem): the
-// workgroup's WS_VEC4 weight vec4s (all its steps and slices) are staged in
-// `scratch` once, one barrier, and the depth loop reads them from there;
-// the partial sums reuse that memory after a second barrier.
-// WEIGHTS_SMEM_HALF: staged as packed halves in `w_half` instead (fp16:
-// half the bytes, an unpack per read), beside `scratch`.
-//
 // MEAN_PROLOGUE: see shaders/gemm_splitk.glsl.
 //
 // DW_PROLOGUE_* (tiled only; delegate/passes/dw_fusion.h): the input is not the
@@ -77,7 +70,7 @@
 // slice, zero-padded), 4 = EPILOGUE_IN, 5 = EPILOGUE_IN2 (ENet's PRELU alpha after its residual ADD at 4;
 // delegate/passes/fusion.h), as conv2d.comp; then, with DW_PROLOGUE_* (not with EPILOGUE_IN2), the dw weights and bias.
 //
-// @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1 PROLOGUE_IN PROLOGUE_IN2 FC_PROLOGUE FC1_MEAN RESIZE_PROLOGUE WEIGHTS_SMEM WEIGHTS_SMEM_HALF
+// @axis - SPLIT_K DW_PROLOGUE_NONE DW_PROLOGUE_RELU DW_PROLOGUE_RELU6 DW_PROLOGUE_RELU_N1_TO_1 PROLOGUE_IN PROLOGUE_IN2 FC_PROLOGUE FC1_MEAN RESIZE_PROLOGUE
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @const LOCAL_X=64 LOCAL_Y=2 LOCAL_Z=1 TILE_ROWS=2 TILE_SLICES=2
 // @const THREADS_R=16 THREADS_S=4 K_PARTS=2 SHARED_VEC4=1024
@@ -87,7 +80,7 @@
 // @uniform DW_PAD_TOP=0 DW_PAD_LEFT=0
 // @const DW_KH=3 DW_KW=3 DW_DIL_H=1 DW_DIL_W=1 MATH_P=mediump ACC_P=mediump
 // @axis - MEAN_PROLOGUE
-// @const A_VEC4=64 WS_VEC4=64
+// @const A_VEC4=64
 // @uniform MEAN_PIXELS=4 MEAN_BATCH_STRIDE=8
 // @axis - EPILOGUE_IN EPILOGUE_IN2 SOFTMAX_EPILOGUE
 // @const SOFTMAX_BETA=1.0 READ_WRITE_BINDING_0=5 READ_WRITE_BINDING_1=6
@@ -132,15 +125,6 @@ TENSOR_IN(epilogue_in2, 5, EpilogueIn2);
 #endif
 #if defined(FC_PROLOGUE) && !defined(SPLIT_K)
 #define SPLIT_K 1
-#endif
-#if defined(WEIGHTS_SMEM_HALF)
-#define WEIGHTS_SMEM 1
-shared uvec2 w_half[WS_VEC4];
-#define W_LOAD(i) unpack_half4(w_half[(i) - group_weights])
-#elif defined(WEIGHTS_SMEM)
-#define W_LOAD(i) scratch[(i) - group_weights]
-#else
-#define W_LOAD(i) LOAD(weights, i)
 #endif
 #if defined(PROLOGUE_IN)
 TENSOR_IN(prologue_in, PROLOGUE_BINDING, PrologueIn);
@@ -344,17 +328,6 @@ void main() {
   for (int i = 0; i < TILE_ROWS; ++i) {
     base[i] = input_base(min(first_row + tr + i * THREADS_R, ROWS - 1));
   }
-#if defined(WEIGHTS_SMEM)
-  for (int i = part * LOCAL_X + tx; i < DEPTH_STEPS * WG_SLICES * 4; i += LOCAL_X * K_PARTS) {
-#if defined(WEIGHTS_SMEM_HALF)
-    w_half[i] = pack_half4(LOAD(weights, group_weights + i));
-#else
-    scratch[i] = LOAD(weights, group_weights + i);
-#endif
-  }
-  memoryBarrierShared();
-  barrier();
-#endif
 #endif
   ACC_P vec4 acc[TILE];
   for (int t = 0; t < TILE; ++t) acc[t] = vec4(0.0);
@@ -378,14 +351,14 @@ void main() {
 #endif
     for (int j = 0; j < TILE_SLICES; ++j) {
       int w = group_weights + (d * WG_SLICES + ts + j * THREADS_S) * 4;
-      MATH_P vec4 w0 = W_LOAD(w), w1 = W_LOAD(w + 1);
-      MATH_P vec4 w2 = W_LOAD(w + 2), w3 = W_LOAD(w + 3);
+      MATH_P vec4 w0 = LOAD(weights, w), w1 = LOAD(weights, w + 1);
+      MATH_P vec4 w2 = LOAD(weights, w + 2), w3 = LOAD(weights, w + 3);
       for (int i = 0; i < TILE_ROWS; ++i) ACC_STEP(acc[i * TILE_SLICES + j], a[i]);
     }
   }
 #if K_PARTS > 1
-#if defined(DW_PROLOGUE) || (defined(WEIGHTS_SMEM) && !defined(WEIGHTS_SMEM_HALF))
-  barrier();  // every invocation is done reading the A tile / weights it overwrites
+#if defined(DW_PROLOGUE)
+  barrier();  // every invocation is done reading the A tile it overwrites
 #endif
   int thread = part * LOCAL_X + tx;
   for (int t = 0; t < TILE; ++t) scratch[thread * TILE + t] = acc[t];

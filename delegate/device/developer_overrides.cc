@@ -235,8 +235,6 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.alias_unfuse = Switch("TFLITE_GLES_X_ALIAS_UNFUSE");
   // fp16's CPU resize at readback reading the mapped halves per thread.
   o.half_readback_rows = Switch("TFLITE_GLES_X_HALF_READBACK_ROWS");
-  // gemm.comp's weights staged in shared memory (passes/gemm_weights_smem.h).
-  o.gemm_weights_smem = NonNegative("TFLITE_GLES_X_GEMM_WEIGHTS_SMEM");
   // Per-invoke timing reports for bench runs (invoke_timeline.h).
   o.driver_cache = Switch("TFLITE_GLES_X_DRIVER_CACHE");
   o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");

@@ -381,7 +381,6 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.cpu_readback_resize, &device->cpu_readback_resize);
   Apply(o.row_readback_resize, &device->row_readback_resize);
   Apply(o.half_readback_rows, &device->half_readback_rows);
-  if (o.gemm_weights_smem) device->gemm_weights_smem = static_cast<int>(*o.gemm_weights_smem);
   if (o.copy_min_part && *o.copy_min_part > 0) device->host_copy_min_part_bytes = *o.copy_min_part;
   Apply(o.half_upload, &device->half_upload_staging);
   Apply(o.streaming_upload, &device->streaming_upload);

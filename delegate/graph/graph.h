@@ -360,21 +360,21 @@ struct DeviceProfile {
   // Long reductions (spatial means) share each output among a workgroup
   // instead of one invocation walking the whole window. Set by TuneForDevice.
   bool workgroup_reductions = false;
-  // 1x1 CONV_2D and FULLY_CONNECTED run shaders/gemm.comp (the depth split across a workgroup,
-  // partial sums combined in shared memory), not conv2d.comp's tiles. Set by TuneForDevice.
+  // 1x1 CONV_2D and FULLY_CONNECTED run shaders/gemm.comp (the depth split
+  // across a workgroup, partial sums combined in shared memory) instead of
+  // conv2d.comp's whole-depth register tiles. Set by TuneForDevice.
   bool shared_memory_gemm = false;
-  // Plain tiled GEMMs stage their weights in shared memory (1: vec4s, 2: packed halves, fp16
-  int gemm_weights_smem = 0;  // only; passes/gemm_weights_smem.h); ..._X_GEMM_WEIGHTS_SMEM
   // gemm.comp dispatches of fewer output rows than this are compiled with their shapes as
   // constants (one program per shape) instead of uniforms; 0: none. Set by TuneForDevice;
   // TFLITE_GLES_SPECIALIZE_GEMM_ROWS=N.
   long long specialize_gemm_below_rows = 0;
-  // A 3x3 depthwise convolution whose output only a gemm.comp GEMM reads runs inside that
-  // GEMM's workgroups (delegate/passes/dw_fusion.h). Set by TuneForDevice where
-  // shared_memory_gemm is.
+  // A 3x3 depthwise convolution whose output only a gemm.comp GEMM reads
+  // runs inside that GEMM's workgroups (delegate/passes/dw_fusion.h). Set by
+  // TuneForDevice; only where shared_memory_gemm is.
   bool fuse_depthwise_into_gemm = false;
-  // Those fused GEMMs on maps of at most ~60x60 compute several rows per invocation (2 up to
-  // 20x20, 4 beyond; kernels/gemm.cc, RegisterTiledDepthwiseGemm). Set by TuneForDevice;
+  // Those fused GEMMs on maps of at most ~60x60 compute several rows per
+  // invocation (2 up to 20x20, 4 beyond; kernels/gemm.cc,
+  // RegisterTiledDepthwiseGemm). Set by TuneForDevice;
   // TFLITE_GLES_X_DW_REGISTER_TILES=0/1.
   bool dw_gemm_register_tiles = false;
   // Such fused GEMMs on small maps also split their depth across

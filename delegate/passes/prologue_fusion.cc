@@ -8,6 +8,7 @@
 #include "delegate/passes/fusion.h"
 
 namespace tflite_gles {
+namespace {
 
 bool HasAnyPrologue(const Dispatch& gemm) {
   for (const auto& [name, value] : gemm.defines) {
@@ -19,8 +20,6 @@ bool HasAnyPrologue(const Dispatch& gemm) {
   }
   return false;
 }
-
-namespace {
 
 bool IsPerChannel(const Shape4& vector, const Shape4& map) {
   return vector.b == 1 && vector.h == 1 && vector.w == 1 && vector.c == map.c;

@@ -13,10 +13,6 @@
 
 namespace tflite_gles {
 
-// Whether a gemm.comp dispatch has a prologue (DW_PROLOGUE_*, MEAN_PROLOGUE,
-// PROLOGUE_IN*, FC_PROLOGUE, FC1_MEAN, RESIZE_PROLOGUE): its A loads are taken.
-bool HasAnyPrologue(const Dispatch& gemm);
-
 // An elementwise dispatch (shaders/elementwise.comp) whose output only a
 // tiled gemm.comp GEMM reads, as a 1x1 convolution reads it, runs in that
 // GEMM's loads (gemm.comp PROLOGUE_IN): the block's x * scale before its

@@ -25,7 +25,6 @@
 #include "delegate/passes/gemm_batching.h"
 #include "delegate/passes/gemm_chain.h"
 #include "delegate/passes/gemm_chain_head.h"
-#include "delegate/passes/gemm_weights_smem.h"
 #include "delegate/passes/mirror_pad_fusion.h"
 #include "delegate/passes/norm_prologue.h"
 #include "delegate/passes/prologue_fusion.h"
@@ -406,10 +405,11 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->fused_ += FuseGemmPairs(dev, runtime->values_, &kernel_dispatches);
     runtime->fused_ += FuseGemmChainHeads(dev, runtime->values_, keep, &kernel_dispatches);
   }
-  if (dev.batch_gemms) {  // after the fusions, which may still give a GEMM an epilogue
+  if (dev.batch_gemms) {
+    // After the fusions, which may still give a GEMM an epilogue
+    // (delegate/passes/gemm_batching.h).
     runtime->fused_ += BatchSharedInputGemms(&runtime->values_, keep, &kernel_dispatches);
   }
-  StageGemmWeights(dev, &kernel_dispatches);  // the GEMMs the fusions left without a prologue
   if (dev.fuse_upload_into_conv) {
     runtime->fused_ += runtime->FuseUploads(&pre, &kernel_dispatches, post);  // runtime_alias.cc
   }

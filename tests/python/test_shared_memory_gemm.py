@@ -103,30 +103,3 @@ def test_gemms_with_shapes_compiled_in_agree_with_the_cpu(monkeypatch, fp16):
     # The other programs (layout conversions) are the same in all three.
     assert programs["50"] == programs["0"] + 1, programs
     assert programs["1000000"] == programs["0"] + 1, programs
-
-
-@pytest.mark.parametrize("mode", ["1", "2"], ids=["vec4", "halves"])
-@pytest.mark.parametrize("fp16", [False, True])
-def test_gemm_weights_staged_in_shared_memory(monkeypatch, tmp_path, fp16, mode):
-    """TFLITE_GLES_X_GEMM_WEIGHTS_SMEM (gemm.comp WEIGHTS_SMEM, _HALF: packed halves, fp16
-    only): batch 2, 30 -> 37 -> 7 channels, the second GEMM with an ADD of a model input in
-    its store; each plain tiled GEMM stages its workgroup's weights in shared memory once.
-    Against the CPU, and bit-equal to the loads from memory (same products, same order)."""
-    c = Chain([2, 9, 7, 30], seed=23)
-    y = c.conv(c.x, 37, activation="RELU6")
-    y = c.conv(y, 7)
-    model = c.build([c.binary("ADD", y, c.extra_input(c.shapes[y]))])
-    inputs = gt.random_inputs(c.input_shapes, seed=7)
-    monkeypatch.setenv("TFLITE_GLES_X_GEMM_WEIGHTS_SMEM", "0")
-    _, loaded, _, _ = run_with_profile(model, inputs, fp16)
-    monkeypatch.setenv("TFLITE_GLES_X_GEMM_WEIGHTS_SMEM", mode)
-    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
-    cpu, gpu, stats, shaders = run_with_profile(model, inputs, fp16)
-    gt.assert_fully_delegated(stats)
-    gt.assert_close(gpu, cpu, fp16)
-    np.testing.assert_array_equal(gpu[0], loaded[0])
-    assert shaders.count("gemm") == 2, shaders
-    staged = [t for t in (p.read_text() for p in tmp_path.glob("*.comp"))
-              if "#define WS_VEC4 " in t]
-    # Halves only with fp16 storage (fp32 weights would be rounded).
-    assert len(staged) == (0 if mode == "2" and not fp16 else 2), len(staged)
