@@ -273,6 +273,31 @@ def test_a_cpu_resize_at_readback_split_among_copy_threads(monkeypatch, shape, s
     assert stats["dispatches"] == 1, stats  # the ADD; the resize ran on the CPU
 
 
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_with_aliased_outputs_an_output_resize_stays_on_the_gpu(monkeypatch, precision):
+    """Zero-copy outputs (TFLITE_GLES_X_ALIAS_IO, real GPUs' default) take the
+    CPU resize at readback back: the resize runs on the GPU and its readback
+    conversion writes TFLite's tensor; TFLITE_GLES_X_CPU_READBACK_RESIZE=1
+    still forces the CPU's. Both against TFLite's CPU kernels."""
+    for name, value in (("DIRECT_TRANSFERS", "1"), ("CPU_READBACK_RELAYOUT", "0"),
+                        ("ALIAS_IO", "1")):  # real GPUs' transfers
+        monkeypatch.setenv("TFLITE_GLES_X_" + name, value)
+    monkeypatch.delenv("TFLITE_GLES_X_CPU_READBACK_RESIZE", raising=False)
+    shape, size = [1, 5, 6, 21], [33, 41]
+    rng = np.random.default_rng(9)
+    model = resize_output_model(shape, size, align_corners=False, half_pixel=True)
+    fp16 = precision == "fp16"
+
+    def inputs(_):
+        return [rng.uniform(-3, 3, shape).astype(np.float32) for _ in range(2)]
+
+    stats = run_invokes(model, inputs, FP16 if fp16 else {}, exact=False, fp16=fp16)
+    assert stats["dispatches"] == 3, stats  # ADD, the resize, its readback conversion
+    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RESIZE", "1")
+    stats = run_invokes(model, inputs, FP16 if fp16 else {}, exact=False, fp16=fp16)
+    assert stats["dispatches"] == 1, stats  # the ADD; the resize ran on the CPU
+
+
 def test_a_cpu_resize_at_readback_reads_through_an_identity_view(monkeypatch):
     """DeepLab's end: a 33 -> 33 RESIZE_BILINEAR (a view of its input since
     the identity resize became one) feeds the final resize; the CPU resize
