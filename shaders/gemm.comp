@@ -78,7 +78,7 @@
 // @uniform DEPTH_STRIDE=16 IN_BATCH_STRIDE=32 OUT_HW=16 WEIGHT_SLICES=2
 // @uniform DW_IN_H=8 DW_IN_W=8 DW_OUT_W=4 DW_STRIDE_H=2 DW_STRIDE_W=2
 // @uniform DW_PAD_TOP=0 DW_PAD_LEFT=0
-// @const DW_KH=3 DW_KW=3 DW_DIL_H=1 DW_DIL_W=1 MATH_P=mediump ACC_P=mediump DW_P=mediump
+// @const DW_KH=3 DW_KW=3 DW_DIL_H=1 DW_DIL_W=1 MATH_P=mediump ACC_P=mediump
 // @axis - MEAN_PROLOGUE
 // @const A_VEC4=64
 // @uniform MEAN_PIXELS=4 MEAN_BATCH_STRIDE=8
@@ -147,10 +147,6 @@ TENSOR_IN(dw_weights, 4, DwWeights);
 TENSOR_IN(dw_bias, 5, DwBias);
 #endif
 
-// The precision of the depthwise sums (DeviceProfile::fp16_math 3: mediump).
-#if !defined(DW_P)
-#define DW_P highp
-#endif
 // The depthwise layer's fused activation (not the GEMM's activate()).
 #if !defined(DW_EPILOGUE)
 #define DW_EPILOGUE(x) (x)
@@ -298,11 +294,10 @@ void main() {
     int depth_steps = DEPTH_STEPS;
     for (int d = thread / WG_ROWS; d < depth_steps; d += LOCAL_X * K_PARTS / WG_ROWS) {
       int base_d = plane + d * in_hw;
-      DW_P vec4 sum = LOAD(dw_bias, d);
+      vec4 sum = LOAD(dw_bias, d);
       for (int t = 0; t < kTaps; ++t) {
-        DW_P vec4 x = LOAD(in0, base_d + offset[t]);
-        DW_P vec4 w = LOAD(dw_weights, d * kTaps + t);
-        sum += (inside[t] ? x : vec4(0.0)) * w;
+        vec4 x = LOAD(in0, base_d + offset[t]);
+        sum += (inside[t] ? x : vec4(0.0)) * LOAD(dw_weights, d * kTaps + t);
       }
       scratch[d * WG_ROWS + r] = dw_activate(sum);
     }

@@ -304,7 +304,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // DeepLab's masks 99.93 -> 99.94 % of a 99.5 % bound; docs/perf/log.md,
   // "gap2, session 13").
   device->fp16_math = device->gpu->IsNvidia() ? 2 : 0;
-  if (o.fp16_math) device->fp16_math = static_cast<int>(std::min(3LL, *o.fp16_math));
+  if (o.fp16_math) device->fp16_math = static_cast<int>(std::min(2LL, *o.fp16_math));
   if (!o.conv_tile.empty()) ApplyConvTile(o.conv_tile, &device->conv_split_tile);
   // Large windows over few channels from a shared-memory window
   // (shaders/conv2d_window.comp): on the H100 style transfer's 9x9 layers

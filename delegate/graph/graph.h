@@ -305,9 +305,9 @@ struct DeviceProfile {
   // accumulators (FMA_CHAIN) instead of summed per step and then added, where products
   // and accumulators have one precision (TFLITE_GLES_X_FMA_CHAIN).
   bool fma_chain = false;
-  // With fp16 storage, conv2d.comp's and gemm.comp's (tiled) products in mediump (1), their
-  // accumulators too (2), gemm.comp's fused depthwise sums too (3); 0: highp. Set by
-  // TuneForDevice; TFLITE_GLES_X_FP16_MATH=0/1/2/3.
+  // With fp16 storage, conv2d.comp's and gemm.comp's (tiled) products in
+  // mediump (1) and their accumulators too (2); 0: highp. Set by
+  // TuneForDevice; TFLITE_GLES_X_FP16_MATH=0/1/2.
   int fp16_math = 0;
   // Prints the CPU time of upload + submit and of wait + readback, averaged
   // over 200 invokes (TFLITE_GLES_X_PHASES=1; for bench runs).

@@ -425,8 +425,6 @@ Status AddSharedGemmDispatch(const NodeView& node, GraphBuilder& builder,
   d["WEIGHT_SLICES"] = std::to_string(weight_slices);
   if (builder.device().fp16 && builder.device().fp16_math >= 1) d["MATH_P"] = "mediump";
   if (builder.device().fp16 && builder.device().fp16_math >= 2) d["ACC_P"] = "mediump";
-  // A depthwise prologue's sums too, if one is fused in later (passes/dw_fusion.h).
-  if (builder.device().fp16 && builder.device().fp16_math >= 3) d["DW_P"] = "mediump";
   // The tiled core's products fused into its accumulators (DeviceProfile::
   // fma_chain) where products and accumulators have one precision.
   const bool one_precision = !builder.device().fp16 || builder.device().fp16_math != 1;

@@ -49,23 +49,6 @@ def test_depthwise_pointwise_chain_fuses_and_agrees_with_the_cpu(monkeypatch, fp
     assert fused_minus_unfused(monkeypatch, model, inputs, fp16) == -2
 
 
-def test_fused_depthwise_sums_in_mediump_agree_with_the_cpu(monkeypatch, tmp_path):
-    """TFLITE_GLES_X_FP16_MATH=3 (fp16 storage): gemm.comp's fused depthwise
-    sums in mediump too (DW_P); the chain within fp16's tolerance of the CPU,
-    and every fused GEMM's program compiled with it."""
-    monkeypatch.setenv("TFLITE_GLES_SHARED_MEMORY_GEMM", "1")
-    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "65536")
-    monkeypatch.delenv("TFLITE_GLES_GEMM_TILE", raising=False)
-    monkeypatch.setenv("TFLITE_GLES_X_FP16_MATH", "3")
-    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
-    c, model = mobilenet_like_chain()
-    assert fused_minus_unfused(monkeypatch, model, gt.random_inputs(c.input_shapes, seed=8),
-                               True) == -2
-    fused = [t for t in (p.read_text() for p in tmp_path.glob("*.comp"))
-             if "#define DW_PROLOGUE_" in t]
-    assert fused and all("#define DW_P mediump" in t for t in fused), len(fused)
-
-
 def depthwise_pointwise(kernel, stride, dilation, padding="SAME", multiplier=1,
                         shape=(2, 17, 14, 12)):
     """One depthwise of any kernel (the general path, not FAST_3X3) feeding
