@@ -12,13 +12,14 @@
 #    every model of issue 18 with this library's defaults; DeepLab also with
 #    the CPU's resize at readback (TFLITE_GLES_X_CPU_READBACK_RESIZE=1, the
 #    base's). run_bench's glibc malloc thresholds.
-# 2. HALF6_RB (default 1): run_bench.py rows of DeepLab and style, base and
-#    new interleaved (base new base2 new2), one process per model and library.
-# Files: $OUT/half6-split.txt (whole logs), half6-rb.txt; the summary on
-# stdout. Under 100 s. Earlier calls: 1 (f66788b) the fp16 readback A/B
+#    Call 5: palm and selfie also with tensors read as SSBOs
+#    (TFLITE_GLES_X_STORAGE=ssbo), their unfused depthwise layers summed.
+# Files: $OUT/half6-split.txt (whole logs); the summary on stdout. Under
+# 100 s. Earlier calls: 1 (f66788b) the fp16 readback A/B
 # (TFLITE_GLES_X_HALF_READBACK_ROWS=0) and gemm.comp's weights in shared
 # memory, 2 (7426a1a) DeepLab's readback variants, 3 (82988e8) the GPU resize
-# default and TFLITE_GLES_X_FP16_MATH=3 (both reverted changes: docs/perf/log.md).
+# default and TFLITE_GLES_X_FP16_MATH=3, 4 (05afbac) every model and run_bench
+# DeepLab / style base/new (docs/perf/log.md, "half6, session 17").
 source "$(dirname "$0")/device_common.sh"
 left() { echo $((96 - SECONDS)); }
 export MALLOC_TRIM_THRESHOLD_=4000000000 MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TOP_PAD_=100000000
@@ -40,35 +41,30 @@ split() {
     >> "$SPLIT" 2>&1
 }
 DL=$M/deeplabv3_257_mv_gpu.tflite
-# DeepLab's output resize: on the GPU (this library's NVIDIA default, its outputs aliased)
-# or by the copy threads at readback (TFLITE_GLES_X_CPU_READBACK_RESIZE=1, the base's).
-CPU=env.TFLITE_GLES_X_CPU_READBACK_RESIZE=1
-# rb RUN LIMIT MODEL: one run_bench row (fp32 | fp16), appended to $RB as "RUN | model | ms...";
-# base*: BASE_LIB, else NEW_LIB; one process per model and library (run_bench's workers).
-RB=$OUT/half6-rb.txt
-: > "$RB"
-rb() {
-  [ "$(left)" -lt "$(($2 + 1))" ] && return
-  TFLITE_GLES_LIB=$(device_lib "$1") timeout "$2" python3 bench/run_bench.py --model "$3" \
-    --backends gles_fp32,gles_fp16 --iterations 100 --max-seconds 0.5 --warmup-seconds 0.2 \
-    --out-dir "/tmp/rb-$1" --name rb 2>&1 | grep "^| [a-z]" | grep -v "^| model" |
-    sed -e "s/^/$1 /" >> "$RB"
-}
-ST_M=$M/style_transfer_f16_384.tflite
+# palm's and selfie's unfused depthwise layers ran 1.1-2.5 us slower each in fp16 (call 4):
+# the same with tensors read as SSBOs instead of texture buffers (TFLITE_GLES_X_STORAGE=ssbo).
+SS=env.TFLITE_GLES_X_STORAGE=ssbo
 if [ "${HALF6_SPLIT:-1}" = 1 ]; then
-  split deeplab "$NEW_LIB" "$DL" 14 fp32: "fp16:$F16" "fp32-cpu:$CPU" "fp16-cpu:$F16,$CPU"
-fi
-if [ "${HALF6_RB:-1}" = 1 ]; then
-  for run in base new base2 new2; do rb "$run" 9 "$DL"; rb "$run" 9 "$ST_M"; done
-fi
-if [ "${HALF6_SPLIT:-1}" = 1 ]; then
-  split style "$NEW_LIB" "$ST_M" 8 fp32: "fp16:$F16"
-  split hair "$NEW_LIB" build/models/hair_segmentation_512.tflite 8 fp32: "fp16:$F16"
-  split mnet "$NEW_LIB" build/models/mobilenet_v1_1.0_224.tflite 6 fp32: "fp16:$F16"
-  for name in selfie_segmentation palm_detection_full face_detection_short_range; do
-    split "$name" "$NEW_LIB" "$M/$name.tflite" 6 fp32: "fp16:$F16"
+  for name in palm_detection_full selfie_segmentation; do
+    split "$name" "$NEW_LIB" "$M/$name.tflite" 12 fp32: "fp16:$F16" "fp32-ssbo:$SS" \
+      "fp16-ssbo:$F16,$SS"
   done
+  split deeplab "$NEW_LIB" "$DL" 10 fp32: "fp16:$F16"
+  split style "$NEW_LIB" "$M/style_transfer_f16_384.tflite" 8 fp32: "fp16:$F16"
 fi
+echo "== depthwise_conv2d.comp dispatches, us in the pipeline (second report), per variant"
+python3 - "$SPLIT" <<'PY'
+import re, sys
+for sec in re.split(r"^=== ", open(sys.argv[1]).read(), flags=re.M)[1:]:
+    head, body = sec.split("\n", 1)
+    names = [v.split(":")[0] for v in head.split()[1:]]
+    reports = re.split(r"^.*time line, mean.*$", body, flags=re.M)[1:][len(names):]
+    sums = []
+    for n, r in zip(names, reports):
+        dw = [float(x) for x in re.findall(r" depthwise_conv2d .*? ([0-9.]+) us, issued", r)]
+        sums.append(f"{n} {len(dw)} dw {sum(dw):.1f}")
+    print(head.split()[0] + ": " + "; ".join(sums))
+PY
 
 echo "== wall_split medians (ms) and time lines (us from the invoke's start)"
 python3 - "$SPLIT" <<'PY'
@@ -90,7 +86,5 @@ for sec in re.split(r"^=== ", text, flags=re.M)[1:]:
               f"{num(r'finished the last dispatch ([0-9.]+)')} fence "
               f"{num(r'readback fence ([0-9.]+)')} done {num(r'done ([0-9.]+);')}")
 PY
-echo "== run_bench rows, one process per model and library (ms fp32 | fp16)"
-sed -e "s|$M/||" -e "s/.tflite//" "$RB" | cut -c1-100
 grep -E "Error|error" "$SPLIT" | sort | uniq -c | head -5
 echo "== $SECONDS s"
