@@ -13,6 +13,8 @@
 
 // kElementwiseOps: shaders/elementwise_ops.glsl, embedded by CMake.
 #include "elementwise_ops_glsl.h"
+// kShaderParts: the shaders/*.glsl parts that `// @include` lines name.
+#include "shader_parts_glsl.h"
 
 namespace tflite_gles::gl {
 namespace {
@@ -147,6 +149,32 @@ vec4 zero_padded(vec4 v, int slice, int channels) {
 }
 )GLSL";
 
+// `body` (a shader file's lines from its second on) with each `// @include
+// NAME` line replaced by part NAME's text, between #line directives: the
+// part's lines count from 1, the file's keep their numbers after it.
+StatusOr<std::string> ExpandIncludes(const std::string& name, const std::string& body) {
+  static const std::string kInclude = "// @include ";
+  std::istringstream lines(body);
+  std::ostringstream out;
+  std::string line;
+  for (int number = 2; std::getline(lines, line); ++number) {
+    if (line.compare(0, kInclude.size(), kInclude) != 0) {
+      out << line << "\n";
+      continue;
+    }
+    const std::string part = line.substr(kInclude.size());
+    const ShaderPart* found = nullptr;
+    for (const ShaderPart& p : kShaderParts) {
+      if (part == p.name) found = &p;
+    }
+    if (found == nullptr) {
+      return Status::Error("shader '" + name + "' includes unknown part '" + part + "'");
+    }
+    out << "#line 1\n" << found->text << "\n#line " << number + 1 << "\n";
+  }
+  return out.str();
+}
+
 std::vector<std::string> Words(const std::string& text) {
   std::istringstream in(text);
   std::vector<std::string> words;
@@ -183,6 +211,8 @@ StatusOr<ShaderDeclaration> ParseUncached(const std::string& source) {
         }
         declaration.constants[word.substr(0, eq)] = word.substr(eq + 1);
       }
+    } else if (keyword == "include") {
+      continue;  // a part's text (ExpandIncludes), no declaration
     } else if (keyword == "uniform") {
       for (const std::string& word : words) {
         auto eq = word.find('=');
@@ -303,7 +333,9 @@ StatusOr<std::string> AssembleShader(
   // The elementwise ops and activate(), written once for every shader.
   out << kElementwiseOps;
   out << "#line 2\n";
-  out << source.substr(source.find('\n') + 1);
+  TFG_ASSIGN_OR_RETURN(std::string body,
+                       ExpandIncludes(name, source.substr(source.find('\n') + 1)));
+  out << body;
   return out.str();
 }
 

@@ -14,6 +14,10 @@
 //                                      dispatches that differ only in them
 //                                      share one program (one compile, one
 //                                      JIT); see ShaderUniformValues
+//   // @include gemm_splitk.glsl    (a line of its own) replaced by that
+//                                      part's text: a shaders/*.glsl file
+//                                      in CMakeLists.txt's shader_parts,
+//                                      which declares nothing itself
 // The preamble also selects the storage: STORAGE_FP16 (fp16 tensors packed in
 // uvec2, read as RGBA16F) and READ_TEXBUF (reads through samplerBuffer views
 // instead of SSBO loads) or RGBA_TEXTURES (tensors in 2D textures), and

@@ -239,6 +239,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.alias_io = Switch("TFLITE_GLES_X_ALIAS_IO");
   o.alias_half_inputs = Switch("TFLITE_GLES_X_ALIAS_HALF_INPUTS");
   o.alias_unfuse = Switch("TFLITE_GLES_X_ALIAS_UNFUSE");
+  // fp16's CPU resize at readback reading the mapped halves per thread.
+  o.half_readback_rows = Switch("TFLITE_GLES_X_HALF_READBACK_ROWS");
   // Per-invoke timing reports for bench runs (invoke_timeline.h).
   o.driver_cache = Switch("TFLITE_GLES_X_DRIVER_CACHE");
   o.program_binaries = Switch("TFLITE_GLES_X_PROGRAM_BINARIES");

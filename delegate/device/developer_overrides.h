@@ -107,6 +107,7 @@ struct DeveloperOverrides {
   std::optional<bool> alias_io;                  // TFLITE_GLES_X_ALIAS_IO
   std::optional<bool> alias_half_inputs;         // TFLITE_GLES_X_ALIAS_HALF_INPUTS
   std::optional<bool> alias_unfuse;              // TFLITE_GLES_X_ALIAS_UNFUSE
+  std::optional<bool> half_readback_rows;        // TFLITE_GLES_X_HALF_READBACK_ROWS
   // The serialization cache (delegate/runtime/program_cache.h).
   std::optional<bool> driver_cache;              // TFLITE_GLES_X_DRIVER_CACHE
   std::optional<bool> program_binaries;          // TFLITE_GLES_X_PROGRAM_BINARIES

@@ -148,9 +148,16 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // interleaved invokes: DeepLab median 0.978x fp32, 0.987x fp16 of the GPU
   // resize (docs/perf/log.md, "out, session 13": small, in the clock's
   // noise; the row blends run at the copy's ~30 GB/s, the host's store
-  // rate). llvmpipe keeps its per-pixel loop (llvm3's measurement).
+  // rate). llvmpipe keeps its per-pixel loop (llvm3's measurement). Where
+  // outputs are aliased (alias_model_io, below) the GPU's resize wins now.
   device->cpu_readback_resize = true;
   device->row_readback_resize = !device->gpu->IsLlvmpipe();
+  // With fp16 storage the resize's source is halves: each thread converts the
+  // rows it needs from the mapping, where one thread copied and converted the
+  // whole source first (H100, DeepLab fp16, one process: the time after the
+  // GPU 271 -> 259 us, fp32's 248; docs/perf/log.md, "half6, session 17").
+  // Every device: it only runs with the row blends.
+  device->half_readback_rows = true;
   // A window of thousands of positions walked by one invocation is a serial
   // chain of fetches on a GPU (style transfer's instance-norm means: 50-80 us
   // each on an H200); llvmpipe runs a workgroup's invocations on one thread
@@ -374,6 +381,7 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.broadcast_concat_bias, &device->broadcast_concat_bias);
   Apply(o.cpu_readback_resize, &device->cpu_readback_resize);
   Apply(o.row_readback_resize, &device->row_readback_resize);
+  Apply(o.half_readback_rows, &device->half_readback_rows);
   if (o.copy_min_part && *o.copy_min_part > 0) device->host_copy_min_part_bytes = *o.copy_min_part;
   Apply(o.half_upload, &device->half_upload_staging);
   Apply(o.streaming_upload, &device->streaming_upload);
@@ -410,6 +418,12 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // aliased invoke 0.11 ms slower in the median (within their spread).
   device->alias_model_io = !device->gpu->IsLlvmpipe();
   Apply(o.alias_io, &device->alias_model_io);
+  // With aliased outputs an output's bilinear resize runs on the GPU after all (not
+  // cpu_readback_resize): its readback conversion writes TFLite's tensor itself, and
+  // get_tensor then reads memory that no copy thread left dirty in its caches. H100, one
+  // process, DeepLab's set + invoke + get: fp32 1.939 -> 1.616 ms, fp16 1.899 -> 1.524
+  // (docs/perf/log.md, "half6, session 17"; session 13 had the two equal, copied).
+  if (device->alias_model_io && !o.cpu_readback_resize) device->cpu_readback_resize = false;
   // fp16: an aliased input is staged as TFLite's floats, twice the bytes
   // the conversion reads over the bus of the halves the CPU would convert.
   Apply(o.alias_half_inputs, &device->alias_half_inputs);

@@ -345,9 +345,10 @@ struct DeviceProfile {
   bool cpu_readback_resize = false;
   // The CPU resize at readback as row blends (readback_resize_rows.h): each
   // output row one streaming blend of two source rows interpolated along x,
-  // where the per-pixel loop ran at half a copy's speed (real GPUs). Set by
-  // TuneForDevice; TFLITE_GLES_X_ROW_READBACK_RESIZE=0/1.
-  bool row_readback_resize = false;
+  // where the per-pixel loop ran at half a copy's speed (real GPUs); fp16's halves
+  // converted per thread from the mapping (half_readback_rows). Set by TuneForDevice;
+  // TFLITE_GLES_X_ROW_READBACK_RESIZE=0/1, TFLITE_GLES_X_HALF_READBACK_ROWS=0/1.
+  bool row_readback_resize = false, half_readback_rows = false;
   // A 1x1 convolution over CONCATENATION(X, RESIZE(P)) with P one pixel
   // (DeepLab's ASPP: the image-pooling branch broadcast over the map) reads
   // X alone; P's share of every output is the same at every pixel, so a

@@ -47,6 +47,7 @@ Status InvokeTimeline::Start() {
   }
   start_ = Clock::now();
   stamped_ = 0;
+  waited_ = 0;  // stays 0 where no fence is waited for (banded readbacks wait inside)
   std::fill(skipped_.begin(), skipped_.end(), false);
   return Status::Ok();
 }
@@ -82,6 +83,10 @@ Status InvokeTimeline::Submitted() {
   return Status::Ok();
 }
 
+void InvokeTimeline::Waited() {
+  if (enabled()) waited_ = MicrosSinceStart(Clock::now());
+}
+
 Status InvokeTimeline::Done() {
   if (!enabled()) return Status::Ok();
   const double done = MicrosSinceStart(Clock::now());
@@ -103,10 +108,11 @@ Status InvokeTimeline::Done() {
   sum_uploaded_ += uploaded_;
   sum_submitted_ += submitted_;
   sum_done_ += done;
+  sum_waited_ += waited_ > 0 ? waited_ : done;
   if (++invokes_ == kReportEvery) {
     Report();
     invokes_ = 0;
-    sum_uploaded_ = sum_submitted_ = sum_done_ = 0;
+    sum_uploaded_ = sum_submitted_ = sum_done_ = sum_waited_ = 0;
     std::fill(sum_gpu_.begin(), sum_gpu_.end(), 0.0);
     std::fill(sum_issued_.begin(), sum_issued_.end(), 0.0);
   }
@@ -127,9 +133,9 @@ void InvokeTimeline::Report() {
                "INFO: tflite-gles: time line, mean of %d invokes, us from the start "
                "of the invoke: CPU uploaded %.1f, issued the last dispatch %.1f, "
                "done %.1f; GPU past the uploads %.1f, finished the last dispatch "
-               "%.1f\n",
+               "%.1f; CPU past the readback fence %.1f\n",
                kReportEvery, sum_uploaded_ / n, sum_submitted_ / n, sum_done_ / n,
-               sum_gpu_[0] / n, sum_gpu_.back() / n);
+               sum_gpu_[0] / n, sum_gpu_.back() / n, sum_waited_ / n);
   for (size_t i = 0; i < labels_.size(); ++i) {
     if (skipped_[i]) continue;
     std::fprintf(stderr,

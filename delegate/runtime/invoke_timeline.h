@@ -47,6 +47,9 @@ class InvokeTimeline {
   // bench/device_tex3.sh), and left out of the report's rows.
   Status Skipped(int step);
   Status Submitted();
+  // The readback's fence wait returned: the CPU's readback work starts (the
+  // report splits the time after the GPU into the wake and that work).
+  void Waited();
   // After the readback: collects this invoke's GPU stamps, and prints the
   // means every kReportEvery invokes. A profiled invoke (no stamps) is left
   // out of the means.
@@ -65,11 +68,11 @@ class InvokeTimeline {
   gl::GpuTimer stamps_;  // one for the uploads + one per dispatch
   Clock::time_point start_;
   int64_t gpu_clock_at_start_ = 0;
-  double uploaded_ = 0, submitted_ = 0;
+  double uploaded_ = 0, submitted_ = 0, waited_ = 0;
   int stamped_ = 0;  // stamps issued this invoke (none in a profiled run)
   // Sums over the invokes since the last report.
   int invokes_ = 0;
-  double sum_uploaded_ = 0, sum_submitted_ = 0, sum_done_ = 0;
+  double sum_uploaded_ = 0, sum_submitted_ = 0, sum_done_ = 0, sum_waited_ = 0;
   std::vector<double> sum_gpu_;     // per stamp: µs since Start
   std::vector<double> issued_;      // this invoke: CPU µs when step i was issued
   std::vector<double> sum_issued_;  // their sums

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "delegate/runtime/half_convert.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define TFG_ROWS_SSE 1  // SSE2 is part of x86-64
@@ -111,16 +113,23 @@ void BlendRows(const float* __restrict top, const float* __restrict bottom, floa
   for (; i < n; ++i) out[i] = top[i] * wt + bottom[i] * frac;
 }
 
-}  // namespace
-
-void ResizeBilinearRowsPhwc4ToBhwc(const float* phwc4, const ReadbackResize& resize,
-                                   const Shape4& out, float* bhwc, std::vector<float>* scratch,
-                                   CopyWorkers* workers, bool streaming) {
+// Both entry points: the source is `floats`, or with `halves` fp16 PHWC4
+// whose rows are converted per thread as they are needed.
+void ResizeRows(const float* floats, const uint16_t* halves, const ReadbackResize& resize,
+                const Shape4& out, float* bhwc, std::vector<float>* scratch,
+                CopyWorkers* workers, bool streaming) {
   const Shape4& in = resize.source;
   const size_t n = static_cast<size_t>(out.w) * in.c;  // floats per output row
   const size_t slot = n + 4;                           // + InterpolateRow's slack
+  // Halves: one source row's slices in floats, read by InterpolateRow as a
+  // PHWC4 tensor of one row.
+  const size_t source_row = static_cast<size_t>(in.slices()) * in.w * 4;
+  const size_t per_thread = slot * 2 + (halves != nullptr ? source_row : 0);
+  Shape4 one_row = in;
+  one_row.b = 1;
+  one_row.h = 1;
   const int threads = workers == nullptr ? 1 : workers->threads();
-  scratch->resize(slot * 2 * static_cast<size_t>(threads));
+  scratch->resize(per_thread * static_cast<size_t>(threads));
   std::vector<ResizeSpan> columns(static_cast<size_t>(out.w));
   for (int x = 0; x < out.w; ++x) {
     columns[x] = SourceSpan(x, resize.scale_w, in.w, resize.half_pixel);
@@ -131,6 +140,7 @@ void ResizeBilinearRowsPhwc4ToBhwc(const float* phwc4, const ReadbackResize& res
   auto band = [&](int begin, int end, float* rows) {
     long long held[2] = {-1, -1};  // b * in.h + y of each slot
     float* slots[2] = {rows, rows + slot};
+    float* converted = rows + 2 * slot;
     // The slot of row `key`, interpolated if not held, never evicting `keep`
     // (the other row this output row blends).
     auto get = [&](int b, int y, long long key, long long keep) -> const float* {
@@ -138,7 +148,16 @@ void ResizeBilinearRowsPhwc4ToBhwc(const float* phwc4, const ReadbackResize& res
         if (held[i] == key) return slots[i];
       }
       const int i = held[0] == keep ? 1 : 0;
-      InterpolateRow(phwc4, in, b, y, columns, slots[i]);
+      if (halves == nullptr) {
+        InterpolateRow(floats, in, b, y, columns, slots[i]);
+      } else {
+        const size_t row = static_cast<size_t>(in.w) * 4;
+        for (int k = 0; k < in.slices(); ++k) {
+          const size_t at = ((static_cast<size_t>(b) * in.slices() + k) * in.h + y) * row;
+          HalvesToFloats(halves + at, converted + k * row, row);
+        }
+        InterpolateRow(converted, one_row, 0, 0, columns, slots[i]);
+      }
       held[i] = key;
       return slots[i];
     };
@@ -164,8 +183,23 @@ void ResizeBilinearRowsPhwc4ToBhwc(const float* phwc4, const ReadbackResize& res
   workers->ForParts(static_cast<size_t>(out.elements()) * sizeof(float), [&](int part, int parts) {
     const int begin = static_cast<int>(static_cast<long long>(total) * part / parts);
     const int end = static_cast<int>(static_cast<long long>(total) * (part + 1) / parts);
-    band(begin, end, scratch->data() + slot * 2 * static_cast<size_t>(part));
+    band(begin, end, scratch->data() + per_thread * static_cast<size_t>(part));
   });
+}
+
+}  // namespace
+
+void ResizeBilinearRowsPhwc4ToBhwc(const float* phwc4, const ReadbackResize& resize,
+                                   const Shape4& out, float* bhwc, std::vector<float>* scratch,
+                                   CopyWorkers* workers, bool streaming) {
+  ResizeRows(phwc4, nullptr, resize, out, bhwc, scratch, workers, streaming);
+}
+
+void ResizeBilinearRowsHalfPhwc4ToBhwc(const uint16_t* phwc4, const ReadbackResize& resize,
+                                       const Shape4& out, float* bhwc,
+                                       std::vector<float>* scratch, CopyWorkers* workers,
+                                       bool streaming) {
+  ResizeRows(nullptr, phwc4, resize, out, bhwc, scratch, workers, streaming);
 }
 
 }  // namespace tflite_gles

@@ -10,6 +10,7 @@
 // (out.w * c floats, vectorised like a copy, nothing read from memory).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "delegate/runtime/readback_resize.h"
@@ -24,5 +25,13 @@ namespace tflite_gles {
 void ResizeBilinearRowsPhwc4ToBhwc(const float* phwc4, const ReadbackResize& resize,
                                    const Shape4& out, float* bhwc, std::vector<float>* scratch,
                                    CopyWorkers* workers, bool streaming);
+// The same from fp16 storage's PHWC4 halves (bit-equal results): each thread
+// converts the source rows it interpolates as it needs them, reading the
+// halves where they lie (the readback's mapping), instead of one thread
+// copying and converting the whole source before the resize starts.
+void ResizeBilinearRowsHalfPhwc4ToBhwc(const uint16_t* phwc4, const ReadbackResize& resize,
+                                       const Shape4& out, float* bhwc,
+                                       std::vector<float>* scratch, CopyWorkers* workers,
+                                       bool streaming);
 
 }  // namespace tflite_gles

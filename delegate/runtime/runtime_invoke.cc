@@ -256,7 +256,10 @@ Status PartitionRuntime::Run(abi::Context* context, bool profile) {
                     readback == DeviceProfile::Readback::kMappedSpin;
   // A banded readback waits for its bands' fences itself, the last one
   // this fence; the other downloads after it.
-  if (fenced_readback && !readback_banded_) TFG_RETURN_IF_ERROR(staging_reads_done_.Wait(spin));
+  if (fenced_readback && !readback_banded_) {
+    TFG_RETURN_IF_ERROR(staging_reads_done_.Wait(spin));
+    timeline_.Waited();
+  }
   for (size_t k = 0; k < downloads_.size(); ++k) {
     const Transfer& download = downloads_[k];
     if (download.gpu_bound) continue;  // written on the GPU (RunBoundOutputs)

@@ -204,6 +204,16 @@ Status PartitionRuntime::DownloadRelaidOut(const Transfer& download, float* floa
                          " exceeds its GPU buffer");
   }
   const float* phwc4 = nullptr;
+  if (download.half && download.resize.active && device_.row_readback_resize &&
+      device_.half_readback_rows && buffer.mapped_for_read()) {
+    // The copy threads convert the source rows they blend from the mapping
+    // (the caller waited for the GPU's fence): no serial copy and conversion.
+    ResizeBilinearRowsHalfPhwc4ToBhwc(static_cast<const uint16_t*>(buffer.mapped()),
+                                      download.resize, download.shape, floats,
+                                      &resize_scratch_, &copy_workers(),
+                                      device_.streaming_readback);
+    return FinishDownload(download, tensor);
+  }
   if (download.half) {
     phwc4_halves_.resize(stored);
     TFG_RETURN_IF_ERROR(buffer.Download(0, bytes, phwc4_halves_.data()));

@@ -27,6 +27,25 @@ void main() {}
 
 gl::StorageChoice Storage() { return gl::StorageChoice(); }
 
+// A `// @include NAME` line (egl/shader_source.h) becomes that part's text
+// between #line directives, the file's later lines keeping their numbers;
+// an unknown part is an error naming it.
+TEST(ShaderParts, AnIncludeLineBecomesThePartBetweenLineDirectives) {
+  constexpr char kIncluding[] =
+      "#version 310 es\n// @const LOCAL_X=8\nint a;\n// @include gemm_splitk.glsl\nint b;\n";
+  auto text = gl::AssembleShader("t", kIncluding, Storage(), {{"LOCAL_X", "8"}});
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  const size_t part = text->find("#line 1\n// gemm.comp's split-K kernel");
+  ASSERT_NE(part, std::string::npos) << *text;
+  EXPECT_LT(text->find("int a;"), part);
+  EXPECT_NE(text->find("#line 5\nint b;", part), std::string::npos) << *text;
+  EXPECT_EQ(text->find("@include"), std::string::npos);
+  auto unknown = gl::AssembleShader("t", "#version 310 es\n// @include none.glsl\n",
+                                    Storage(), {});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("none.glsl"), std::string::npos);
+}
+
 TEST(ShapeUniforms, UniformNamesGoToTheBlockSoShapesShareOneSource) {
   std::map<std::string, std::string> a = {
       {"LOCAL_X", "8"}, {"LOCAL_Y", "1"}, {"LOCAL_Z", "1"}, {"TILE", "4"},

@@ -245,23 +245,56 @@ def test_an_output_resize_runs_on_the_cpu_at_readback(
     ([1, 17, 17, 21], [257, 257]),   # DeepLab's 257x257x21: 5.5 MB, four parts
     ([2, 9, 9, 21], [181, 181]),     # the parts' rows cross the batch boundary
 ], ids=["deeplab", "two-batches"])
-@pytest.mark.parametrize("kernel", ["pixels", "rows", "rows-streaming"])
+@pytest.mark.parametrize("kernel", ["pixels", "rows", "rows-streaming", "fp16-rows",
+                                    "fp16-rows-serial"])
 def test_a_cpu_resize_at_readback_split_among_copy_threads(monkeypatch, shape, size, kernel):
     """On real GPUs the copy threads (TFLITE_GLES_X_COPY_THREADS) share the
     rows of a resize done at readback; forced here with four threads, so
     each thread's rows, and the row-blend buffer each one keeps, are
     checked against TFLite's CPU kernels: the per-pixel loop, the row
     blends (each thread's cache of two source rows crossing its band's and
-    the batches' edges) and their non-temporal stores."""
+    the batches' edges) and their non-temporal stores. fp16: each thread
+    converts its source rows from the mapped halves
+    (TFLITE_GLES_X_HALF_READBACK_ROWS, the default), or one thread copies
+    and converts the whole source first (=0)."""
+    fp16 = kernel.startswith("fp16")
     for name, value in (("DIRECT_TRANSFERS", "1"), ("CPU_READBACK_RELAYOUT", "1"),
                         ("CPU_READBACK_RESIZE", "1"), ("COPY_THREADS", "4"),
                         ("ROW_READBACK_RESIZE", "0" if kernel == "pixels" else "1"),
-                        ("STREAMING_READBACK", "1" if kernel == "rows-streaming" else "0")):
+                        ("STREAMING_READBACK", "1" if kernel == "rows-streaming" else "0"),
+                        ("HALF_READBACK_ROWS", "0" if kernel.endswith("serial") else "1"),
+                        ("READBACK", "mapped")):
         monkeypatch.setenv("TFLITE_GLES_X_" + name, value)
     rng = np.random.default_rng(size[0])
     model = resize_output_model(shape, size, align_corners=False, half_pixel=True)
     stats = run_invokes(model, lambda _: [rng.uniform(-3, 3, shape).astype(np.float32)
-                                          for _ in range(2)], {}, exact=False, fp16=False)
+                                          for _ in range(2)], FP16 if fp16 else {},
+                        exact=False, fp16=fp16)
+    assert stats["dispatches"] == 1, stats  # the ADD; the resize ran on the CPU
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_with_aliased_outputs_an_output_resize_stays_on_the_gpu(monkeypatch, precision):
+    """Zero-copy outputs (TFLITE_GLES_X_ALIAS_IO, real GPUs' default) take the
+    CPU resize at readback back: the resize runs on the GPU and its readback
+    conversion writes TFLite's tensor; TFLITE_GLES_X_CPU_READBACK_RESIZE=1
+    still forces the CPU's. Both against TFLite's CPU kernels."""
+    for name, value in (("DIRECT_TRANSFERS", "1"), ("CPU_READBACK_RELAYOUT", "0"),
+                        ("ALIAS_IO", "1")):  # real GPUs' transfers
+        monkeypatch.setenv("TFLITE_GLES_X_" + name, value)
+    monkeypatch.delenv("TFLITE_GLES_X_CPU_READBACK_RESIZE", raising=False)
+    shape, size = [1, 5, 6, 21], [33, 41]
+    rng = np.random.default_rng(9)
+    model = resize_output_model(shape, size, align_corners=False, half_pixel=True)
+    fp16 = precision == "fp16"
+
+    def inputs(_):
+        return [rng.uniform(-3, 3, shape).astype(np.float32) for _ in range(2)]
+
+    stats = run_invokes(model, inputs, FP16 if fp16 else {}, exact=False, fp16=fp16)
+    assert stats["dispatches"] == 3, stats  # ADD, the resize, its readback conversion
+    monkeypatch.setenv("TFLITE_GLES_X_CPU_READBACK_RESIZE", "1")
+    stats = run_invokes(model, inputs, FP16 if fp16 else {}, exact=False, fp16=fp16)
     assert stats["dispatches"] == 1, stats  # the ADD; the resize ran on the CPU
 
 
