@@ -302,10 +302,15 @@ std::string Replaced(std::string text, const std::string& from, const std::strin
 }
 
 int AbsorbProducer(DispatchScan& scan, int producer, Dispatch* consumer) {
-  const Dispatch& folded = scan.list[static_cast<size_t>(producer)];
-  consumer->label = folded.label + " + " + consumer->label;
-  consumer->flops += folded.flops;
-  scan.removed[static_cast<size_t>(producer)] = true;
+  const size_t index = static_cast<size_t>(producer);
+  return AbsorbProducer(scan.list[index], index, &scan.removed, consumer);
+}
+
+int AbsorbProducer(const Dispatch& producer, size_t index, std::vector<bool>* removed,
+                   Dispatch* consumer) {
+  consumer->label = producer.label + " + " + consumer->label;
+  consumer->flops += producer.flops;
+  (*removed)[index] = true;
   return 1;
 }
 

@@ -106,6 +106,9 @@ struct DispatchScan;  // delegate/passes/dispatch_scan.h
 // fusions): the consumer's label and flops take the producer's, which is
 // marked removed in `scan`. Returns 1, what the caller's count adds.
 int AbsorbProducer(DispatchScan& scan, int producer, Dispatch* consumer);
+// The same for a pass that keeps its own removed marks (pool_fusion).
+int AbsorbProducer(const Dispatch& producer, size_t index, std::vector<bool>* removed,
+                   Dispatch* consumer);
 
 // An integer define of a dispatch (the kernels write them as decimal text),
 // -1 if absent or not an integer: how the passes read a dispatch's shape.

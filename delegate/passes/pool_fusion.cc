@@ -145,10 +145,7 @@ int FuseUnpoolIntoEpilogues(const std::vector<Value>& values, const std::vector<
     }
     d["UNPOOL_KH"] = unpool.defines.at("FILTER_H");
     d["UNPOOL_KW"] = unpool.defines.at("FILTER_W");
-    reader.label = unpool.label + " + " + reader.label;
-    reader.flops += unpool.flops;
-    removed[u] = true;
-    ++fused;
+    fused += AbsorbProducer(unpool, u, &removed, &reader);
   }
   EraseRemoved(removed, &list);
   return fused;
@@ -200,10 +197,7 @@ int FusePoolIntoConcat(const std::vector<Value>& values, const std::vector<Value
       d["POOL_FIRST"] = "";
       d["POOL_K"] = std::to_string(window);
       d["POOL_MAX_OP"] = PoolMaxOp(pool);
-      concat.label = pool.label + " + " + concat.label;
-      concat.flops += pool.flops;
-      removed[static_cast<size_t>(writer)] = true;
-      ++fused;
+      fused += AbsorbProducer(pool, static_cast<size_t>(writer), &removed, &concat);
       break;
     }
   }
@@ -299,10 +293,7 @@ int FusePoolIntoGemmChains(const std::vector<Value>& values, const std::vector<V
     g.defines["POOL_IN_H"] = pool.defines.at("IN_H");
     g.defines["POOL_IN_W"] = pool.defines.at("IN_W");
     g.defines["POOL_OUT_W"] = pool.defines.at("OUT_W");
-    g.label = pool.label + " + " + g.label;
-    g.flops += pool.flops;
-    removed[p] = true;
-    ++fused;
+    fused += AbsorbProducer(pool, p, &removed, &g);
   }
   EraseRemoved(removed, &list);
   return fused;
