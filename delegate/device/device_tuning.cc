@@ -149,8 +149,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // resize (docs/perf/log.md, "out, session 13": small, in the clock's
   // noise; the row blends run at the copy's ~30 GB/s, the host's store
   // rate). llvmpipe keeps its per-pixel loop (llvm3's measurement). Where
-  // outputs are aliased (alias_model_io, below) the GPU's resize wins now.
-  device->cpu_readback_resize = true;
+  // outputs are aliased the GPU's resize wins now: cpu_readback_resize is set
+  // beside alias_model_io, below.
   device->row_readback_resize = !device->gpu->IsLlvmpipe();
   // With fp16 storage the resize's source is halves: each thread converts the
   // rows it needs from the mapping, where one thread copied and converted the
@@ -379,7 +379,6 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   Apply(o.direct_transfers, &device->direct_transfers);
   Apply(o.cpu_readback_relayout, &device->cpu_readback_relayout);
   Apply(o.broadcast_concat_bias, &device->broadcast_concat_bias);
-  Apply(o.cpu_readback_resize, &device->cpu_readback_resize);
   Apply(o.row_readback_resize, &device->row_readback_resize);
   Apply(o.half_readback_rows, &device->half_readback_rows);
   if (o.copy_min_part && *o.copy_min_part > 0) device->host_copy_min_part_bytes = *o.copy_min_part;
@@ -423,7 +422,8 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // get_tensor then reads memory that no copy thread left dirty in its caches. H100, one
   // process, DeepLab's set + invoke + get: fp32 1.939 -> 1.616 ms, fp16 1.899 -> 1.524
   // (docs/perf/log.md, "half6, session 17"; session 13 had the two equal, copied).
-  if (device->alias_model_io && !o.cpu_readback_resize) device->cpu_readback_resize = false;
+  device->cpu_readback_resize = !device->alias_model_io;
+  Apply(o.cpu_readback_resize, &device->cpu_readback_resize);
   // fp16: an aliased input is staged as TFLite's floats, twice the bytes
   // the conversion reads over the bus of the halves the CPU would convert.
   Apply(o.alias_half_inputs, &device->alias_half_inputs);
