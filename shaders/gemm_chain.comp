@@ -62,7 +62,13 @@
 // @const W1_GROUP=4 W2_GROUP=4 X_TILE_VEC4=64 PARTIAL_VEC4=1 MATH_P=mediump ACC_P=mediump
 // @const EPILOGUE_BINDING=7 CHAIN_BINDING=8 CHAIN_BINDING2=9
 // @const EPILOGUE(x,index,slice)=(x) CHAIN_EPILOGUE(x,index,slice)=(x) CHAIN_ACT(x)=(x)
-// @axis - UNPOOL_GATHER UNPOOL_FROM_INPUT
+// UPSAMPLE_GATHER (pool_fusion.h): an epilogue operand is a nearest
+// upsampling by UNPOOL_KH x UNPOOL_KW (RESIZE_NEAREST_NEIGHBOR by 1, 2 or 4,
+// the builtin twin's decoder), read where it is read (UPSAMPLE_LOAD): its
+// binding holds the resize's source, and output vec4 i reads the source
+// vec4 of the window over i (unpool_source).
+//
+// @axis - UNPOOL_GATHER UNPOOL_FROM_INPUT UPSAMPLE_GATHER
 // @const UNPOOL_BINDING=13 UNPOOL_IN_H=2 UNPOOL_IN_W=2 UNPOOL_OUT_H=4 UNPOOL_OUT_W=4
 // @const UNPOOL_KH=2 UNPOOL_KW=2
 // @uniform ROWS=16 ROW_PIXELS=16 IN_BATCH_STRIDE=32 DEPTH_STRIDE=16 DEPTH_STEPS1=2
@@ -101,16 +107,22 @@ const float kLowestFloat = -3.402823466e38;
 #if defined(UNPOOL_FROM_INPUT) && !defined(UNPOOL_GATHER)
 #define UNPOOL_GATHER 1
 #endif
-#if defined(UNPOOL_GATHER)
-TENSOR_IN(unpool_indices, UNPOOL_BINDING, UnpoolIndices);
+#if defined(UNPOOL_GATHER) || defined(UPSAMPLE_GATHER)
 // The pooled vec4 (and its indices) of the window over output vec4 `i`:
 // windows tile the output (filter = stride, no padding), one per position.
+// (A nearest upsampling's source vec4 likewise.)
 int unpool_source(int i) {
   int pixel = i % (UNPOOL_OUT_H * UNPOOL_OUT_W);
   int plane = i / (UNPOOL_OUT_H * UNPOOL_OUT_W);  // batch * slices + slice
   int y = pixel / UNPOOL_OUT_W, x = pixel % UNPOOL_OUT_W;
   return (plane * UNPOOL_IN_H + y / UNPOOL_KH) * UNPOOL_IN_W + x / UNPOOL_KW;
 }
+#endif
+#if defined(UPSAMPLE_GATHER)
+#define UPSAMPLE_LOAD(name, i) LOAD(name, unpool_source(int(i)))
+#endif
+#if defined(UNPOOL_GATHER)
+TENSOR_IN(unpool_indices, UNPOOL_BINDING, UnpoolIndices);
 // The pooled value `v` (indices `picked`) at output vec4 `i`: where the
 // window's index (a float, truncated as the CPU op's cast does) names `i`'s
 // position in it (ky * KW + kx, MaxPoolingWithArgmax2D's numbering), else 0.
@@ -254,7 +266,11 @@ void head_sums(int g, int ts, int part, out HEAD_ACC_P vec4 acc[HEAD_TILE]) {
       inside[i] = y >= 0 && y < in_h && x >= 0 && x < in_w;
       base[i] = batch_base[i] + (inside[i] ? y * in_w + x : 0);
     }
-    for (int s = part; s < in_s; s += K_PARTS0) {
+    // A trip count of its own (not s < in_s from `part`): constant where the
+    // shapes are compiled in (DeviceProfile::specialize_gemm_chains), so it unrolls.
+    for (int k0 = 0; k0 < (in_s + K_PARTS0 - 1) / K_PARTS0; ++k0) {
+      int s = part + k0 * K_PARTS0;
+      if (s >= in_s) break;
       HEAD_MATH_P vec4 a[ROWS0];
       for (int i = 0; i < ROWS0; ++i) {
         a[i] = inside[i] ? LOAD(in0, base[i] + s * in_h * in_w) : vec4(0.0);
@@ -377,7 +393,9 @@ void main() {
   int part = q / SLICE_THREADS2;
   ACC_P vec4 acc[TILE2];
   for (int j = 0; j < TILE2; ++j) acc[j] = vec4(0.0);
-  for (int d = part; d < S1; d += K_PARTS2) {
+  for (int k2 = 0; k2 < (S1 + K_PARTS2 - 1) / K_PARTS2; ++k2) {  // as stage 0's
+    int d = part + k2 * K_PARTS2;
+    if (d >= S1) break;
     MATH_P vec4 a = x_tile[d * WG_ROWS + r];
     for (int j = 0; j < TILE2; ++j) {
       int s = min(ts + j * SLICE_THREADS2, OUT_S - 1);

@@ -200,6 +200,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.fuse_unpool = Switch("TFLITE_GLES_X_FUSE_UNPOOL");
   o.fuse_pool_concat = Switch("TFLITE_GLES_X_FUSE_POOL_CONCAT");
   o.fuse_pool_prologue = Switch("TFLITE_GLES_X_FUSE_POOL_PROLOGUE");
+  o.specialize_chains = Switch("TFLITE_GLES_X_SPECIALIZE_CHAINS");
+  o.fuse_upsample_operand = Switch("TFLITE_GLES_X_FUSE_UPSAMPLE_OPERAND");
   if (const char* tile = std::getenv("TFLITE_GLES_X_GEMM_PAIR_HEAD_TILE")) {
     o.gemm_pair_head_tile = tile;
   }

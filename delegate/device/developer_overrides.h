@@ -77,6 +77,8 @@ struct DeveloperOverrides {
   std::optional<bool> fuse_pool_concat;          // TFLITE_GLES_X_FUSE_POOL_CONCAT
   std::optional<bool> fuse_pool_prologue;        // TFLITE_GLES_X_FUSE_POOL_PROLOGUE
   std::optional<std::string> gemm_pair_head_tile;  // TFLITE_GLES_X_GEMM_PAIR_HEAD_TILE
+  std::optional<bool> specialize_chains;         // TFLITE_GLES_X_SPECIALIZE_CHAINS
+  std::optional<bool> fuse_upsample_operand;     // TFLITE_GLES_X_FUSE_UPSAMPLE_OPERAND
   // The storage of tensors: TFLITE_GLES_STORAGE_* (ssbo, texture_buffer,
   // rgba_texture), replacing the option `storage` (A/B runs of the three
   // storages, the test suites under rgba_texture).

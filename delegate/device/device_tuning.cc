@@ -501,12 +501,18 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // Their workgroups at most 32 rows on maps up to 128x128, where 64 made 256 (chain3's r32).
   device->gemm_pair_rows32_max = device->gpu->IsNvidia() ? 128 * 128 : 0;
   Apply(o.gemm_pair_rows32, &device->gemm_pair_rows32_max);
+  // Their shapes compiled in (constant loop bounds and divisors): off until measured (hair7).
+  device->specialize_gemm_chains = false;
+  Apply(o.specialize_chains, &device->specialize_gemm_chains);
   device->fuse_mean_into_gemm_chains = false;
   Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
   // MaxUnpooling2D gathered in the GEMM pair that reads it (passes/pool_fusion.h):
   // wherever such a pair forms, which is on real GPUs (docs/perf/log.md, "hair6, session 17").
   device->fuse_unpool = true;
   Apply(o.fuse_unpool, &device->fuse_unpool);
+  // And a nearest upsampling read the same way (the builtin twin's decoder; hair7, session 18).
+  device->fuse_upsample_operand = true;
+  Apply(o.fuse_upsample_operand, &device->fuse_upsample_operand);
   // And the initial block's argmax pooling in the concat beside it (pool_fusion.h):
   // real GPUs, as the concat's PRELU (fuse_concat_epilogues); llvmpipe not measured.
   device->fuse_pool_concat = !device->gpu->IsLlvmpipe();

@@ -326,10 +326,14 @@ struct DeviceProfile {
   // TuneForDevice; TFLITE_GLES_X_FUSE_GEMM_PAIRS=0/1, ..._GEMM_PAIR_TILE (sweeps).
   bool fuse_gemm_pairs = false;  // then (pool_fusion.h) the unpoolings, poolings into concat, A:
   bool fuse_unpool = false, fuse_pool_concat = false, fuse_pool_prologue = false;
+  bool fuse_upsample_operand = false;  // a nearest upsampling read as an operand, likewise
   int gemm_pair_max_steps = 8;    // the first's input slices at most; ..._X_GEMM_PAIR_STEPS
   int fuse_chain_heads = 0;  // 1: their 3x3 heads, 2: single GEMMs' too; ..._X_FUSE_CHAIN_HEADS
   long long gemm_pair_rows32_max = 0;  // pairs of <= this many rows: <= 32 a workgroup; ..._ROWS32
   std::string gemm_pair_tile_override, gemm_pair_head_tile;  // ..._X_GEMM_PAIR_HEAD_TILE
+  // GEMM pairs and singles (gemm_chain.comp) compile their shapes in: constant loop bounds
+  // and divisors; TFLITE_GLES_X_SPECIALIZE_CHAINS=0/1.
+  bool specialize_gemm_chains = false;
   // A bilinear RESIZE that only a tiled GEMM reads runs in its loads
   // (prologue_fusion.h); TFLITE_GLES_X_FUSE_RESIZE_PROLOGUE=0/1.
   bool fuse_resize_into_gemm = false;

@@ -140,6 +140,7 @@ bool SingleGemmChain(const DeviceProfile& device, const Dispatch& gemm, Dispatch
   d["OUT_HW"] = gemm.defines.at("OUT_HW");
   single.outputs = {gemm.outputs[0]};
   single.inputs = gemm.inputs;  // A, W1, b1[, its epilogue operands]
+  single.specialize = device.specialize_gemm_chains;
   single.label = gemm.label;
   single.flops = gemm.flops;
   *chain = std::move(single);
@@ -258,6 +259,7 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
                    first.inputs[2]};
     if (second.inputs.size() > 3) pair.inputs.push_back(second.inputs[3]);
     for (size_t k = 3; k < first.inputs.size(); ++k) pair.inputs.push_back(first.inputs[k]);
+    pair.specialize = device.specialize_gemm_chains;
     pair.label = first.label + " + " + second.label;
     pair.flops = first.flops + second.flops;
     first = std::move(pair);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "delegate/passes/fusion.h"
+#include "delegate/passes/upsample_fusion.h"
 
 namespace tflite_gles {
 namespace {
@@ -94,25 +95,29 @@ const char* OperandName(const Dispatch& reader, size_t k) {
 }  // namespace
 
 int FuseUnpoolIntoEpilogues(const std::vector<Value>& values, const std::vector<ValueId>& keep,
-                            int max_dispatch_buffers, std::vector<Dispatch>* dispatches) {
+                            int max_dispatch_buffers, std::vector<Dispatch>* dispatches,
+                            bool unpoolings, bool upsamplings) {
   std::vector<Dispatch>& list = *dispatches;
   std::vector<bool> removed(list.size(), false);
   const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
   int fused = 0;
   for (size_t u = 0; u < list.size(); ++u) {
     const Dispatch& unpool = list[u];
-    if (unpool.shader != "max_unpooling" || unpool.outputs.size() != 1 ||
-        unpool.inputs.size() != 2 || !unpool.read_write.empty() || !WindowsTile(unpool)) {
-      continue;
-    }
+    const bool is_unpool = unpoolings && unpool.shader == "max_unpooling" &&
+                           unpool.outputs.size() == 1 && unpool.inputs.size() == 2 &&
+                           unpool.read_write.empty() && WindowsTile(unpool);
+    // A nearest upsampling from a source of its own storage (read at plain indices).
+    const long long factor = upsamplings ? NearestUpsampleFactor(values, unpool) : 0;
+    if (!is_unpool && (factor == 0 || values[unpool.inputs[0]].storage_of >= 0)) continue;
     const ValueId out = unpool.outputs[0];
     if (values[out].storage_of >= 0 || pinned[out]) continue;
     const int r = SoleReader(values, list, removed, out);
     if (r < 0) continue;
     Dispatch& reader = list[static_cast<size_t>(r)];
     if (reader.shader != "gemm_chain" || reader.defines.count("UNPOOL_GATHER") ||
+        reader.defines.count("UNPOOL_FROM_INPUT") || reader.defines.count("UPSAMPLE_GATHER") ||
         !reader.read_write.empty() ||
-        static_cast<int>(reader.outputs.size() + reader.inputs.size()) + 1 >
+        static_cast<int>(reader.outputs.size() + reader.inputs.size()) + (is_unpool ? 1 : 0) >
             max_dispatch_buffers) {
       continue;
     }
@@ -131,20 +136,26 @@ int FuseUnpoolIntoEpilogues(const std::vector<Value>& values, const std::vector<
     if (loads == 0 || loads != mentions) continue;
 
     auto& d = reader.defines;
-    const std::string gather = std::string("UNPOOL_LOAD(") + name + ", index)";
+    const std::string gather =
+        std::string(is_unpool ? "UNPOOL_LOAD(" : "UPSAMPLE_LOAD(") + name + ", index)";
     for (const char* epilogue : kChainEpilogues) {
       auto e = d.find(epilogue);
       if (e != d.end()) e->second = Replaced(e->second, load, gather);
     }
     *at = unpool.inputs[0];
-    reader.inputs.push_back(unpool.inputs[1]);
-    d["UNPOOL_GATHER"] = "";
-    d["UNPOOL_BINDING"] = std::to_string(reader.outputs.size() + reader.inputs.size() - 1);
     for (const char* size : {"IN_H", "IN_W", "OUT_H", "OUT_W"}) {
       d[std::string("UNPOOL_") + size] = unpool.defines.at(size);
     }
-    d["UNPOOL_KH"] = unpool.defines.at("FILTER_H");
-    d["UNPOOL_KW"] = unpool.defines.at("FILTER_W");
+    if (is_unpool) {
+      reader.inputs.push_back(unpool.inputs[1]);
+      d["UNPOOL_GATHER"] = "";
+      d["UNPOOL_BINDING"] = std::to_string(reader.outputs.size() + reader.inputs.size() - 1);
+      d["UNPOOL_KH"] = unpool.defines.at("FILTER_H");
+      d["UNPOOL_KW"] = unpool.defines.at("FILTER_W");
+    } else {  // the upsampling's windows: F x F copies of one source pixel
+      d["UPSAMPLE_GATHER"] = "";
+      d["UNPOOL_KH"] = d["UNPOOL_KW"] = std::to_string(factor);
+    }
     fused += AbsorbProducer(unpool, u, &removed, &reader);
   }
   EraseRemoved(removed, &list);
@@ -302,8 +313,9 @@ int FusePoolIntoGemmChains(const std::vector<Value>& values, const std::vector<V
 int FusePoolings(const DeviceProfile& device, const std::vector<Value>& values,
                  const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches) {
   int fused = 0;
-  if (device.fuse_unpool) {
-    fused += FuseUnpoolIntoEpilogues(values, keep, device.max_dispatch_buffers, dispatches);
+  if (device.fuse_unpool || device.fuse_upsample_operand) {
+    fused += FuseUnpoolIntoEpilogues(values, keep, device.max_dispatch_buffers, dispatches,
+                                     device.fuse_unpool, device.fuse_upsample_operand);
   }
   if (device.fuse_pool_prologue) fused += FusePoolIntoGemmChains(values, keep, dispatches);
   if (device.fuse_pool_concat) fused += FusePoolIntoConcat(values, keep, dispatches);

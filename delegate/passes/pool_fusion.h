@@ -16,7 +16,12 @@
 // residual operand after the GEMM passes), through one epilogue operand that
 // its epilogue text reads only as LOAD(operand, index). The reader then reads
 // the pooled values in the operand's binding and the indices in one more
-// (UNPOOL_BINDING), within `max_dispatch_buffers`.
+// (UNPOOL_BINDING), within `max_dispatch_buffers`. With `upsamplings` a
+// nearest upsampling by 1, 2 or 4 (upsample_fusion.h's NearestUpsampleFactor;
+// the builtin twin's decoder, RESIZE_NEAREST_NEIGHBOR in place of the
+// unpooling) from a source of its own storage folds the same way
+// (gemm_chain.comp UPSAMPLE_GATHER: the operand's binding holds the source, no
+// indices): DeviceProfile::fuse_upsample_operand, TFLITE_GLES_X_FUSE_UPSAMPLE_OPERAND.
 //
 // Pooling (FusePoolIntoConcat): a max pooling (shaders/pooling.comp POOL_MAX
 // or POOL_MAX_ARGMAX, no activation, non-overlapping windows covering its
@@ -53,7 +58,8 @@ int FusePoolings(const DeviceProfile& device, const std::vector<Value>& values,
                  const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches);
 
 int FuseUnpoolIntoEpilogues(const std::vector<Value>& values, const std::vector<ValueId>& keep,
-                            int max_dispatch_buffers, std::vector<Dispatch>* dispatches);
+                            int max_dispatch_buffers, std::vector<Dispatch>* dispatches,
+                            bool unpoolings = true, bool upsamplings = false);
 int FusePoolIntoConcat(const std::vector<Value>& values, const std::vector<ValueId>& keep,
                        std::vector<Dispatch>* dispatches);
 int FusePoolIntoGemmChains(const std::vector<Value>& values, const std::vector<ValueId>& keep,

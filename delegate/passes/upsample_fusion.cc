@@ -5,11 +5,8 @@
 #include "delegate/passes/fusion.h"
 
 namespace tflite_gles {
-namespace {
 
-// The factor of a nearest upsampling by 1 (a copy), 2 or 4 on H and W
-// alike; 0 if the dispatch is none.
-long long UpsampleFactor(const std::vector<Value>& values, const Dispatch& d) {
+long long NearestUpsampleFactor(const std::vector<Value>& values, const Dispatch& d) {
   if (d.shader != "resize" || !HasDefine(d, "NEAREST") || HasDefine(d, "ALIGN_CORNERS") ||
       d.outputs.size() != 1 || d.inputs.size() != 1 || !d.read_write.empty()) {
     return 0;
@@ -26,8 +23,6 @@ long long UpsampleFactor(const std::vector<Value>& values, const Dispatch& d) {
   return f;
 }
 
-}  // namespace
-
 int FuseUpsampleIntoConv(const std::vector<Value>& values, const std::vector<ValueId>& keep,
                          std::vector<Dispatch>* dispatches) {
   std::vector<Dispatch>& list = *dispatches;
@@ -35,7 +30,7 @@ int FuseUpsampleIntoConv(const std::vector<Value>& values, const std::vector<Val
   const std::vector<bool> pinned = PinnedValues(values, keep, /*viewed_roots=*/true);
   int fused = 0;
   for (size_t i = 0; i < list.size(); ++i) {
-    const long long f = UpsampleFactor(values, list[i]);
+    const long long f = NearestUpsampleFactor(values, list[i]);
     if (f == 0) continue;
     const ValueId resized = list[i].outputs[0];
     const ValueId source = list[i].inputs[0];

@@ -25,6 +25,11 @@
 
 namespace tflite_gles {
 
+// The factor F of a resize.comp NEAREST dispatch without ALIGN_CORNERS whose
+// output is exactly F = 1, 2 or 4 times its input on H and W alike (source
+// pixel (y / F, x / F)); 0 if `d` is none (also pool_fusion.h's operand gather).
+long long NearestUpsampleFactor(const std::vector<Value>& values, const Dispatch& d);
+
 // Folds in place; returns how many resize dispatches were removed.
 int FuseUpsampleIntoConv(const std::vector<Value>& values, const std::vector<ValueId>& keep,
                          std::vector<Dispatch>* dispatches);

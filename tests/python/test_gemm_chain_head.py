@@ -147,3 +147,34 @@ def test_heads_before_single_gemms(monkeypatch, shape, mid, fp16):
     assert_close(singles, cpu, fp16)
     # The second block's 3x3 into its expansion.
     assert singles_stats["dispatches"] == pairs_stats["dispatches"] - 1
+
+
+@pytest.mark.parametrize("shape,mid,dilation,tile", [
+    ([1, 48, 48, 128], 32, 2, ""),       # the hair stand-in's dilated 64x64 blocks' widths
+    ([1, 37, 29, 20], 5, 1, ""),         # channels not a multiple of 4; rows not of the tile
+    ([2, 24, 24, 12], 3, 4, ""),         # two batches, a dilation past the map's quarter
+    ([1, 48, 48, 128], 32, 1, "8/256"),  # 32 invocations a row: stage 0 in 8 parts
+    ([1, 48, 48, 128], 32, 8, "16/512/4")])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_specialized_chains(monkeypatch, shape, mid, dilation, tile, fp16):
+    """TFLITE_GLES_X_SPECIALIZE_CHAINS=1: the pairs and singles (heads in them)
+    compiled with their shapes in, the stages' loops of constant trip counts;
+    answers match the CPU with the switch off and on, and the dispatches are
+    the same (forced tiles too: TFLITE_GLES_X_GEMM_PAIR_TILE)."""
+    if tile:
+        monkeypatch.setenv("TFLITE_GLES_X_GEMM_PAIR_TILE", tile)
+    monkeypatch.setenv(SWITCH, "2")
+    c = Chain(shape, seed=shape[1] + mid + dilation)
+    x = bottleneck(c, bottleneck(c, bottleneck(c, c.x, mid, dilation=dilation), mid), mid)
+    model = c.build([x])
+    inputs = random_inputs(c.input_shapes, seed=9)
+    for name in ("TFLITE_GLES_SHARED_MEMORY_GEMM", "TFLITE_GLES_X_EPILOGUE_IN2",
+                 "TFLITE_GLES_X_FUSE_GEMM_PAIRS"):
+        monkeypatch.setenv(name, "1")
+    cpu, (plain, plain_stats), (fixed, fixed_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_SPECIALIZE_CHAINS", model, inputs,
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(fixed_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fixed, cpu, fp16)
+    assert fixed_stats["dispatches"] == plain_stats["dispatches"]

@@ -8,6 +8,10 @@ forced on llvmpipe (TFLITE_GLES_SHARED_MEMORY_GEMM=1,
 TFLITE_GLES_X_EPILOGUE_IN2=1, TFLITE_GLES_X_FUSE_GEMM_PAIRS=1), with
 TFLITE_GLES_X_FUSE_UNPOOL off and on.
 
+Upsampling (shaders/gemm_chain.comp UPSAMPLE_GATHER): the builtin twin's
+nearest upsampling in the unpooling's place, read the same way from its
+source (TFLITE_GLES_X_FUSE_UPSAMPLE_OPERAND off and on, pairs forced).
+
 Pooling in a GEMM pair's A loads (shaders/gemm_chain.comp POOL_PROLOGUE,
 UNPOOL_FROM_INPUT): the downsampling block's argmax pooling whose output only
 the pair of its main 1x1 convolution reads and whose indices only a gathered
@@ -184,6 +188,27 @@ def test_builtin_max_pool_fuses_too(monkeypatch, block, switch, fp16):
     monkeypatch.setenv("TFLITE_GLES_X_CONCAT_EPILOGUE", "1")
     (plain, plain_stats), (fused, fused_stats) = off_and_on(monkeypatch, model, inputs, fp16,
                                                             switch)
+    gt.assert_fully_delegated(fused_stats)
+    gt.assert_close(plain, cpu, fp16)
+    gt.assert_close(fused, cpu, fp16)
+    np.testing.assert_array_equal(fused[0], plain[0])
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("shape", [[1, 32, 32, 16], [1, 32, 48, 8], [2, 32, 32, 32]])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_nearest_upsampling_gathered_in_the_residual_operand(monkeypatch, shape, fp16):
+    """The builtin twin's decoder: RESIZE_NEAREST_NEIGHBOR by 2 in place of
+    the unpooling, read only by the up block's pair as its residual operand,
+    is read there from its source (gemm_chain.comp UPSAMPLE_GATHER,
+    TFLITE_GLES_X_FUSE_UPSAMPLE_OPERAND): one dispatch less, bit for bit the
+    unfused pair's; the CPU runs the same model."""
+    model = encoder_decoder("builtin", shape, shape[1] + shape[3])
+    inputs = distinct_window_inputs(shape, seed=13)
+    cpu = gt.invoke(gt.interpreter(model), inputs)
+    force_pairs(monkeypatch)
+    (plain, plain_stats), (fused, fused_stats) = off_and_on(
+        monkeypatch, model, inputs, fp16, "TFLITE_GLES_X_FUSE_UPSAMPLE_OPERAND")
     gt.assert_fully_delegated(fused_stats)
     gt.assert_close(plain, cpu, fp16)
     gt.assert_close(fused, cpu, fp16)
