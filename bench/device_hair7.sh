@@ -21,27 +21,26 @@
 # Files: $OUT/hair7-*.txt; the summary on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
 left() { echo $((96 - SECONDS)); }
-STEPS=${HAIR7_STEPS:-tests s16 s32 twin split}
+STEPS=${HAIR7_STEPS:-tests s16 split rb s32}
 E=env.TFLITE_GLES_X_
-# Call 1: the chains' shapes compiled in (SPECIALIZE_CHAINS) and tiles with
-# more invocations per row (8/256, 16/512: stage 0 in 8 / 4 parts), alone and
-# together, and 2 rows per invocation in stage 0 (r2p4); every other
-# shader's shapes compiled in too (specall).
-SWEEP16=${HAIR7_SWEEP16-"spec=${E}SPECIALIZE_CHAINS=1 specall=env.TFLITE_GLES_SPECIALIZE_SHAPES=1
-  t8-256=${E}GEMM_PAIR_TILE=8/256 spec-t8-256=${E}SPECIALIZE_CHAINS=1,${E}GEMM_PAIR_TILE=8/256
-  t16-512-4=${E}GEMM_PAIR_TILE=16/512/4 spec-t16-512-4=${E}SPECIALIZE_CHAINS=1,${E}GEMM_PAIR_TILE=16/512/4
-  spec-r2p4=${E}SPECIALIZE_CHAINS=1,${E}GEMM_PAIR_TILE=16/256/4/2"}
-SWEEP32=${HAIR7_SWEEP32-"spec=${E}SPECIALIZE_CHAINS=1 t8-256=${E}GEMM_PAIR_TILE=8/256
-  spec-t8-256=${E}SPECIALIZE_CHAINS=1,${E}GEMM_PAIR_TILE=8/256"}
-SPLIT_SW=${HAIR7_SPLIT-"spec=${E}SPECIALIZE_CHAINS=1"}
-# The twin's switches (its sweep and split, fp16): the upsampling gathered off.
-TWIN_SW=${HAIR7_TWIN-"noup=${E}FUSE_UPSAMPLE_OPERAND=0"}
+# Call 2: the new defaults (chains' shapes compiled in on NVIDIA, the side
+# projection as the pair's y2, the twin's upsampling gathered) against each
+# off and all off (old); the head tiles again with the shapes compiled in.
+OLD="old=${E}SPECIALIZE_CHAINS=0,${E}FUSE_SECOND_PROJECTION=0,${E}FUSE_UPSAMPLE_OPERAND=0"
+SW="noy2=${E}FUSE_SECOND_PROJECTION=0 nospec=${E}SPECIALIZE_CHAINS=0 $OLD"
+SWEEP16=${HAIR7_SWEEP16-"$SW t8-128=${E}GEMM_PAIR_TILE=8/128 t16-128=${E}GEMM_PAIR_TILE=16/128
+  t32-256=${E}GEMM_PAIR_TILE=32/256 t16-256-2=${E}GEMM_PAIR_TILE=16/256/2
+  t16-256-8=${E}GEMM_PAIR_TILE=16/256/8"}
+SWEEP32=${HAIR7_SWEEP32-"$SW"}
+SPLIT_SW=${HAIR7_SPLIT-"$SW"}
+# The twin's switches (its sweep and split, fp16).
+TWIN_SW=${HAIR7_TWIN-"$OLD"}
 ITER=${HAIR7_ITER:-300}
-ROUNDS=${HAIR7_ROUNDS:-base new base2 new2}
+ROUNDS=${HAIR7_ROUNDS:-base new}
 NEW_ENV=${HAIR7_NEW_ENV-}  # what "new" rounds set on top of the new library
-RB_MODELS=${RB_MODELS-"selfie_segmentation deeplabv3_257_mv_gpu style_transfer_f16_384"}
+RB_MODELS=${RB_MODELS-"selfie_segmentation deeplabv3_257_mv_gpu"}
 HAIR7_TESTS=${HAIR7_TESTS-tests/python/test_gemm_chain_head.py tests/python/test_pool_fusion.py}
-HAIR7_K=${HAIR7_K-specialized or nearest}
+HAIR7_K=${HAIR7_K-specialized or nearest or side_projection}
 python3 tools/build_standins.py build/models hair_segmentation_512 hair_segmentation_512_builtin \
   > /tmp/hair7-standins.txt 2>&1
 HAIR=build/models/hair_segmentation_512.tflite

@@ -47,7 +47,19 @@
 // taken in A's loads with pooling.comp's comparisons (POOL_MAX_OP 1: max(),
 // POOL_MAX's; 0: the first strict maximum, POOL_MAX_ARGMAX's).
 //
-// @axis - SINGLE
+// Y2 (gemm_chain.h FuseSecondProjections): stage 2 also computes
+// y2 = Y2_EPILOGUE(Y2_ACT(x * W3 + b3)) (OUT_S3 slices, SLICE_THREADS3 x
+// K_PARTS3 invocations a row, partials in `partial3`), another 1x1 GEMM of
+// x that would otherwise be a dispatch of its own (ENet's upsampling block:
+// its side branch's projection beside the main branch's 1x1, both of the
+// last bottleneck's x). Bindings 0 = y, 1 = x, 2 = y2, then the inputs one
+// later than above; Y2_BINDING, Y2_BINDING1, Y2_BINDING2 = W3, b3, Y2_IN
+// (y2's epilogue operand).
+//
+// @axis - SINGLE Y2 Y2_IN
+// @const Y2_BINDING=13 Y2_BINDING1=14 Y2_BINDING2=15 OUT_S3=1 OUT_C3=4 TILE3=1
+// @const SLICE_THREADS3=1 K_PARTS3=4 W3_GROUP=1 PARTIAL3_VEC4=64
+// @const Y2_EPILOGUE(x,index,slice)=(x) Y2_ACT(x)=(x)
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @axis - EPILOGUE_IN
 // @axis - CHAIN_IN CHAIN_IN2
@@ -81,6 +93,20 @@ TENSOR_OUT(out1, 0, Out1);
 TENSOR_IN(in0, 1, In0);
 TENSOR_IN(weights1, 2, Weights1);
 TENSOR_IN(bias1, 3, Bias1);
+#elif defined(Y2) || defined(Y2_IN)
+TENSOR_OUT(out0, 0, Out0);
+TENSOR_OUT(out1, 1, Out1);
+TENSOR_OUT(out2, 2, Out2);
+TENSOR_IN(in0, 3, In0);
+TENSOR_IN(weights, 4, Weights);
+TENSOR_IN(bias, 5, Bias);
+TENSOR_IN(weights1, 6, Weights1);
+TENSOR_IN(bias1, 7, Bias1);
+TENSOR_IN(weights3, Y2_BINDING, Weights3);
+TENSOR_IN(bias3, Y2_BINDING1, Bias3);
+#if defined(Y2_IN)
+TENSOR_IN(y2_in, Y2_BINDING2, Y2In);
+#endif
 #else
 TENSOR_OUT(out0, 0, Out0);
 TENSOR_OUT(out1, 1, Out1);
@@ -89,6 +115,9 @@ TENSOR_IN(weights, 3, Weights);
 TENSOR_IN(bias, 4, Bias);
 TENSOR_IN(weights1, 5, Weights1);
 TENSOR_IN(bias1, 6, Bias1);
+#endif
+#if defined(Y2_IN) && !defined(Y2)
+#define Y2 1
 #endif
 #if defined(EPILOGUE_IN)
 TENSOR_IN(epilogue_in, EPILOGUE_BINDING, EpilogueIn);
@@ -193,6 +222,9 @@ shared vec4 partial0[PARTIAL0_VEC4];
 shared vec4 x_tile[X_TILE_VEC4];  // >= S1 * WG_ROWS
 #if K_PARTS2 > 1
 shared vec4 partial[PARTIAL_VEC4];
+#endif
+#if defined(Y2) && K_PARTS3 > 1
+shared vec4 partial3[PARTIAL3_VEC4];
 #endif
 #endif
 
@@ -309,6 +341,35 @@ void store_y(int row, int slice, vec4 sum) {
 }
 #endif
 
+#if defined(Y2)
+void store_y2(int row, int slice, vec4 sum) {
+  if (row >= ROWS || slice >= OUT_S3) return;
+  int index = output_index(row, slice, OUT_S3);
+  vec4 v = Y2_ACT(sum + LOAD(bias3, slice));
+  STORE(out2, index, zero_padded(Y2_EPILOGUE(v, index, slice), slice, OUT_C3));
+}
+
+// y2's partial sums of row r: slices ts + j * SLICE_THREADS3, the x steps
+// d with d % K_PARTS3 == part (stage 2's loop, x * W3).
+void y2_sums(int r, int ts, int part, out ACC_P vec4 acc[TILE3]) {
+  for (int j = 0; j < TILE3; ++j) acc[j] = vec4(0.0);
+  for (int k3 = 0; k3 < (S1 + K_PARTS3 - 1) / K_PARTS3; ++k3) {
+    int d = part + k3 * K_PARTS3;
+    if (d >= S1) break;
+    MATH_P vec4 a = x_tile[d * WG_ROWS + r];
+    for (int j = 0; j < TILE3; ++j) {
+      int s = min(ts + j * SLICE_THREADS3, OUT_S3 - 1);
+      int w = (((s / W3_GROUP) * S1 + d) * W3_GROUP + s % W3_GROUP) * 4;
+      MATH_P vec4 w0 = LOAD(weights3, w);
+      MATH_P vec4 w1 = LOAD(weights3, w + 1);
+      MATH_P vec4 w2 = LOAD(weights3, w + 2);
+      MATH_P vec4 w3 = LOAD(weights3, w + 3);
+      acc[j] += w0 * a.x + w1 * a.y + w2 * a.z + w3 * a.w;
+    }
+  }
+}
+#endif
+
 void main() {
   int t = int(gl_LocalInvocationID.x);
   int r = t % WG_ROWS;
@@ -407,10 +468,24 @@ void main() {
       acc[j] += w0 * a.x + w1 * a.y + w2 * a.z + w3 * a.w;
     }
   }
+#if defined(Y2)
+  int ts3 = q % SLICE_THREADS3;
+  int part3 = q / SLICE_THREADS3;
+  ACC_P vec4 acc3[TILE3];
+  y2_sums(r, ts3, min(part3, K_PARTS3 - 1), acc3);
+#endif
+  // y's and y2's partial sums meet after one barrier.
 #if K_PARTS2 > 1
   for (int j = 0; j < TILE2; ++j) partial[t * TILE2 + j] = acc[j];
+#endif
+#if defined(Y2) && K_PARTS3 > 1
+  for (int j = 0; j < TILE3; ++j) partial3[t * TILE3 + j] = acc3[j];
+#endif
+#if K_PARTS2 > 1 || (defined(Y2) && K_PARTS3 > 1)
   memoryBarrierShared();
   barrier();
+#endif
+#if K_PARTS2 > 1
   if (part == 0) {
     for (int j = 0; j < TILE2; ++j) {
       vec4 sum = acc[j];
@@ -422,6 +497,17 @@ void main() {
   }
 #else
   for (int j = 0; j < TILE2; ++j) store_y(row, ts + j * SLICE_THREADS2, acc[j]);
+#endif
+#if defined(Y2)
+  for (int j = 0; j < TILE3 && part3 == 0; ++j) {
+    vec4 sum = acc3[j];
+#if K_PARTS3 > 1
+    for (int p = 1; p < K_PARTS3; ++p) {
+      sum += partial3[((p * SLICE_THREADS3 + ts3) * WG_ROWS + r) * TILE3 + j];
+    }
+#endif
+    store_y2(row, ts3 + j * SLICE_THREADS3, sum);
+  }
 #endif
 #endif  // !SINGLE
 }

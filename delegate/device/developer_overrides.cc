@@ -202,6 +202,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.fuse_pool_prologue = Switch("TFLITE_GLES_X_FUSE_POOL_PROLOGUE");
   o.specialize_chains = Switch("TFLITE_GLES_X_SPECIALIZE_CHAINS");
   o.fuse_upsample_operand = Switch("TFLITE_GLES_X_FUSE_UPSAMPLE_OPERAND");
+  o.fuse_second_projection = Switch("TFLITE_GLES_X_FUSE_SECOND_PROJECTION");
   if (const char* tile = std::getenv("TFLITE_GLES_X_GEMM_PAIR_HEAD_TILE")) {
     o.gemm_pair_head_tile = tile;
   }

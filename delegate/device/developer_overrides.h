@@ -79,6 +79,7 @@ struct DeveloperOverrides {
   std::optional<std::string> gemm_pair_head_tile;  // TFLITE_GLES_X_GEMM_PAIR_HEAD_TILE
   std::optional<bool> specialize_chains;         // TFLITE_GLES_X_SPECIALIZE_CHAINS
   std::optional<bool> fuse_upsample_operand;     // TFLITE_GLES_X_FUSE_UPSAMPLE_OPERAND
+  std::optional<bool> fuse_second_projection;    // TFLITE_GLES_X_FUSE_SECOND_PROJECTION
   // The storage of tensors: TFLITE_GLES_STORAGE_* (ssbo, texture_buffer,
   // rgba_texture), replacing the option `storage` (A/B runs of the three
   // storages, the test suites under rgba_texture).

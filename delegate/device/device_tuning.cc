@@ -501,9 +501,15 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // Their workgroups at most 32 rows on maps up to 128x128, where 64 made 256 (chain3's r32).
   device->gemm_pair_rows32_max = device->gpu->IsNvidia() ? 128 * 128 : 0;
   Apply(o.gemm_pair_rows32, &device->gemm_pair_rows32_max);
-  // Their shapes compiled in (constant loop bounds and divisors): off until measured (hair7).
-  device->specialize_gemm_chains = false;
+  // Their shapes compiled in (constant loop bounds and divisors, the stages' loops unrolled):
+  // H100, the hair stand-in's chains -35 us fp16 / -41 fp32 of GPU time, its invoke -31 / -45
+  // (docs/perf/log.md, "hair7, session 18"); a program per chain shape. NVIDIA only, as measured.
+  device->specialize_gemm_chains = device->gpu->IsNvidia();
   Apply(o.specialize_chains, &device->specialize_gemm_chains);
+  // A 1x1 GEMM of a pair's x beside its second (ENet's up block: the side branch's projection)
+  // as the pair's y2 (gemm_chain.h): wherever pairs form (hair7, session 18).
+  device->fuse_second_projection = true;
+  Apply(o.fuse_second_projection, &device->fuse_second_projection);
   device->fuse_mean_into_gemm_chains = false;
   Apply(o.fuse_chain_mean, &device->fuse_mean_into_gemm_chains);
   // MaxUnpooling2D gathered in the GEMM pair that reads it (passes/pool_fusion.h):

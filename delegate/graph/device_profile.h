@@ -327,6 +327,7 @@ struct DeviceProfile {
   bool fuse_gemm_pairs = false;  // then (pool_fusion.h) the unpoolings, poolings into concat, A:
   bool fuse_unpool = false, fuse_pool_concat = false, fuse_pool_prologue = false;
   bool fuse_upsample_operand = false;  // a nearest upsampling read as an operand, likewise
+  bool fuse_second_projection = false;  // a 1x1 GEMM of a pair's x as its y2; ..._PROJECTION
   int gemm_pair_max_steps = 8;    // the first's input slices at most; ..._X_GEMM_PAIR_STEPS
   int fuse_chain_heads = 0;  // 1: their 3x3 heads, 2: single GEMMs' too; ..._X_FUSE_CHAIN_HEADS
   long long gemm_pair_rows32_max = 0;  // pairs of <= this many rows: <= 32 a workgroup; ..._ROWS32

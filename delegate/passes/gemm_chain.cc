@@ -84,6 +84,115 @@ bool FirstStage(const Dispatch& first, int wg_rows, int local_x, Dispatch* chain
   return true;
 }
 
+// A plain tiled GEMM `g` after pair `p` that reads the pair's x as its A,
+// as the pair's stage 2 reads it (same rows, x's slices its depth), and
+// that may move to the pair's place: its other inputs unwritten between,
+// its output neither read nor written there, precisions the pair's.
+bool IsSecondProjection(const std::vector<Value>& values, const DispatchScan& scan,
+                        const std::vector<Dispatch>& list, size_t p, size_t g) {
+  const Dispatch& pair = list[p];
+  const Dispatch& gemm = list[g];
+  const ValueId x = pair.outputs[1];
+  if (!IsPlainTiledGemm(gemm) || gemm.defines.count("EPILOGUE_IN2") || gemm.inputs[0] != x ||
+      !ReadsAsPointwise(gemm, values[x].shape) ||
+      values[gemm.outputs[0]].storage_of >= 0 || IntDefine(gemm, "ROWS") != IntDefine(pair, "ROWS") ||
+      IntDefine(gemm, "DEPTH_STEPS") != IntDefine(pair, "S1") ||
+      IntDefine(gemm, "OUT_HW") != IntDefine(pair, "OUT_HW")) {
+    return false;
+  }
+  for (const char* name : {"MATH_P", "ACC_P"}) {
+    auto a = pair.defines.find(name), b = gemm.defines.find(name);
+    if ((a == pair.defines.end()) != (b == gemm.defines.end()) ||
+        (b != gemm.defines.end() && a->second != b->second)) {
+      return false;
+    }
+  }
+  const ValueId y2 = gemm.outputs[0];
+  for (size_t k = 1; k < gemm.inputs.size(); ++k) {
+    const ValueId root = StorageRoot(values, gemm.inputs[k]);
+    for (ValueId out : pair.outputs) {
+      if (root == StorageRoot(values, out)) return false;  // written by the pair itself
+    }
+    if (scan.WrittenBetween(p, g, root)) return false;
+  }
+  for (size_t j = p + 1; j < g; ++j) {
+    if (scan.removed[j]) continue;
+    for (ValueId id : list[j].inputs) {
+      if (StorageRoot(values, id) == y2) return false;
+    }
+    if (scan.Writes(j, y2)) return false;
+  }
+  return true;
+}
+
+// ENet's upsampling block reads the last bottleneck's x twice, by its main
+// branch's 1x1 (the pair's second GEMM) and its side branch's projection
+// (+ PRELU), a dispatch of its own that the rest of the block waits for
+// (the hair stand-in's @164 and @187, 9-10 us each on the H100): that one
+// becomes the pair's y2 (gemm_chain.comp Y2), where the bindings leave room
+// for a head (3 more; gemm_chain_head.h) and shared memory for y2's
+// partial sums. Returns how many GEMMs went.
+int FoldSecondProjections(const DeviceProfile& device, const std::vector<Value>& values,
+                          DispatchScan& scan, std::vector<Dispatch>* dispatches) {
+  std::vector<Dispatch>& list = *dispatches;
+  int fused = 0;
+  for (size_t p = 0; p < list.size(); ++p) {
+    Dispatch& pair = list[p];
+    if (scan.removed[p] || pair.shader != "gemm_chain" || HasDefine(pair, "SINGLE") ||
+        pair.outputs.size() != 2) {
+      continue;
+    }
+    for (size_t g = p + 1; g < list.size(); ++g) {
+      if (scan.removed[g] || !IsSecondProjection(values, scan, list, p, g)) continue;
+      const Dispatch& gemm = list[g];
+      const int local_x = static_cast<int>(pair.local[0]);
+      const int wg_rows = static_cast<int>(IntDefine(pair, "WG_ROWS"));
+      const int slice_threads = local_x / wg_rows;
+      const int out_s3 = static_cast<int>(IntDefine(gemm, "OUT_S"));
+      const int slice_threads3 = std::min(slice_threads, kernels::PowerOfTwoAtLeast(out_s3));
+      const int k_parts3 = slice_threads / slice_threads3;
+      const int tile3 = (out_s3 + slice_threads3 - 1) / slice_threads3;
+      const int partial3 = k_parts3 > 1 ? local_x * tile3 : 1;
+      const int buffers = 3 + static_cast<int>(pair.inputs.size() + gemm.inputs.size()) - 1;
+      auto act = ElementwiseExpression(gemm, "x", "");
+      if (!act || buffers + 3 > device.max_dispatch_buffers ||
+          IntDefine(pair, "X_TILE_VEC4") + IntDefine(pair, "PARTIAL_VEC4") + partial3 >
+              kernels::SharedGemmVec4Limit(device)) {
+        continue;
+      }
+      auto& d = pair.defines;
+      // y2 is output 2: the inputs' bindings move one later.
+      for (const char* name : {"EPILOGUE_BINDING", "CHAIN_BINDING", "CHAIN_BINDING2"}) {
+        if (IntDefine(pair, name) >= 0) d[name] = std::to_string(IntDefine(pair, name) + 1);
+      }
+      pair.outputs.push_back(gemm.outputs[0]);
+      const size_t base = pair.outputs.size() + pair.inputs.size();
+      d["Y2_BINDING"] = std::to_string(base);
+      d["Y2_BINDING1"] = std::to_string(base + 1);
+      d["Y2_BINDING2"] = std::to_string(base + 2);
+      for (size_t k = 1; k < gemm.inputs.size(); ++k) pair.inputs.push_back(gemm.inputs[k]);
+      d[gemm.inputs.size() > 3 ? "Y2_IN" : "Y2"] = "";
+      d["Y2_ACT(x)"] = *act;
+      if (auto e = gemm.defines.find(kEpilogueDefine); e != gemm.defines.end()) {
+        d["Y2_EPILOGUE(x,index,slice)"] = Replaced(e->second, "epilogue_in", "y2_in");
+      }
+      d["OUT_S3"] = gemm.defines.at("OUT_S");
+      d["OUT_C3"] = gemm.defines.at("OUT_C");
+      d["TILE3"] = std::to_string(tile3);
+      d["SLICE_THREADS3"] = std::to_string(slice_threads3);
+      d["K_PARTS3"] = std::to_string(k_parts3);
+      d["W3_GROUP"] = std::to_string(Slices(gemm));
+      d["PARTIAL3_VEC4"] = std::to_string(partial3);
+      pair.label += " + " + gemm.label;
+      pair.flops += gemm.flops;
+      scan.removed[g] = true;
+      ++fused;
+      break;
+    }
+  }
+  return fused;
+}
+
 }  // namespace
 
 bool IsPlainTiledGemm(const Dispatch& g) {
@@ -266,6 +375,7 @@ int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
     scan.removed[i] = true;
     ++fused;
   }
+  if (device.fuse_second_projection) fused += FoldSecondProjections(device, values, scan, &list);
   EraseRemoved(scan.removed, &list);
   return fused;
 }

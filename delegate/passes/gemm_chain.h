@@ -24,8 +24,11 @@ namespace tflite_gles {
 // rows at least 128 workgroups of 8.
 // The fused dispatch takes the first's place (x's other readers may come
 // before the second). Only where DeviceProfile::fuse_gemm_pairs is set and
-// the device binds enough buffers and shared memory. Returns how many
-// dispatches were folded away.
+// the device binds enough buffers and shared memory. With
+// DeviceProfile::fuse_second_projection, a plain tiled GEMM that reads a
+// pair's x as its second does (same rows, no second operand; ENet's up
+// block's side branch) joins that pair as its y2 (gemm_chain.comp Y2).
+// Returns how many dispatches were folded away.
 int FuseGemmPairs(const DeviceProfile& device, const std::vector<Value>& values,
                   std::vector<Dispatch>* dispatches);
 

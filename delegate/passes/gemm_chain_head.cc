@@ -83,7 +83,8 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     const int tile0 = (c_slices + slice_threads0 - 1) / slice_threads0;
     const int partial0 = k_parts0 > 1 ? local_x * rows0 * tile0 : 1;
     const int shared = static_cast<int>(IntDefine(pair, "X_TILE_VEC4") +
-                                        IntDefine(pair, "PARTIAL_VEC4")) +
+                                        IntDefine(pair, "PARTIAL_VEC4") +
+                                        std::max(0LL, IntDefine(pair, "PARTIAL3_VEC4"))) +
                        wg_rows * c_slices + partial0;
     const int head_binding = static_cast<int>(pair.outputs.size() + pair.inputs.size());
     const int head_operands = static_cast<int>(conv.inputs.size()) - 1;  // W0, b0, [operand]

@@ -12,6 +12,10 @@ Upsampling (shaders/gemm_chain.comp UPSAMPLE_GATHER): the builtin twin's
 nearest upsampling in the unpooling's place, read the same way from its
 source (TFLITE_GLES_X_FUSE_UPSAMPLE_OPERAND off and on, pairs forced).
 
+A second projection (shaders/gemm_chain.comp Y2): the up block's side
+branch's 1x1 of the pair's x as the pair's third output
+(TFLITE_GLES_X_FUSE_SECOND_PROJECTION off and on, pairs forced).
+
 Pooling in a GEMM pair's A loads (shaders/gemm_chain.comp POOL_PROLOGUE,
 UNPOOL_FROM_INPUT): the downsampling block's argmax pooling whose output only
 the pair of its main 1x1 convolution reads and whose indices only a gathered
@@ -213,4 +217,26 @@ def test_nearest_upsampling_gathered_in_the_residual_operand(monkeypatch, shape,
     gt.assert_close(plain, cpu, fp16)
     gt.assert_close(fused, cpu, fp16)
     np.testing.assert_array_equal(fused[0], plain[0])
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
+
+
+# The pooled map's pairs need >= 1024 rows: 64x64 inputs at least.
+@pytest.mark.parametrize("shape", [[1, 64, 64, 16], [1, 64, 96, 8]])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_side_projection_as_the_pairs_second_output(monkeypatch, shape, fp16):
+    """The up block's side-branch projection (1x1 + PRELU of the last
+    bottleneck's x, which the pair's second GEMM, the main branch's 1x1,
+    reads too) computed in that pair's stage 2 as its y2 (gemm_chain.comp
+    Y2, TFLITE_GLES_X_FUSE_SECOND_PROJECTION): one dispatch less, both
+    paths the CPU's answers."""
+    seed = shape[2] + shape[3] + 1
+    custom, exact = (encoder_decoder(v, shape, seed) for v in ("custom", "exact"))
+    inputs = distinct_window_inputs(shape, seed=14)
+    cpu = gt.invoke(gt.interpreter(exact), inputs)
+    force_pairs(monkeypatch)
+    (plain, plain_stats), (fused, fused_stats) = off_and_on(
+        monkeypatch, custom, inputs, fp16, "TFLITE_GLES_X_FUSE_SECOND_PROJECTION")
+    gt.assert_fully_delegated(fused_stats)
+    gt.assert_close(plain, cpu, fp16)
+    gt.assert_close(fused, cpu, fp16)
     assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
