@@ -16,21 +16,21 @@
 #          to set beside the stand-in's (which fused paths it takes).
 #   split  bench/wall_split.py (one process, alternating blocks, new
 #          library): hair fp16 and fp32, default and each of $SPLIT_SW.
-#   rb     run_bench rows, one library per process, $HAIR7_ROUNDS of hair,
-#          its twin and $RB_MODELS; LiteRT GPU's hair and twin rows.
+#   rb     run_bench rows, one library per process, $HAIR7_ROUNDS of
+#          $RB_STANDINS and $RB_MODELS; LiteRT GPU's hair and twin rows.
 # Files: $OUT/hair7-*.txt; the summary on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
 left() { echo $((96 - SECONDS)); }
-STEPS=${HAIR7_STEPS:-tests s16 split rb s32}
+STEPS=${HAIR7_STEPS:-tests split rb}
 E=env.TFLITE_GLES_X_
-# Call 2: the new defaults (chains' shapes compiled in on NVIDIA, the side
-# projection as the pair's y2, the twin's upsampling gathered) against each
-# off and all off (old); the head tiles again with the shapes compiled in.
+# Call 3: the new defaults (chains' shapes compiled in on NVIDIA, the side
+# projection as the pair's y2, the twin's upsampling gathered) against all
+# off (old), one process each for hair and the twin; run_bench base / new
+# of hair, its twin and the models without chains (style, palm, face,
+# MobileNet v1 1.0: the same programs in both libraries).
 OLD="old=${E}SPECIALIZE_CHAINS=0,${E}FUSE_SECOND_PROJECTION=0,${E}FUSE_UPSAMPLE_OPERAND=0"
-SW="noy2=${E}FUSE_SECOND_PROJECTION=0 nospec=${E}SPECIALIZE_CHAINS=0 $OLD"
-SWEEP16=${HAIR7_SWEEP16-"$SW t8-128=${E}GEMM_PAIR_TILE=8/128 t16-128=${E}GEMM_PAIR_TILE=16/128
-  t32-256=${E}GEMM_PAIR_TILE=32/256 t16-256-2=${E}GEMM_PAIR_TILE=16/256/2
-  t16-256-8=${E}GEMM_PAIR_TILE=16/256/8"}
+SW="$OLD"
+SWEEP16=${HAIR7_SWEEP16-"$SW"}
 SWEEP32=${HAIR7_SWEEP32-"$SW"}
 SPLIT_SW=${HAIR7_SPLIT-"$SW"}
 # The twin's switches (its sweep and split, fp16).
@@ -38,9 +38,10 @@ TWIN_SW=${HAIR7_TWIN-"$OLD"}
 ITER=${HAIR7_ITER:-300}
 ROUNDS=${HAIR7_ROUNDS:-base new}
 NEW_ENV=${HAIR7_NEW_ENV-}  # what "new" rounds set on top of the new library
-RB_MODELS=${RB_MODELS-"selfie_segmentation deeplabv3_257_mv_gpu"}
-HAIR7_TESTS=${HAIR7_TESTS-tests/python/test_gemm_chain_head.py tests/python/test_pool_fusion.py}
-HAIR7_K=${HAIR7_K-specialized or nearest or side_projection}
+RB_MODELS=${RB_MODELS-"style_transfer_f16_384 palm_detection_full face_detection_short_range"}
+RB_STANDINS=${RB_STANDINS-"hair_segmentation_512 hair_segmentation_512_builtin mobilenet_v1_1.0_224"}
+HAIR7_TESTS=${HAIR7_TESTS-tests/python/test_gemm_chain_head.py tests/python/test_pool_fusion.py tests/python/test_gemm_chain.py}
+HAIR7_K=${HAIR7_K-specialized or nearest or side_projection or second_projection}
 python3 tools/build_standins.py build/models hair_segmentation_512 hair_segmentation_512_builtin \
   > /tmp/hair7-standins.txt 2>&1
 HAIR=build/models/hair_segmentation_512.tflite
@@ -108,11 +109,12 @@ fi
 # else NEW_LIB with $NEW_ENV), the runs interleaved per model; appended to $RB.
 if has rb; then
   echo "== run_bench ms (model | fp32 | fp16); new: ${NEW_ENV:-defaults}" >> "$RB"
-  models=("--standin hair_segmentation_512" "--standin hair_segmentation_512_builtin")
+  models=()
+  for n in $RB_STANDINS; do models+=("--standin $n"); done
   for n in $RB_MODELS; do models+=("--model $M/$n.tflite"); done
   for model in "${models[@]}"; do
     for run in $ROUNDS; do
-      [ "$(left)" -gt 14 ] || break 2
+      [ "$(left)" -gt 18 ] || break 2
       extra=(); [[ $run == base* ]] || extra=($NEW_ENV)
       env "${extra[@]}" TFLITE_GLES_LIB="$(device_lib "$run")" timeout 8 \
         python3 bench/run_bench.py $model --backends gles_fp32,gles_fp16 \

@@ -53,10 +53,10 @@
 // x that would otherwise be a dispatch of its own (ENet's upsampling block:
 // its side branch's projection beside the main branch's 1x1, both of the
 // last bottleneck's x). Bindings 0 = y, 1 = x, 2 = y2, then the inputs one
-// later than above; Y2_BINDING, Y2_BINDING1, Y2_BINDING2 = W3, b3, Y2_IN
-// (y2's epilogue operand).
+// later than above; Y2_BINDING, Y2_BINDING1 = W3, b3, and Y2_BINDING2 (-1
+// where there is none) = y2_in, y2's epilogue operand.
 //
-// @axis - SINGLE Y2 Y2_IN
+// @axis - SINGLE Y2
 // @const Y2_BINDING=13 Y2_BINDING1=14 Y2_BINDING2=15 OUT_S3=1 OUT_C3=4 TILE3=1
 // @const SLICE_THREADS3=1 K_PARTS3=4 W3_GROUP=1 PARTIAL3_VEC4=64
 // @const Y2_EPILOGUE(x,index,slice)=(x) Y2_ACT(x)=(x)
@@ -93,7 +93,7 @@ TENSOR_OUT(out1, 0, Out1);
 TENSOR_IN(in0, 1, In0);
 TENSOR_IN(weights1, 2, Weights1);
 TENSOR_IN(bias1, 3, Bias1);
-#elif defined(Y2) || defined(Y2_IN)
+#elif defined(Y2)
 TENSOR_OUT(out0, 0, Out0);
 TENSOR_OUT(out1, 1, Out1);
 TENSOR_OUT(out2, 2, Out2);
@@ -104,7 +104,7 @@ TENSOR_IN(weights1, 6, Weights1);
 TENSOR_IN(bias1, 7, Bias1);
 TENSOR_IN(weights3, Y2_BINDING, Weights3);
 TENSOR_IN(bias3, Y2_BINDING1, Bias3);
-#if defined(Y2_IN)
+#if Y2_BINDING2 >= 0
 TENSOR_IN(y2_in, Y2_BINDING2, Y2In);
 #endif
 #else
@@ -115,9 +115,6 @@ TENSOR_IN(weights, 3, Weights);
 TENSOR_IN(bias, 4, Bias);
 TENSOR_IN(weights1, 5, Weights1);
 TENSOR_IN(bias1, 6, Bias1);
-#endif
-#if defined(Y2_IN) && !defined(Y2)
-#define Y2 1
 #endif
 #if defined(EPILOGUE_IN)
 TENSOR_IN(epilogue_in, EPILOGUE_BINDING, EpilogueIn);

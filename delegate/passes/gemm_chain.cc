@@ -169,10 +169,11 @@ int FoldSecondProjections(const DeviceProfile& device, const std::vector<Value>&
       const size_t base = pair.outputs.size() + pair.inputs.size();
       d["Y2_BINDING"] = std::to_string(base);
       d["Y2_BINDING1"] = std::to_string(base + 1);
-      d["Y2_BINDING2"] = std::to_string(base + 2);
+      d["Y2_BINDING2"] = gemm.inputs.size() > 3 ? std::to_string(base + 2) : "-1";
       for (size_t k = 1; k < gemm.inputs.size(); ++k) pair.inputs.push_back(gemm.inputs[k]);
-      d[gemm.inputs.size() > 3 ? "Y2_IN" : "Y2"] = "";
+      d["Y2"] = "";
       d["Y2_ACT(x)"] = *act;
+      d["Y2_EPILOGUE(x,index,slice)"] = "(x)";
       if (auto e = gemm.defines.find(kEpilogueDefine); e != gemm.defines.end()) {
         d["Y2_EPILOGUE(x,index,slice)"] = Replaced(e->second, "epilogue_in", "y2_in");
       }

@@ -115,3 +115,31 @@ def test_pairs_of_a_128x128_map(monkeypatch, rows32):
     assert_close(fused, cpu)
     # The pair, and the first block's 3x3 as its head.
     assert fused_stats["dispatches"] == plain_stats["dispatches"] - 2, (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("shape,mid,side,activation", [
+    ([1, 32, 32, 32], 8, 4, "NONE"),   # y2 without an epilogue operand (Y2_BINDING2 -1)
+    ([1, 37, 29, 20], 5, 3, "RELU"),   # channels not a multiple of 4, a fused activation
+    ([2, 24, 24, 12], 3, 8, "NONE")])  # two batches; y2 wider than y
+@pytest.mark.parametrize("fp16", [False, True])
+def test_second_projection_of_x(monkeypatch, shape, mid, side, activation, fp16):
+    """A 1x1 GEMM of the pair's x beside its second (ENet's up block: the
+    side branch's projection) as the pair's y2 (gemm_chain.comp Y2,
+    TFLITE_GLES_X_FUSE_SECOND_PROJECTION off and on): one dispatch less,
+    both the CPU's answers."""
+    c = Chain(shape, seed=shape[1] + side)
+    x = bottleneck(c, c.x, mid)
+    y = prelu(c, c.conv(x, mid))
+    y2 = c.conv(x, side, activation=activation)
+    model = c.build([y, y2])
+    inputs = random_inputs(c.input_shapes, seed=6)
+    for name in ("TFLITE_GLES_SHARED_MEMORY_GEMM", "TFLITE_GLES_X_EPILOGUE_IN2", SWITCH):
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("TFLITE_GLES_X_FUSE_CHAIN_HEADS", "0")
+    cpu, (plain, plain_stats), (fused, fused_stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_FUSE_SECOND_PROJECTION", model, inputs,
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(fused_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(fused, cpu, fp16)
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
