@@ -21,27 +21,26 @@
 # Files: $OUT/hair7-*.txt; the summary on stdout. Under 100 s.
 source "$(dirname "$0")/device_common.sh"
 left() { echo $((96 - SECONDS)); }
-STEPS=${HAIR7_STEPS:-tests split rb}
+STEPS=${HAIR7_STEPS:-tests s16 s32 split rb}
 E=env.TFLITE_GLES_X_
-# Call 3: the new defaults (chains' shapes compiled in on NVIDIA, the side
-# projection as the pair's y2, the twin's upsampling gathered) against all
-# off (old), one process each for hair and the twin; run_bench base / new
-# of hair, its twin and the models without chains (style, palm, face,
-# MobileNet v1 1.0: the same programs in both libraries).
-OLD="old=${E}SPECIALIZE_CHAINS=0,${E}FUSE_SECOND_PROJECTION=0,${E}FUSE_UPSAMPLE_OPERAND=0"
-SW="$OLD"
+# Call 4: the new defaults (chains' shapes compiled in, the side projection
+# as the pair's y2, the twin's upsampling gathered, the up blocks'
+# transposed convolutions as heads: FUSE_CHAIN_HEADS 3) against heads 2
+# and all off (old); run_bench base / new twice, hair and its twin.
+OLD="old=${E}SPECIALIZE_CHAINS=0,${E}FUSE_SECOND_PROJECTION=0,${E}FUSE_UPSAMPLE_OPERAND=0,${E}FUSE_CHAIN_HEADS=2"
+SW="heads2=${E}FUSE_CHAIN_HEADS=2 $OLD"
 SWEEP16=${HAIR7_SWEEP16-"$SW"}
 SWEEP32=${HAIR7_SWEEP32-"$SW"}
 SPLIT_SW=${HAIR7_SPLIT-"$SW"}
 # The twin's switches (its sweep and split, fp16).
-TWIN_SW=${HAIR7_TWIN-"$OLD"}
+TWIN_SW=${HAIR7_TWIN-"$SW"}
 ITER=${HAIR7_ITER:-300}
-ROUNDS=${HAIR7_ROUNDS:-base new}
+ROUNDS=${HAIR7_ROUNDS:-base new base2 new2}
 NEW_ENV=${HAIR7_NEW_ENV-}  # what "new" rounds set on top of the new library
-RB_MODELS=${RB_MODELS-"style_transfer_f16_384 palm_detection_full face_detection_short_range"}
-RB_STANDINS=${RB_STANDINS-"hair_segmentation_512 hair_segmentation_512_builtin mobilenet_v1_1.0_224"}
+RB_MODELS=${RB_MODELS-}
+RB_STANDINS=${RB_STANDINS-"hair_segmentation_512 hair_segmentation_512_builtin"}
 HAIR7_TESTS=${HAIR7_TESTS-tests/python/test_gemm_chain_head.py tests/python/test_pool_fusion.py tests/python/test_gemm_chain.py}
-HAIR7_K=${HAIR7_K-specialized or nearest or side_projection or second_projection}
+HAIR7_K=${HAIR7_K-transposed or specialized or nearest or side_projection or second_projection}
 python3 tools/build_standins.py build/models hair_segmentation_512 hair_segmentation_512_builtin \
   > /tmp/hair7-standins.txt 2>&1
 HAIR=build/models/hair_segmentation_512.tflite
@@ -139,7 +138,7 @@ for f in s32 s16; do
   [ -s "$OUT/hair7-$f.txt" ] || continue
   echo "== GPU minimums $f (conv_sweep --stat min; us, sums ms)"
   awk '/by layer shape/{p=1} p&&NF==0{p=0} p' "$OUT/hair7-$f.txt" | grep -v "^|---" | cut -c1-250
-  grep -E "^\| (sum of|invoke)" "$OUT/hair7-$f.txt" | cut -c1-250
+  grep -E "^\| (CUSTOM (MaxUnp|Conv)|sum of|invoke)" "$OUT/hair7-$f.txt" | cut -c1-250
 done
 [ -s "$RB" ] && cut -c1-110 "$RB"
 echo "== $SECONDS s"

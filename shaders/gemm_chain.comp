@@ -31,7 +31,10 @@
 // instead of two (~5 us of dispatch floor each on the H100); ROWS0 rows
 // per invocation (each weight load feeds that many). Bindings
 // HEAD_BINDING, HEAD_BINDING1, HEAD_BINDING2 = W0, b0, HEAD_IN (c's
-// epilogue operand).
+// epilogue operand). HEAD_UPSTRIDE s > 0: the head is a transposed
+// convolution of stride s instead (ENet's up blocks), its taps gathered as
+// transpose_conv.comp gathers them (input pixel iy where iy * s - PAD_TOP +
+// ky == y), its weights packed alike.
 //
 // SINGLE (gemm_chain.h SingleGemmChain): stage 1 alone, x the output, for a
 // head before a GEMM that no second follows. Bindings 0 = x, 1 = A, 2 = W1,
@@ -67,6 +70,7 @@
 // @const POOL_K=2 POOL_IN_H=4 POOL_IN_W=8 POOL_OUT_W=4 POOL_MAX_OP=0
 // @const HEAD_BINDING=10 HEAD_BINDING1=11 HEAD_BINDING2=12 KERNEL_H=3 KERNEL_W=3
 // @const DILATION_H=1 DILATION_W=1 W0_GROUP=2 TILE0=1 SLICE_THREADS0=4 K_PARTS0=1
+// @const HEAD_UPSTRIDE=0
 // @const C_TILE_VEC4=32 PARTIAL0_VEC4=1 ROWS0=1 HEAD_MATH_P=mediump HEAD_ACC_P=mediump
 // @const HEAD_EPILOGUE(x,index,slice)=(x) HEAD_ACT(x)=(x)
 // @uniform IN_S0=2 IN_H0=4 IN_W0=4 OUT_W0=4 PAD_TOP=1 PAD_LEFT=1 OUT_C0=8
@@ -269,6 +273,10 @@ int output_index(int row, int slice, int slices) {
 #if !defined(HEAD_ACC_P)
 #define HEAD_ACC_P highp
 #endif
+#if !defined(HEAD_UPSTRIDE)
+#define HEAD_UPSTRIDE 0
+#endif
+#define HEAD_UP_DIV (HEAD_UPSTRIDE > 0 ? HEAD_UPSTRIDE : 1)
 void head_sums(int g, int ts, int part, out HEAD_ACC_P vec4 acc[HEAD_TILE]) {
   int in_s = IN_S0;
   int in_h = IN_H0;
@@ -282,17 +290,27 @@ void head_sums(int g, int ts, int part, out HEAD_ACC_P vec4 acc[HEAD_TILE]) {
     int row = min(int(gl_WorkGroupID.x) * WG_ROWS + g + i * HEAD_GROUPS, ROWS - 1);
     int pixel = row % OUT_HW;
     batch_base[i] = (row / OUT_HW) * in_s * in_h * in_w;
-    y0[i] = pixel / OUT_W0 - PAD_TOP;
-    x0[i] = pixel % OUT_W0 - PAD_LEFT;
+    y0[i] = pixel / OUT_W0;
+    x0[i] = pixel % OUT_W0;
   }
   for (int j = 0; j < HEAD_TILE; ++j) acc[j] = vec4(0.0);
   for (int tap = 0; tap < KERNEL_H * KERNEL_W; ++tap) {
     int base[ROWS0];
     bool inside[ROWS0];
     for (int i = 0; i < ROWS0; ++i) {
-      int y = y0[i] + (tap / KERNEL_W) * DILATION_H;
-      int x = x0[i] + (tap % KERNEL_W) * DILATION_W;
-      inside[i] = y >= 0 && y < in_h && x >= 0 && x < in_w;
+      int ky = tap / KERNEL_W, kx = tap % KERNEL_W;
+      int y = y0[i] - PAD_TOP + ky * DILATION_H;
+      int x = x0[i] - PAD_LEFT + kx * DILATION_W;
+      bool tap_hits = true;
+      if (HEAD_UPSTRIDE > 0) {  // a constant: one branch compiles
+        // Offsets keep / and % on non-negative operands (transpose_conv.comp's).
+        int ty = y0[i] + PAD_TOP - ky + HEAD_UP_DIV * KERNEL_H;
+        int tx = x0[i] + PAD_LEFT - kx + HEAD_UP_DIV * KERNEL_W;
+        tap_hits = ty % HEAD_UP_DIV == 0 && tx % HEAD_UP_DIV == 0;
+        y = ty / HEAD_UP_DIV - KERNEL_H;
+        x = tx / HEAD_UP_DIV - KERNEL_W;
+      }
+      inside[i] = tap_hits && y >= 0 && y < in_h && x >= 0 && x < in_w;
       base[i] = batch_base[i] + (inside[i] ? y * in_w + x : 0);
     }
     // A trip count of its own (not s < in_s from `part`): constant where the

@@ -222,6 +222,17 @@ bool IsPlainConvolution(const Dispatch& c) {
   return c.inputs.size() == (HasDefine(c, "EPILOGUE_IN") ? 4u : 3u);
 }
 
+bool IsPlainTransposedConvolution(const Dispatch& c) {
+  if (c.shader != "transpose_conv" || c.outputs.size() != 1 || !c.read_write.empty() ||
+      IntDefine(c, "STRIDE_H") < 1 || IntDefine(c, "STRIDE_H") != IntDefine(c, "STRIDE_W") ||
+      IntDefine(c, "BAND_BEGIN") != 0 || IntDefine(c, "BAND_END") != IntDefine(c, "PIXEL_GROUPS")) {
+    return false;
+  }
+  for (const char* name : {"SLICES_ON_X", "BHWC_OUTPUT", "TEXTURE_OUTPUT", "EPILOGUE_IN2"}) {
+    if (HasDefine(c, name)) return false;
+  }
+  return c.inputs.size() == (HasDefine(c, "EPILOGUE_IN") ? 4u : 3u);
+}
 
 bool SingleGemmChain(const DeviceProfile& device, const Dispatch& gemm, Dispatch* chain) {
   if (!device.gpu || !IsPlainTiledGemm(gemm)) return false;

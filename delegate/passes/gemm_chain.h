@@ -39,6 +39,11 @@ bool IsPlainTiledGemm(const Dispatch& gemm);
 // with stride 1: what gemm_chain.comp's stage 0 (HEAD) computes.
 bool IsPlainConvolution(const Dispatch& conv);
 
+// A transpose_conv.comp dispatch of one output that stage 0 can gather as
+// well (HEAD_UPSTRIDE): equal strides, PHWC4 output, at most one epilogue
+// operand, the whole output in one range (no readback bands).
+bool IsPlainTransposedConvolution(const Dispatch& conv);
+
 // `gemm` (a plain tiled GEMM) as a gemm_chain dispatch of its stage 1 alone
 // (gemm_chain.comp SINGLE: x is the output), the pairs' tile: the host of a
 // head (gemm_chain_head.h) where a convolution comes before a single GEMM.

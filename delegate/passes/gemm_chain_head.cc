@@ -49,11 +49,17 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
       continue;
     }
     const int producer = scan.LatestWriter(i, c);
-    if (producer < 0 || !IsPlainConvolution(list[producer]) || list[producer].outputs[0] != c ||
-        IntDefine(list[producer], "OUT_HW") != pixels) {
+    if (producer < 0) continue;
+    const Dispatch& conv = list[producer];
+    // fuse_chain_heads 3: a transposed convolution's output too (ENet's up blocks).
+    const bool transposed =
+        device.fuse_chain_heads >= 3 && IsPlainTransposedConvolution(conv);
+    const long long conv_pixels =
+        transposed ? IntDefine(conv, "OUT_H") * IntDefine(conv, "OUT_W") : IntDefine(conv, "OUT_HW");
+    if ((!transposed && !IsPlainConvolution(conv)) || conv.outputs[0] != c ||
+        conv_pixels != pixels) {
       continue;
     }
-    const Dispatch& conv = list[producer];
     // The convolution moves to the pair's place: its inputs must be as they
     // are at its own, and none of them may be what the pair writes.
     bool moves = true;
@@ -101,10 +107,13 @@ int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& va
     d["HEAD_BINDING"] = std::to_string(head_binding);
     d["HEAD_BINDING1"] = std::to_string(head_binding + 1);
     d["HEAD_BINDING2"] = std::to_string(head_binding + 2);
-    for (const char* name : {"KERNEL_H", "KERNEL_W", "DILATION_H", "DILATION_W", "PAD_TOP",
-                             "PAD_LEFT"}) {
+    for (const char* name : {"KERNEL_H", "KERNEL_W", "PAD_TOP", "PAD_LEFT"}) {
       d[name] = conv.defines.at(name);
     }
+    for (const char* name : {"DILATION_H", "DILATION_W"}) {
+      d[name] = transposed ? "1" : conv.defines.at(name);
+    }
+    d["HEAD_UPSTRIDE"] = transposed ? conv.defines.at("STRIDE_H") : "0";
     d["W0_GROUP"] = conv.defines.at("TILE_SLICES");
     for (const char* name : {"IN_S", "IN_H", "IN_W", "OUT_W", "OUT_C"}) {
       d[std::string(name) + "0"] = conv.defines.at(name);

@@ -25,7 +25,9 @@ namespace tflite_gles {
 // and whose inputs nothing between the two writes. Only where
 // DeviceProfile::fuse_chain_heads is set (2: also before a single tiled 1x1
 // GEMM, hosted by a gemm_chain dispatch of its stage 1 alone, gemm_chain.h
-// SingleGemmChain) and the device binds enough
+// SingleGemmChain; 3: c may also be a transposed convolution's output,
+// gemm_chain.h IsPlainTransposedConvolution, gathered as transpose_conv.comp
+// gathers it: ENet's up blocks) and the device binds enough
 // buffers and shared memory. Returns how many dispatches were folded away.
 int FuseGemmChainHeads(const DeviceProfile& device, const std::vector<Value>& values,
                        const std::vector<ValueId>& keep, std::vector<Dispatch>* dispatches);

@@ -16,6 +16,10 @@ A second projection (shaders/gemm_chain.comp Y2): the up block's side
 branch's 1x1 of the pair's x as the pair's third output
 (TFLITE_GLES_X_FUSE_SECOND_PROJECTION off and on, pairs forced).
 
+A transposed head (shaders/gemm_chain.comp HEAD_UPSTRIDE): the up block's
+transposed convolution as its pair's stage 0 (TFLITE_GLES_X_FUSE_CHAIN_HEADS
+2 and 3, pairs forced).
+
 Pooling in a GEMM pair's A loads (shaders/gemm_chain.comp POOL_PROLOGUE,
 UNPOOL_FROM_INPUT): the downsampling block's argmax pooling whose output only
 the pair of its main 1x1 convolution reads and whose indices only a gathered
@@ -236,6 +240,33 @@ def test_side_projection_as_the_pairs_second_output(monkeypatch, shape, fp16):
     force_pairs(monkeypatch)
     (plain, plain_stats), (fused, fused_stats) = off_and_on(
         monkeypatch, custom, inputs, fp16, "TFLITE_GLES_X_FUSE_SECOND_PROJECTION")
+    gt.assert_fully_delegated(fused_stats)
+    gt.assert_close(plain, cpu, fp16)
+    gt.assert_close(fused, cpu, fp16)
+    assert fused_stats["dispatches"] == plain_stats["dispatches"] - 1, (fused_stats, plain_stats)
+
+
+@pytest.mark.parametrize("variant,shape", [
+    ("custom", [1, 32, 32, 16]),    # MediaPipe's Convolution2DTransposeBias
+    ("custom", [2, 32, 48, 8]),     # two batches, a wider map
+    ("builtin", [1, 32, 32, 16])])  # TRANSPOSE_CONV with bias
+@pytest.mark.parametrize("fp16", [False, True])
+def test_transposed_convolution_as_the_pairs_head(monkeypatch, variant, shape, fp16):
+    """The up block's transposed convolution (+ PRELU), read only by the
+    pair of its 1x1 expansion, as that pair's stage 0
+    (gemm_chain.comp HEAD_UPSTRIDE, TFLITE_GLES_X_FUSE_CHAIN_HEADS 2 -> 3):
+    one dispatch less, both the CPU's answers."""
+    seed = shape[2] + shape[3] + 2
+    model = encoder_decoder(variant, shape, seed)
+    reference = encoder_decoder("exact", shape, seed) if variant == "custom" else model
+    inputs = distinct_window_inputs(shape, seed=15)
+    cpu = gt.invoke(gt.interpreter(reference), inputs)
+    force_pairs(monkeypatch)
+    runs = []
+    for value in ("2", "3"):
+        monkeypatch.setenv("TFLITE_GLES_X_FUSE_CHAIN_HEADS", value)
+        runs.append(gt.run_gpu(model, inputs, {"precision_loss_allowed": fp16}))
+    (plain, plain_stats), (fused, fused_stats) = runs
     gt.assert_fully_delegated(fused_stats)
     gt.assert_close(plain, cpu, fp16)
     gt.assert_close(fused, cpu, fp16)
