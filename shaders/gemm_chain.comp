@@ -313,6 +313,11 @@ void head_sums(int g, int ts, int part, out HEAD_ACC_P vec4 acc[HEAD_TILE]) {
       inside[i] = tap_hits && y >= 0 && y < in_h && x >= 0 && x < in_w;
       base[i] = batch_base[i] + (inside[i] ? y * in_w + x : 0);
     }
+    // A transposed head's taps of the other row phase hit nothing for the
+    // whole of a workgroup's image row: skipped (3 or 6 of 9 taps at stride 2).
+    bool any_inside = false;
+    for (int i = 0; i < ROWS0; ++i) any_inside = any_inside || inside[i];
+    if (HEAD_UPSTRIDE > 0 && !any_inside) continue;
     // A trip count of its own (not s < in_s from `part`): constant where the
     // shapes are compiled in (DeviceProfile::specialize_gemm_chains), so it unrolls.
     for (int k0 = 0; k0 < (in_s + K_PARTS0 - 1) / K_PARTS0; ++k0) {

@@ -487,8 +487,10 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // And the 3x3 convolution before such a pair (delegate/passes/gemm_chain_head.h):
   // NVIDIA only, where it was measured (docs/perf/log.md, "chain3, session 15").
   // Before single GEMMs too (2: hair's last 3x3 of a map and down2's, docs/perf/log.md, "chain5").
-  // 3: transposed convolutions too (ENet's up blocks; hair7, session 18).
-  device->fuse_chain_heads = device->fuse_gemm_pairs && device->gpu->IsNvidia() ? 3 : 0;
+  // Not 3 (transposed convolutions too): on the H100 the hair stand-in's invoke took +7 to +8 us
+  // with them, the up blocks' pairs 32.5 / 25.1 us against 26.8 / ~20 for pair and transposed
+  // convolution apart (docs/perf/log.md, "hair7, session 18").
+  device->fuse_chain_heads = device->fuse_gemm_pairs && device->gpu->IsNvidia() ? 2 : 0;
   Apply(o.fuse_chain_heads, &device->fuse_chain_heads);
   // A first GEMM of up to 16 input slices there (hair's down2 main 1x1 and the
   // projection after it; DeepLab's 128-step one stays apart).
