@@ -1,0 +1,38 @@
+#!/bin/bash
+# win7, session 18 (issue 18): style transfer's 9x9 layers (@272 8->3, @3 3->8
+# at 384x384) in other instruction streams. From the repository root:
+#   DIR=.devbuild source bench/device_env.sh && bash bench/device_win7.sh
+# 1. bench/window_probe.py: standalone kernels of the real shapes (random data,
+#    checked against numpy): more float accumulator chains per invocation,
+#    weights as literals / uniform-block operands / shared memory, fp16.
+# 2. conv_sweep.py (timer queries, min): the delegate's @3 and @272, base
+#    library vs this branch (WIN7_VARIANTS: its switches), fp32 / fp16, and
+#    @3 with TFLITE_GLES_FUSE_UPLOAD=0 (its input in device memory).
+# Prints the short tables last; under 100 s.
+source "$(dirname "$0")/device_common.sh"
+STYLE=$M/style_transfer_f16_384.tflite
+SM=(--match "CONV_2D v1 @3 " --match "CONV_2D v1 @272 ")
+NU=env.TFLITE_GLES_FUSE_UPLOAD=0
+sweep() {
+  local lib=$1; shift
+  TFLITE_GLES_LIB=$lib timeout 30 python3 bench/conv_sweep.py --model "$STYLE" --stat min \
+    --rounds 4 --per-round 8 --peak 67 "${SM[@]}" "$@" 2>&1 | grep -v "^INFO\|^WARNING: All log"
+}
+T0=$(date +%s)
+timeout ${WIN7_PROBE_S:-62} python3 bench/window_probe.py --max-seconds ${WIN7_PROBE_BUDGET:-50} \
+  ${WIN7_PROBE_ARGS:-} > "$OUT/probe.txt" 2>&1
+echo "probe rc $? after $(( $(date +%s) - T0 )) s"
+{
+  echo "== base library"
+  sweep "$BASE_LIB" --variant f32: --variant "f32-noupload:$NU" --variant "f16:$F16"
+  if [ -n "${WIN7_VARIANTS:-}" ]; then
+    echo "== new library"
+    args=(); for v in $WIN7_VARIANTS; do args+=(--variant "$v"); done
+    sweep "$NEW_LIB" "${args[@]}"
+  fi
+} > "$OUT/sweep.txt" 2>&1
+echo "done after $(( $(date +%s) - T0 )) s"
+nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader 2>/dev/null | head -1
+grep -v "^|" "$OUT/probe.txt" | grep -iv "^@" | tail -5
+grep "^|" "$OUT/probe.txt"
+grep -E "^\||^==|rror" "$OUT/sweep.txt" | cut -c1-200 | tail -30
