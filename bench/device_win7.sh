@@ -16,7 +16,7 @@ NU=env.TFLITE_GLES_FUSE_UPLOAD=0
 sweep() {
   local lib=$1; shift
   TFLITE_GLES_LIB=$lib timeout 30 python3 bench/conv_sweep.py --model "$STYLE" --stat min \
-    --rounds 4 --per-round 8 --peak 67 "${SM[@]}" "$@" 2>&1 | grep -v "^INFO\|^WARNING: All log"
+    --rounds ${WIN7_ROUNDS:-4} --per-round ${WIN7_PER:-8} --peak 67 "${SM[@]}" "$@" 2>&1 | grep -v "^INFO\|^WARNING: All log"
 }
 T0=$(date +%s)
 timeout ${WIN7_PROBE_S:-62} python3 bench/window_probe.py --max-seconds ${WIN7_PROBE_BUDGET:-50} \
