@@ -18,7 +18,8 @@ weights come from:
           constants when ky is written out (constant-bank FFMA operands);
           lit: the weights written into the code as float literals (FFMA
           immediates; ky written out, every index constant); const: a const
-          vec4 array in the shader, ky rolled (a dynamic index into it);
+          vec4 array in the shader (with kyu every index into it constant:
+          the form a delegate define can carry), else a dynamic index;
   kyu     ky written out (else a loop; kx, the pixels and channels always are).
 The input window of one input slice at a time sits in shared memory (the
 slices written out, barriers between), its rows skewed so that lanes PX apart
@@ -195,7 +196,8 @@ def variants():
     B = lambda **kw: Variant("3", **kw)  # noqa: E731
     return [A(px=2, acc="v"), A(px=3), A(px=8, lx=8), A(px=3, w="lit"), A(px=4, w="lit"),
             A(px=8, lx=8, w="lit"), B(px=2, acc="v"), B(px=4), B(px=2, w="lit"),
-            B(px=4, w="lit"), A(px=4, w="ubo", kyu=True), B(px=4, w="ubo", kyu=True),
+            B(px=4, w="lit"), A(px=4, w="const", kyu=True), B(px=4, w="const", kyu=True),
+            A(px=2, w="const", kyu=True), A(px=4, w="ubo", kyu=True), B(px=4, w="ubo", kyu=True),
             A(px=2), A(px=4), A(px=9, lx=8), A(px=2, w="lit"), B(px=3), B(px=3, w="lit"),
             A(px=2, acc="v", prec="mediump"), A(px=4, w="lit", acc="v", prec="mediump"),
             B(px=2, acc="v", prec="mediump"), B(px=4, w="lit", acc="v", prec="mediump"),
