@@ -7,7 +7,8 @@
 #    weights as literals / uniform-block operands / shared memory, fp16.
 # 2. conv_sweep.py (timer queries, min): the delegate's @3 and @272, base
 #    library vs this branch (WIN7_VARIANTS: its switches), fp32 / fp16, and
-#    @3 with TFLITE_GLES_FUSE_UPLOAD=0 (its input in device memory).
+#    @3 with TFLITE_GLES_FUSE_UPLOAD=0 (its input in device memory); the
+#    branch with TFLITE_GLES_X_WINDOW_LITERAL=1 (weights as literals).
 # Prints the short tables last; under 100 s.
 source "$(dirname "$0")/device_common.sh"
 STYLE=$M/style_transfer_f16_384.tflite
@@ -19,17 +20,17 @@ sweep() {
     --rounds ${WIN7_ROUNDS:-4} --per-round ${WIN7_PER:-8} --peak 67 "${SM[@]}" "$@" 2>&1 | grep -v "^INFO\|^WARNING: All log"
 }
 T0=$(date +%s)
-timeout ${WIN7_PROBE_S:-62} python3 bench/window_probe.py --max-seconds ${WIN7_PROBE_BUDGET:-50} \
+timeout ${WIN7_PROBE_S:-50} python3 bench/window_probe.py --max-seconds ${WIN7_PROBE_BUDGET:-40} \
   ${WIN7_PROBE_ARGS:-} > "$OUT/probe.txt" 2>&1
 echo "probe rc $? after $(( $(date +%s) - T0 )) s"
 {
   echo "== base library"
   sweep "$BASE_LIB" --variant f32: --variant "f32-noupload:$NU" --variant "f16:$F16"
-  if [ -n "${WIN7_VARIANTS:-}" ]; then
-    echo "== new library"
-    args=(); for v in $WIN7_VARIANTS; do args+=(--variant "$v"); done
-    sweep "$NEW_LIB" "${args[@]}"
-  fi
+  LIT=env.TFLITE_GLES_X_WINDOW_LITERAL=1
+  VARIANTS=${WIN7_VARIANTS:-"f32: f32-lit:$LIT f16:$F16 f16-lit:$F16,$LIT"}
+  echo "== new library"
+  args=(); for v in $VARIANTS; do args+=(--variant "$v"); done
+  sweep "$NEW_LIB" "${args[@]}"
 } > "$OUT/sweep.txt" 2>&1
 echo "done after $(( $(date +%s) - T0 )) s"
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader 2>/dev/null | head -1

@@ -94,6 +94,9 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   if (o.window_block_steps) {
     device->window_conv_block_steps = static_cast<int>(std::clamp(*o.window_block_steps, 1LL, 4LL));
   }
+  // Off until measured in the delegate (docs/perf/log.md, "win7, session 18").
+  device->window_conv_literal_weights = false;
+  Apply(o.window_literal, &device->window_conv_literal_weights);
   // FMA_CHAIN in fp32 on NVIDIA (products and accumulators both highp: one
   // rounding less per product): style's dispatch sum 0.742 -> 0.715 ms on an
   // H200, every large convolution faster (docs/perf/log.md, "peak4, session

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "delegate/kernels/literal_weights.h"
 #include "delegate/passes/fusion.h"
 
 namespace tflite_gles {
@@ -22,6 +23,9 @@ constexpr long long kMaxSlices = 2;
 constexpr long long kMinSmallTaps = 9;
 constexpr long long kMaxSmallInSlices = 8;
 constexpr long long kMaxSmallOutSlices = 4;
+// WEIGHTS_LITERAL: weight tensors of at most this many vec4s (style's 9x9
+// layers: 648), so that the literals stay a small part of the program.
+constexpr long long kMaxLiteralVec4s = 1024;
 
 // Shared memory of a block's window (vec4 of 16 bytes each, whatever the
 // precision: mediump may be stored wider).
@@ -137,6 +141,17 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     if (device.window_conv_half_smem && device.fp16) defines["HALF_SMEM"] = "";
     // PACK3 (DeviceProfile::window_conv_pack3): 3-lane weights packed.
     if (row_reuse && device.window_conv_pack3 && out_s == 1 && out_c == 3) defines["PACK3"] = "";
+    // WEIGHTS_LITERAL (DeviceProfile::window_conv_literal_weights): where the
+    // taps are written out (conv2d_window.comp UNROLLED_TAPS, and at most 9
+    // rows) and the weights are a small constant; instead of PACK3's staging.
+    if (row_reuse && device.window_conv_literal_weights && kh <= 9 && kw <= 9 &&
+        block[0] <= 8 && block[0] + kw - 1 <= 16 && out_s <= 4) {
+      if (auto data = kernels::SmallConstantData(values[d.inputs[1]], kMaxLiteralVec4s)) {
+        defines.erase("PACK3");
+        defines["WEIGHTS_LITERAL"] = "";
+        defines["WEIGHT_VALUES"] = kernels::Vec4Literals(*data);
+      }
+    }
     // Mediump accumulators (DeviceProfile::window_conv_acc_mediump): only
     // where the products are mediump already (fp16 storage).
     if (device.window_conv_acc_mediump && defines.count("MATH_P") &&
@@ -147,10 +162,11 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     // both have one precision and an invocation has >= 4 accumulators: the
     // chains are dependent, and with 2 (style's 8 -> 3 layer, PX 2) they ran
     // 36.7 -> 40.5 µs, with 4 (3 -> 8) 62.1 -> 59.7 (H200; docs/perf/log.md,
-    // "peak4, session 15").
+    // "peak4, session 15"). With WEIGHTS_LITERAL always (bench/window_probe.py's
+    // literal form: one FMA per product, its weight an immediate).
     const std::string math_p = defines.count("MATH_P") ? defines["MATH_P"] : "highp";
     const std::string acc_p = defines.count("ACC_P") ? defines["ACC_P"] : "highp";
-    const bool chains = 1LL * block[0] * out_s >= 4;
+    const bool chains = 1LL * block[0] * out_s >= 4 || defines.count("WEIGHTS_LITERAL");
     defines["FMA_CHAIN"] = device.fma_chain && math_p == acc_p && chains ? "1" : "0";
     // BLOCK_STEPS (DeviceProfile::window_conv_block_steps): that many blocks
     // along y per workgroup; not with SLICE_STEPS (conv2d_window.comp).
