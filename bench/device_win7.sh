@@ -9,6 +9,7 @@
 #    library vs this branch (WIN7_VARIANTS: its switches), fp32 / fp16, and
 #    @3 with TFLITE_GLES_FUSE_UPLOAD=0 (its input in device memory); the
 #    branch with TFLITE_GLES_X_WINDOW_LITERAL=1 (weights as literals).
+# 3. tests/python/test_window_literal.py on this GPU (LiteRT CPU vs the path).
 # Prints the short tables last; under 100 s.
 source "$(dirname "$0")/device_common.sh"
 STYLE=$M/style_transfer_f16_384.tflite
@@ -32,7 +33,11 @@ echo "probe rc $? after $(( $(date +%s) - T0 )) s"
   args=(); for v in $VARIANTS; do args+=(--variant "$v"); done
   sweep "$NEW_LIB" "${args[@]}"
 } > "$OUT/sweep.txt" 2>&1
-echo "done after $(( $(date +%s) - T0 )) s"
+echo "sweeps done after $(( $(date +%s) - T0 )) s"
+# The literal path against LiteRT CPU on this GPU (the test forces the switch).
+(cd tests/python && timeout ${WIN7_TEST_S:-30} python3 -m pytest -q -x test_window_literal.py \
+  > "$OUT/tests.txt" 2>&1)
+echo "tests rc $? after $(( $(date +%s) - T0 )) s: $(tail -1 "$OUT/tests.txt")"
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader 2>/dev/null | head -1
 grep -v "^|" "$OUT/probe.txt" | grep -iv "^@" | tail -5
 grep "^|" "$OUT/probe.txt"
