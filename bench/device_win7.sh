@@ -28,7 +28,9 @@ echo "probe rc $? after $(( $(date +%s) - T0 )) s"
   echo "== base library"
   sweep "$BASE_LIB" --variant f32: --variant "f32-noupload:$NU" --variant "f16:$F16"
   LIT=env.TFLITE_GLES_X_WINDOW_LITERAL=1
-  VARIANTS=${WIN7_VARIANTS:-"f32: f32-lit:$LIT f16:$F16 f16-lit:$F16,$LIT"}
+  W=env.TFLITE_GLES_X_WINDOW_CONV
+  VARIANTS=${WIN7_VARIANTS:-"f32: f32-lit:$LIT f16:$F16 f16-lit:$F16,$LIT f32-lit-4/16/8:$LIT,$W=4/16/8
+    f32-lit-3/16/8:$LIT,$W=3/16/8 f32-4/16/8:$W=4/16/8"}
   echo "== new library"
   args=(); for v in $VARIANTS; do args+=(--variant "$v"); done
   sweep "$NEW_LIB" "${args[@]}"
