@@ -17,27 +17,32 @@ SM=(--match "CONV_2D v1 @3 " --match "CONV_2D v1 @272 ")
 NU=env.TFLITE_GLES_FUSE_UPLOAD=0
 sweep() {
   local lib=$1; shift
-  TFLITE_GLES_LIB=$lib timeout 30 python3 bench/conv_sweep.py --model "$STYLE" --stat min \
+  TFLITE_GLES_LIB=$lib timeout ${SWEEP_S:-25} python3 bench/conv_sweep.py --model "$STYLE" --stat min \
     --rounds ${WIN7_ROUNDS:-4} --per-round ${WIN7_PER:-8} --peak 67 "${SM[@]}" "$@" 2>&1 | grep -v "^INFO\|^WARNING: All log"
 }
 T0=$(date +%s)
-timeout ${WIN7_PROBE_S:-50} python3 bench/window_probe.py --max-seconds ${WIN7_PROBE_BUDGET:-40} \
-  ${WIN7_PROBE_ARGS:-} > "$OUT/probe.txt" 2>&1
+# Call 3: the forms that call 2 singled out, 5 rounds over all of them.
+ONLY=(--only "px2 16x8 w=smem acc=v" --only "px3 16x8 w=smem acc=s hig" --only "px3 16x8 w=lit"
+      --only "px3 16x8 w=const kyu" --only "@272 px2 16x8 w=lit" --only "px4 16x8 w=lit kyu acc=s hig"
+      --only "@3 px4 16x8 w=smem acc=s")
+timeout ${WIN7_PROBE_S:-40} python3 bench/window_probe.py --max-seconds ${WIN7_PROBE_BUDGET:-25} \
+  --rounds 5 "${ONLY[@]}" ${WIN7_PROBE_ARGS:-} > "$OUT/probe.txt" 2>&1
 echo "probe rc $? after $(( $(date +%s) - T0 )) s"
 {
   echo "== base library"
   sweep "$BASE_LIB" --variant f32: --variant "f32-noupload:$NU" --variant "f16:$F16"
   LIT=env.TFLITE_GLES_X_WINDOW_LITERAL=1
   W=env.TFLITE_GLES_X_WINDOW_CONV
-  VARIANTS=${WIN7_VARIANTS:-"f32: f32-lit:$LIT f16:$F16 f16-lit:$F16,$LIT f32-lit-4/16/8:$LIT,$W=4/16/8
-    f32-lit-3/16/8:$LIT,$W=3/16/8 f32-4/16/8:$W=4/16/8"}
+  VARIANTS=${WIN7_VARIANTS:-"f32: f32-lit:$LIT f32-3/16/8:$W=3/16/8 f32-lit-3/16/8:$LIT,$W=3/16/8
+    f16:$F16"}
   echo "== new library"
+  SWEEP_S=40
   args=(); for v in $VARIANTS; do args+=(--variant "$v"); done
   sweep "$NEW_LIB" "${args[@]}"
 } > "$OUT/sweep.txt" 2>&1
 echo "sweeps done after $(( $(date +%s) - T0 )) s"
 # The literal path against LiteRT CPU on this GPU (the test forces the switch).
-(cd tests/python && timeout ${WIN7_TEST_S:-30} python3 -m pytest -q -x test_window_literal.py \
+(cd tests/python && timeout ${WIN7_TEST_S:-25} python3 -m pytest -q -x test_window_literal.py \
   > "$OUT/tests.txt" 2>&1)
 echo "tests rc $? after $(( $(date +%s) - T0 )) s: $(tail -1 "$OUT/tests.txt")"
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader 2>/dev/null | head -1

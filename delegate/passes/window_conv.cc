@@ -144,7 +144,11 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     // WEIGHTS_LITERAL (DeviceProfile::window_conv_literal_weights): where the
     // taps are written out (conv2d_window.comp UNROLLED_TAPS, and at most 9
     // rows) and the weights are a small constant; instead of PACK3's staging.
-    if (row_reuse && device.window_conv_literal_weights && kh <= 9 && kw <= 9 &&
+    // highp products only: NVIDIA's mediump products with literal operands
+    // came out wrong (bench/window_probe.py: max error 19 against 0.04 with
+    // the weights from shared memory; docs/perf/log.md, "win7, session 18").
+    const bool highp = !defines.count("MATH_P") || defines["MATH_P"] == "highp";
+    if (row_reuse && highp && device.window_conv_literal_weights && kh <= 9 && kw <= 9 &&
         block[0] <= 8 && block[0] + kw - 1 <= 16 && out_s <= 4) {
       if (auto data = kernels::SmallConstantData(values[d.inputs[1]], kMaxLiteralVec4s)) {
         defines.erase("PACK3");
