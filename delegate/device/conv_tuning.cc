@@ -94,8 +94,9 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   if (o.window_block_steps) {
     device->window_conv_block_steps = static_cast<int>(std::clamp(*o.window_block_steps, 1LL, 4LL));
   }
-  // Off until measured in the delegate (docs/perf/log.md, "win7, session 18").
-  device->window_conv_literal_weights = false;
+  // WEIGHTS_LITERAL on NVIDIA with fp32: style's @272 38.2 -> 29.6 µs, @3 35.0 -> 32.3 on an
+  // H100 (docs/perf/log.md, "win7, session 18"); highp products only (the pass checks).
+  device->window_conv_literal_weights = device->gpu->IsNvidia() && !device->fp16;
   Apply(o.window_literal, &device->window_conv_literal_weights);
   // FMA_CHAIN in fp32 on NVIDIA (products and accumulators both highp: one
   // rounding less per product): style's dispatch sum 0.742 -> 0.715 ms on an
