@@ -172,8 +172,13 @@ TENSOR_IN(prologue_shift, 5, PrologueShift);
 // KERNEL_W taps, and every weight is staged in shared memory (broadcast
 // reads): bench/peak_probe.py's fastest form ("peak, session 11"; measured
 // in docs/perf/log.md "gap, session 12"). Columns are skewed by c / 8 so
-// that invocations PX columns apart read distinct banks.
+// that invocations PX columns apart read distinct banks; an odd PX needs no
+// skew (with it, PX 3's lanes met 2-way conflicts: 0, 3, 6, 10, 13, 16 ...).
+#if PX % 2 == 1
+#define SKEW(c) (c)
+#else
 #define SKEW(c) ((c) + (c) / 8)
+#endif
 #define WINDOW_WP (SKEW(WINDOW_W - 1) + 1)
 #define WINDOW_AT(s, wy, wx) (((s) * WINDOW_H + (wy)) * WINDOW_WP + SKEW(wx))
 #define WEIGHT_VEC4S \

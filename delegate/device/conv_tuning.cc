@@ -98,6 +98,10 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   // H100 (docs/perf/log.md, "win7, session 18"); highp products only (the pass checks).
   device->window_conv_literal_weights = device->gpu->IsNvidia() && !device->fp16;
   Apply(o.window_literal, &device->window_conv_literal_weights);
+  device->window_conv_literal_px = 0;
+  if (o.window_literal_px) {
+    device->window_conv_literal_px = static_cast<int>(std::min(*o.window_literal_px, 8LL));
+  }
   // FMA_CHAIN in fp32 on NVIDIA (products and accumulators both highp: one
   // rounding less per product): style's dispatch sum 0.742 -> 0.715 ms on an
   // H200, every large convolution faster (docs/perf/log.md, "peak4, session

@@ -225,6 +225,8 @@ struct DeviceProfile {
   // conv2d_window.comp (ROW_REUSE): small constant weights written into the
   // program as literals, the taps' rows written out (WEIGHTS_LITERAL).
   bool window_conv_literal_weights = false;
+  // Pixels per invocation of such layers with one output slice (0: the block's).
+  int window_conv_literal_px = 0;
   // conv2d_window.comp's and gemm.comp's (tiled) products fused one by one into their
   // accumulators (FMA_CHAIN) instead of summed per step and then added, where products
   // and accumulators have one precision (TFLITE_GLES_X_FMA_CHAIN).

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,7 +95,23 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     };
     // 2 x 16 x 4 only for WINDOW_SMALL's many slices (8 x 6 window rows and
     // 4 x 9 x 8 weight quads: 47.6 KB, within NVIDIA's 48 KB).
+    // WEIGHTS_LITERAL (DeviceProfile::window_conv_literal_weights; applied
+    // below): highp products only, NVIDIA's mediump products with literal
+    // operands came out wrong (bench/window_probe.py: max error 19 against
+    // 0.04 with the weights from shared memory; docs/perf/log.md, "win7,
+    // session 18"); at most 9 x 9 taps (the rows written out) and small
+    // constant weights.
+    const auto math_it = d.defines.find("MATH_P");
+    const bool highp = math_it == d.defines.end() || math_it->second == "highp";
+    std::optional<std::vector<float>> literal;
+    if (device.window_conv_literal_weights && highp && kh <= 9 && kw <= 9 && out_s <= 4) {
+      literal = kernels::SmallConstantData(values[d.inputs[1]], kMaxLiteralVec4s);
+    }
     std::vector<std::array<int, 3>> blocks = {device.window_conv_block, {2, 16, 8}};
+    // DeviceProfile::window_conv_literal_px: such layers of one output slice first try that PX.
+    if (literal && out_s == 1 && device.window_conv_literal_px > 0) {
+      blocks.insert(blocks.begin(), {device.window_conv_literal_px, 16, 8});
+    }
     if (small) blocks.push_back({2, 16, 4});
     blocks.push_back({1, 16, 8});
     blocks.push_back({1, 8, 8});
@@ -141,20 +158,12 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     if (device.window_conv_half_smem && device.fp16) defines["HALF_SMEM"] = "";
     // PACK3 (DeviceProfile::window_conv_pack3): 3-lane weights packed.
     if (row_reuse && device.window_conv_pack3 && out_s == 1 && out_c == 3) defines["PACK3"] = "";
-    // WEIGHTS_LITERAL (DeviceProfile::window_conv_literal_weights): where the
-    // taps are written out (conv2d_window.comp UNROLLED_TAPS, and at most 9
-    // rows) and the weights are a small constant; instead of PACK3's staging.
-    // highp products only: NVIDIA's mediump products with literal operands
-    // came out wrong (bench/window_probe.py: max error 19 against 0.04 with
-    // the weights from shared memory; docs/perf/log.md, "win7, session 18").
-    const bool highp = !defines.count("MATH_P") || defines["MATH_P"] == "highp";
-    if (row_reuse && highp && device.window_conv_literal_weights && kh <= 9 && kw <= 9 &&
-        block[0] <= 8 && block[0] + kw - 1 <= 16 && out_s <= 4) {
-      if (auto data = kernels::SmallConstantData(values[d.inputs[1]], kMaxLiteralVec4s)) {
-        defines.erase("PACK3");
-        defines["WEIGHTS_LITERAL"] = "";
-        defines["WEIGHT_VALUES"] = kernels::Vec4Literals(*data);
-      }
+    // WEIGHTS_LITERAL where the taps are written out (conv2d_window.comp
+    // UNROLLED_TAPS); instead of PACK3's staging.
+    if (literal && row_reuse && block[0] <= 8 && block[0] + kw - 1 <= 16) {
+      defines.erase("PACK3");
+      defines["WEIGHTS_LITERAL"] = "";
+      defines["WEIGHT_VALUES"] = kernels::Vec4Literals(*literal);
     }
     // Mediump accumulators (DeviceProfile::window_conv_acc_mediump): only
     // where the products are mediump already (fp16 storage).

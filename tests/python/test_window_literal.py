@@ -78,3 +78,21 @@ def test_large_weights_stay_in_shared_memory(monkeypatch, tmp_path):
     (text,) = dumped_window_programs(tmp_path)
     assert "#define WEIGHTS_LITERAL" not in text
     assert_close(outputs, gt.invoke(gt.interpreter(model), inputs))
+
+
+def test_literal_px_sets_the_block_of_one_output_slice(monkeypatch, tmp_path):
+    """TFLITE_GLES_X_WINDOW_LITERAL_PX: an 8 -> 3 layer with literal weights
+    takes 3 pixels per invocation (an odd PX: its window rows unskewed)."""
+    model, shapes = window_model([1, 20, 23, 8], 3, (9, 9), ((4, 4), (4, 4)), "REFLECT", "VALID",
+                                 seed=8)
+    inputs = random_inputs(shapes, seed=7)
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_REUSE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_SLICE_STEPS", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL_PX", "3")
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    outputs, shaders, stats = run(monkeypatch, model, inputs, False, "1")
+    assert_fully_delegated(stats)
+    (text,) = dumped_window_programs(tmp_path)
+    assert "#define WEIGHTS_LITERAL" in text and "#define PX 3" in text
+    assert_close(outputs, gt.invoke(gt.interpreter(model), inputs))
