@@ -208,6 +208,7 @@ def test_window_slice_steps(monkeypatch, tmp_path, in_shape, out_c, kernel, pads
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_PACK3", pack3)
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_BLOCK_STEPS", block_steps)
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_HALF_SMEM", "1")  # fp16 storage only
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL_PX", "0")  # the block asserted below
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
     outputs, shaders, stats = run(monkeypatch, model, inputs, fp16, block)
     assert_fully_delegated(stats)
