@@ -45,12 +45,13 @@
 // @axis - BHWC_INPUT
 // @axis - ROW_REUSE
 // @axis - SLICE_STEPS
-// @axis - PACK3
+// @axis - PACK3 WEIGHTS_LITERAL
 // @axis - HALF_SMEM
 // @const LOCAL_X=16 LOCAL_Y=8 LOCAL_Z=1 PX=2 KERNEL_H=9 KERNEL_W=9
 // @const IN_SLICES=2 IN_C=8 OUT_SLICES=1 OUT_LANES=3 TILE_SLICES=1 GATHER_MIRROR=0
 // @const MATH_P=highp ACC_P=highp EPILOGUE(x,index,slice)=(x) INPUT_QUANT(x)=(x)
 // @const PROLOGUE(x,slice)=(x) GATHER_UPSAMPLE=1 FMA_CHAIN=0 BLOCK_STEPS=1
+// @const WEIGHT_VALUES=vec4(0.0)
 // @uniform IN_H=16 IN_W=16 IN_HW=256 OUT_H=16 OUT_W=16 OUT_HW=256 OUT_C=3
 // @uniform PAD_TOP=4 PAD_LEFT=4
 
@@ -171,8 +172,13 @@ TENSOR_IN(prologue_shift, 5, PrologueShift);
 // KERNEL_W taps, and every weight is staged in shared memory (broadcast
 // reads): bench/peak_probe.py's fastest form ("peak, session 11"; measured
 // in docs/perf/log.md "gap, session 12"). Columns are skewed by c / 8 so
-// that invocations PX columns apart read distinct banks.
+// that invocations PX columns apart read distinct banks; an odd PX needs no
+// skew (with it, PX 3's lanes met 2-way conflicts: 0, 3, 6, 10, 13, 16 ...).
+#if PX % 2 == 1
+#define SKEW(c) (c)
+#else
 #define SKEW(c) ((c) + (c) / 8)
+#endif
 #define WINDOW_WP (SKEW(WINDOW_W - 1) + 1)
 #define WINDOW_AT(s, wy, wx) (((s) * WINDOW_H + (wy)) * WINDOW_WP + SKEW(wx))
 #define WEIGHT_VEC4S \
@@ -182,13 +188,23 @@ shared SMEM_T window[WINDOW_SLICES * WINDOW_H * WINDOW_WP];
 // tap's 4 weight vec4s hold 12 weights, staged as 3 vec4s, so each tap
 // reads 3/4 of the shared-memory bytes (those reads bound the kernel while
 // PX is small: 4 broadcast vec4 reads per 2 x 12 products).
-#if defined(PACK3) && OUT_SLICES == 1 && OUT_LANES == 3
+#if defined(WEIGHTS_LITERAL)
+// WEIGHTS_LITERAL (DeviceProfile::window_conv_literal_weights): the constant
+// weights written into the program (WEIGHT_VALUES: the initializer, from
+// delegate/kernels/literal_weights.h); with the taps and the window rows
+// written out every index is a constant, so each weight can be its FMA's
+// immediate operand instead of a shared-memory broadcast read.
+const highp vec4 weight_literal[] = vec4[](WEIGHT_VALUES);
+#define WEIGHT(i) weight_literal[min((i), weight_literal.length() - 1)]
+#elif defined(PACK3) && OUT_SLICES == 1 && OUT_LANES == 3
 #define PACKED_WEIGHTS
 shared SMEM_T weight_tile[WEIGHT_VEC4S / 4 * 3];
 #else
 shared SMEM_T weight_tile[WEIGHT_VEC4S];
 #endif
+#if !defined(WEIGHTS_LITERAL)
 #define WEIGHT(i) FROM_SMEM(weight_tile[i])
+#endif
 #else
 #define WINDOW_AT(s, wy, wx) ((s) * WINDOW_PIXELS + (wy) * WINDOW_W + (wx))
 shared SMEM_T window[WINDOW_SLICES * WINDOW_PIXELS];
@@ -356,6 +372,16 @@ void store_window(int invocation) {
 #else
 #define TAP(kx) OSLICES_4(kx)
 #endif
+// One window row (ky) of every staged slice.
+#define KY_ROW                                                    \
+  for (int ws = 0; ws < WINDOW_SLICES; ++ws) {                    \
+    int s = first + ws;                                           \
+    int lanes = min(4, IN_C - 4 * s);                             \
+    MATH_P vec4 row[ROW_N];                                       \
+    ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7)       \
+    ROW(8) ROW(9) ROW(10) ROW(11) ROW(12) ROW(13) ROW(14) ROW(15) \
+    TAPS                                                          \
+  }
 #define TAPS_1 TAP(0)
 #define TAPS_2 TAPS_1 TAP(1)
 #define TAPS_3 TAPS_2 TAP(2)
@@ -388,16 +414,17 @@ void store_window(int invocation) {
 
 // The taps of input slices first.. (WINDOW_SLICES of them, in `window`).
 void accumulate(int first, int local_y, int local_x) {
+#if defined(UNROLLED_TAPS) && defined(WEIGHTS_LITERAL)
+  // The rows written out too: every weight index a constant.
+#if KERNEL_H > 9
+#error WEIGHTS_LITERAL writes out at most 9 window rows
+#endif
+#define KY(n) if ((n) < KERNEL_H) { const int ky = (n); KY_ROW }
+  KY(0) KY(1) KY(2) KY(3) KY(4) KY(5) KY(6) KY(7) KY(8)
+#else
   for (int ky = 0; ky < KERNEL_H; ++ky) {
 #if defined(UNROLLED_TAPS)
-    for (int ws = 0; ws < WINDOW_SLICES; ++ws) {
-      int s = first + ws;
-      int lanes = min(4, IN_C - 4 * s);
-      MATH_P vec4 row[ROW_N];
-      ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7)
-      ROW(8) ROW(9) ROW(10) ROW(11) ROW(12) ROW(13) ROW(14) ROW(15)
-      TAPS
-    }
+    KY_ROW
 #else
 #if defined(ROW_REUSE)
     for (int ws = 0; ws < WINDOW_SLICES; ++ws) {
@@ -428,6 +455,7 @@ void accumulate(int first, int local_y, int local_x) {
     }
 #endif
   }
+#endif
 }
 
 // The block's outputs: bias, activation, epilogue.
@@ -474,7 +502,7 @@ void main() {
     weight_tile[3 * q + 1] = TO_SMEM(vec4(b.yz, c.xy));
     weight_tile[3 * q + 2] = TO_SMEM(vec4(c.z, d.xyz));
   }
-#elif defined(ROW_REUSE)
+#elif defined(ROW_REUSE) && !defined(WEIGHTS_LITERAL)
   for (int i = invocation; i < WEIGHT_VEC4S; i += LOCAL_X * LOCAL_Y) {
     weight_tile[i] = TO_SMEM(LOAD(weights, i));
   }

@@ -94,6 +94,16 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   if (o.window_block_steps) {
     device->window_conv_block_steps = static_cast<int>(std::clamp(*o.window_block_steps, 1LL, 4LL));
   }
+  // WEIGHTS_LITERAL on NVIDIA with fp32: style's @272 38.2 -> 29.6 µs, @3 35.0 -> 32.3 on an
+  // H100 (docs/perf/log.md, "win7, session 18"); highp products only (the pass checks).
+  device->window_conv_literal_weights = device->gpu->IsNvidia() && !device->fp16;
+  Apply(o.window_literal, &device->window_conv_literal_weights);
+  // 1 pixel per invocation for those of one output slice on NVIDIA: style's @272 29.7 -> 24.1
+  // µs on an H100 (PX 2 / 3: 29.7 / 29.4; docs/perf/log.md, "win7, session 18").
+  device->window_conv_literal_px = device->gpu->IsNvidia() ? 1 : 0;
+  if (o.window_literal_px) {
+    device->window_conv_literal_px = static_cast<int>(std::min(*o.window_literal_px, 8LL));
+  }
   // FMA_CHAIN in fp32 on NVIDIA (products and accumulators both highp: one
   // rounding less per product): style's dispatch sum 0.742 -> 0.715 ms on an
   // H200, every large convolution faster (docs/perf/log.md, "peak4, session

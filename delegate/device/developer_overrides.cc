@@ -161,6 +161,8 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.window_pack3 = Switch("TFLITE_GLES_X_WINDOW_PACK3");
   o.window_half_smem = Switch("TFLITE_GLES_X_WINDOW_HALF_SMEM");
   o.window_block_steps = NonNegative("TFLITE_GLES_X_WINDOW_BLOCK_STEPS");
+  o.window_literal = Switch("TFLITE_GLES_X_WINDOW_LITERAL");
+  o.window_literal_px = NonNegative("TFLITE_GLES_X_WINDOW_LITERAL_PX");
   o.fma_chain = Switch("TFLITE_GLES_X_FMA_CHAIN");
   o.dilated_dw_reuse = Switch("TFLITE_GLES_X_DILATED_DW_REUSE");
   o.pointwise_tile = Text("TFLITE_GLES_X_POINTWISE_TILE");

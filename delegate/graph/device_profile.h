@@ -222,6 +222,11 @@ struct DeviceProfile {
   // blocks per workgroup (BLOCK_STEPS); TFLITE_GLES_X_WINDOW_*.
   bool window_conv_slice_steps = false, window_conv_pack3 = false, window_conv_half_smem = false;
   int window_conv_block_steps = 1;
+  // conv2d_window.comp (ROW_REUSE): small constant weights written into the
+  // program as literals, the taps' rows written out (WEIGHTS_LITERAL).
+  bool window_conv_literal_weights = false;
+  // Pixels per invocation of such layers with one output slice (0: the block's).
+  int window_conv_literal_px = 0;
   // conv2d_window.comp's and gemm.comp's (tiled) products fused one by one into their
   // accumulators (FMA_CHAIN) instead of summed per step and then added, where products
   // and accumulators have one precision (TFLITE_GLES_X_FMA_CHAIN).

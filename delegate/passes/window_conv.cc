@@ -2,9 +2,11 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "delegate/kernels/literal_weights.h"
 #include "delegate/passes/fusion.h"
 
 namespace tflite_gles {
@@ -22,6 +24,9 @@ constexpr long long kMaxSlices = 2;
 constexpr long long kMinSmallTaps = 9;
 constexpr long long kMaxSmallInSlices = 8;
 constexpr long long kMaxSmallOutSlices = 4;
+// WEIGHTS_LITERAL: weight tensors of at most this many vec4s (style's 9x9
+// layers: 648), so that the literals stay a small part of the program.
+constexpr long long kMaxLiteralVec4s = 1024;
 
 // Shared memory of a block's window (vec4 of 16 bytes each, whatever the
 // precision: mediump may be stored wider).
@@ -90,7 +95,23 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     };
     // 2 x 16 x 4 only for WINDOW_SMALL's many slices (8 x 6 window rows and
     // 4 x 9 x 8 weight quads: 47.6 KB, within NVIDIA's 48 KB).
+    // WEIGHTS_LITERAL (DeviceProfile::window_conv_literal_weights; applied
+    // below): highp products only, NVIDIA's mediump products with literal
+    // operands came out wrong (bench/window_probe.py: max error 19 against
+    // 0.04 with the weights from shared memory; docs/perf/log.md, "win7,
+    // session 18"); at most 9 x 9 taps (the rows written out) and small
+    // constant weights.
+    const auto math_it = d.defines.find("MATH_P");
+    const bool highp = math_it == d.defines.end() || math_it->second == "highp";
+    std::optional<std::vector<float>> literal;
+    if (device.window_conv_literal_weights && highp && kh <= 9 && kw <= 9 && out_s <= 4) {
+      literal = kernels::SmallConstantData(values[d.inputs[1]], kMaxLiteralVec4s);
+    }
     std::vector<std::array<int, 3>> blocks = {device.window_conv_block, {2, 16, 8}};
+    // DeviceProfile::window_conv_literal_px: such layers of one output slice first try that PX.
+    if (literal && out_s == 1 && device.window_conv_literal_px > 0) {
+      blocks.insert(blocks.begin(), {device.window_conv_literal_px, 16, 8});
+    }
     if (small) blocks.push_back({2, 16, 4});
     blocks.push_back({1, 16, 8});
     blocks.push_back({1, 8, 8});
@@ -137,6 +158,13 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     if (device.window_conv_half_smem && device.fp16) defines["HALF_SMEM"] = "";
     // PACK3 (DeviceProfile::window_conv_pack3): 3-lane weights packed.
     if (row_reuse && device.window_conv_pack3 && out_s == 1 && out_c == 3) defines["PACK3"] = "";
+    // WEIGHTS_LITERAL where the taps are written out (conv2d_window.comp
+    // UNROLLED_TAPS); instead of PACK3's staging.
+    if (literal && row_reuse && block[0] <= 8 && block[0] + kw - 1 <= 16) {
+      defines.erase("PACK3");
+      defines["WEIGHTS_LITERAL"] = "";
+      defines["WEIGHT_VALUES"] = kernels::Vec4Literals(*literal);
+    }
     // Mediump accumulators (DeviceProfile::window_conv_acc_mediump): only
     // where the products are mediump already (fp16 storage).
     if (device.window_conv_acc_mediump && defines.count("MATH_P") &&
@@ -147,10 +175,11 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     // both have one precision and an invocation has >= 4 accumulators: the
     // chains are dependent, and with 2 (style's 8 -> 3 layer, PX 2) they ran
     // 36.7 -> 40.5 µs, with 4 (3 -> 8) 62.1 -> 59.7 (H200; docs/perf/log.md,
-    // "peak4, session 15").
+    // "peak4, session 15"). With WEIGHTS_LITERAL always (bench/window_probe.py's
+    // literal form: one FMA per product, its weight an immediate).
     const std::string math_p = defines.count("MATH_P") ? defines["MATH_P"] : "highp";
     const std::string acc_p = defines.count("ACC_P") ? defines["ACC_P"] : "highp";
-    const bool chains = 1LL * block[0] * out_s >= 4;
+    const bool chains = 1LL * block[0] * out_s >= 4 || defines.count("WEIGHTS_LITERAL");
     defines["FMA_CHAIN"] = device.fma_chain && math_p == acc_p && chains ? "1" : "0";
     // BLOCK_STEPS (DeviceProfile::window_conv_block_steps): that many blocks
     // along y per workgroup; not with SLICE_STEPS (conv2d_window.comp).

@@ -128,8 +128,10 @@ def test_window_convolution_matches_the_cpu(monkeypatch, tmp_path, in_shape, out
             # and an invocation has >= 4 accumulators (PX x output slices)
             px, slices = (int(re.search(rf"#define {n} (\d+)", text).group(1))
                           for n in ("PX", "OUT_SLICES"))
+            # (or its weights are literals: NVIDIA's fp32 default, test_window_literal.py)
+            literal = "#define WEIGHTS_LITERAL" in text
             assert ("#define FMA_CHAIN 1" in text) == (fma == "1" and one_precision and
-                                                       px * slices >= 4)
+                                                       (px * slices >= 4 or literal))
         assert_close(again, cpu, fp16)
 
 
@@ -206,6 +208,7 @@ def test_window_slice_steps(monkeypatch, tmp_path, in_shape, out_c, kernel, pads
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_PACK3", pack3)
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_BLOCK_STEPS", block_steps)
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_HALF_SMEM", "1")  # fp16 storage only
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL_PX", "0")  # the block asserted below
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
     outputs, shaders, stats = run(monkeypatch, model, inputs, fp16, block)
     assert_fully_delegated(stats)
@@ -216,7 +219,8 @@ def test_window_slice_steps(monkeypatch, tmp_path, in_shape, out_c, kernel, pads
     text = dumped[0]
     assert ("#define SLICE_STEPS" in text) == (in_shape[3] > 4)
     assert f"#define PX {block.split('/')[0]}" in text
-    assert ("#define PACK3" in text) == (pack3 == "1")
+    # (literal weights, NVIDIA's fp32 default, take PACK3's place)
+    assert ("#define PACK3" in text) == (pack3 == "1" and "#define WEIGHTS_LITERAL" not in text)
     assert ("#define HALF_SMEM" in text) == fp16
     # (the shader's own fallback defines BLOCK_STEPS 1)
     assert re.findall(r"#define BLOCK_STEPS (\d)", text)[0] == block_steps
