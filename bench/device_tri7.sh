@@ -1,0 +1,92 @@
+#!/bin/bash
+# tri7, session 18 (issue 18): style transfer's largest 3x3 layers (@256 3x3
+# 16->8 at 384x384, @240 3x3 32->16 at 192x192) on the NVIDIA device machine.
+# From the repository root, with this branch's library in build/ and the
+# session's base library in .devbuild/base/:
+#   DIR=.devbuild source bench/device_env.sh && bash bench/device_tri7.sh
+# 1. conv_sweep.py (per-dispatch timer queries, min of rounds x invokes,
+#    variants interleaved): @256 / @240, base library, then this library's
+#    defaults (which dump their programs) and TRI7_F32 / TRI7_F16 variants.
+# 2. gap_probe.py on the dumped programs: each timed standalone beside
+#    variants with one difference each (TRI7_EDITS).
+# 3. tri_probe.py: standalone kernels of the layers' shapes (TRI7_PROBE_ARGS).
+# Under 100 s; a compact table of µs and % of 67 TF per variant at the end.
+source "$(dirname "$0")/device_common.sh"
+NEW_LIB=${TRI7_NEW_LIB:-$NEW_LIB}  # llvmpipe checks of the logic
+STYLE=$M/style_transfer_f16_384.tflite
+R=${TRI7_ROUNDS:-5}
+P=${TRI7_PER:-8}
+X=${TRI7_SLOW:-1}  # timeouts x X (llvmpipe checks of the logic)
+MATCH=(--match "CONV_2D v1 @240 " --match "CONV_2D v1 @256 ")
+DUMP=${TRI7_DUMP:-/tmp/tri7-dump}
+rm -rf "$DUMP" && mkdir -p "$DUMP"/{s32,s16,b32,b16}
+D=env.TFLITE_GLES_X_DUMP_SHADERS
+SB=env.TFLITE_GLES_X_CONV_SMEM_BLOCK
+# Call 1: SMEM_TILE blocks of 4-8 pixels per invocation (64 / 128 invocations).
+F32_V="b16442:$SB=16/4/4/2,$D=$DUMP/b32 b8881:$SB=8/8/8/1 b16842:$SB=16/8/4/2"
+F16_V="h16442:$F16,$SB=16/4/4/2,$D=$DUMP/b16 h8881:$F16,$SB=8/8/8/1"
+# sweep LIB LIMIT FILE VARIANT... : conv_sweep of style's two layers.
+sweep() {
+  local lib=$1 limit=$2 file=$3 args=()
+  shift 3
+  for v in "$@"; do args+=(--variant "$v"); done
+  TFLITE_GLES_LIB=$lib timeout $((limit * X)) python3 bench/conv_sweep.py --model "$STYLE" \
+    --stat min --rounds "$R" --per-round "$P" --peak 67 "${args[@]}" "${MATCH[@]}" 2>&1 \
+    | grep -v "^INFO\|^WARNING: All log" > "$file"
+}
+# shellcheck disable=SC2086
+{
+  sweep "$BASE_LIB" 10 "$OUT/style-base.md" f32: "f16:$F16"
+  sweep "$NEW_LIB" 22 "$OUT/style-new.md" "f32:$D=$DUMP/s32" "f16:$F16,$D=$DUMP/s16" \
+    ${TRI7_F32-$F32_V} ${TRI7_F16-$F16_V}
+} > "$OUT/sweep-log.txt" 2>&1
+# The delegate's programs standalone, and with one difference each: the fused gathers and
+# epilogue taken out, mediump accumulators, and bench/tri7/conv2d_smem_next.glsl's forms
+# (ST_WONCE: weights staged once; ST_DB: two tiles, one barrier per slice).
+NEXT=part.bench/tri7/conv2d_smem_next.glsl
+WO=$NEXT+def.ST_WONCE=1
+E1=${TRI7_EDITS:-"noprologue+noupsample+nomirror+noepilogue accmedium $NEXT $WO $WO+def.ST_PREFETCH=0 $WO+def.ST_PREFETCH=0+def.ST_DB=1"}
+E2=${TRI7_EDITS2:-"$WO $WO+def.ST_PREFETCH=0+def.ST_DB=1"}
+gap() {
+  local dirs=$1 edits=$2 args=()
+  for e in $edits; do args+=(--edit "$e"); done
+  # shellcheck disable=SC2086
+  python3 bench/gap_probe.py --match "CONV_2D v1 @256" --match "CONV_2D v1 @240" "${args[@]}" $dirs
+}
+{
+  timeout $((14 * X)) bash -c "$(declare -f gap); gap '$DUMP/s32 $DUMP/s16' '$E1'"
+  timeout $((8 * X)) bash -c "$(declare -f gap); gap '$DUMP/b32 $DUMP/b16' '$E2'"
+} > "$OUT/gap.md" 2>&1
+# Standalone kernels of the two shapes (each checked against numpy).
+# shellcheck disable=SC2086
+timeout $((36 * X)) python3 bench/tri_probe.py --max-seconds $((30 * X)) ${TRI7_PROBE_ARGS:-} \
+  > "$OUT/probe.md" 2>&1
+tar czf "$OUT/dumps.tgz" -C "$DUMP" . 2>/dev/null
+# The summary.
+python3 - "$OUT"/style-{base,new}.md <<'EOF'
+import re, sys
+for path in sys.argv[1:]:
+    names = None
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        continue
+    print(f"== {path.rsplit('/', 1)[-1]}")
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| layer |"):
+            names = cells[1:]
+        elif line.startswith("#") or "rror" in line or "Trace" in line:
+            print(line.strip()[:120])
+        elif names and line.startswith("| ") and not line.startswith("|---"):
+            us = [m.group(1) if (m := re.match(r"([\d.]+) us", c)) else c for c in cells[1:]]
+            head = re.sub(r"^.*(@\d+).*$", r"\1", cells[0]) if "@" in cells[0] else cells[0][:22]
+            head = {"@251": "@256", "@236": "@240"}.get(head, head)
+            print(f"{head}: " + " ".join(f"{n} {u}" for n, u in zip(names, us)))
+EOF
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1
+echo "== gap_probe (dumped programs standalone, us, TF)"
+grep -E "^\| [a-z0-9]+/|rror|Trace" "$OUT/gap.md" | sed -E 's/CONV_2D v1 //; s/part.bench.tri7.conv2d_smem_next.glsl/NEXT/g; s/def.ST_//g' | cut -c1-110
+echo "== tri_probe (us, % of 67 TF, max error vs numpy)"
+grep -E "^\| @|rror|Trace|took" "$OUT/probe.md" | sed -E 's/ smem [0-9]+ B//' | cut -c1-110
+true
