@@ -22,8 +22,23 @@
 #define ST_SWP (ST_SKEW(ST_SW - 1) + 1)
 #define ST_WEIGHTS (KERNEL_H * KERNEL_W * TILE_SLICES * 4)
 #define ST_N (LOCAL_X * LOCAL_Y)
-shared MATH_P vec4 st_in[ST_SH * ST_SWP];
-shared MATH_P vec4 st_w[ST_WEIGHTS];
+// ST_WONCE=1: every input slice's weights staged once, before slice 0 (st_w [tap][slice]
+// [TILE_SLICES][4], the packing's order); else each slice's with its tile. ST_DB=1: two
+// tiles, slice s + 1's loaded into registers before slice s's taps and stored into the
+// other after them: one barrier per slice (with ST_WONCE; up to 8 loads per invocation).
+#if defined(ST_WONCE) && ST_WONCE
+#define ST_WSL ST_SLICES
+#else
+#define ST_WSL 1
+#endif
+#if defined(ST_DB) && ST_DB
+#define ST_BUFS 2
+#else
+#define ST_BUFS 1
+#endif
+#define ST_TILE (ST_SH * ST_SWP)
+shared MATH_P vec4 st_in[ST_BUFS * ST_TILE];
+shared MATH_P vec4 st_w[ST_WEIGHTS * ST_WSL];
 
 // Vec4 i of the tile: its input pixel within the slice, or -1 (outside the
 // map, or past the tile), and its shared-memory slot.
@@ -54,22 +69,30 @@ void st_stage(int s) {
     int source = st_source(i);  // GATHER_UPSAMPLE, PROLOGUE_IN: the gather's own remaps
     st_in[st_slot(i)] = source >= 0 ? GATHERED(load_input(s * IN_HW + source), s) : vec4(0.0);
   }
+#if !defined(ST_WONCE) || !ST_WONCE
   for (int i = lid; i < ST_WEIGHTS; i += ST_N) st_w[i] = LOAD(weights, st_weight(s, i));
+#endif
 }
 
 // A macro: as a global array that a function updates, the accumulators
 // ran 1.1-2x slower on an H200 (kept in memory, not registers).
-#define ST_COMPUTE(s)                                                              \
+#if ST_WSL > 1
+#define ST_WI(tap, s) (((tap) * ST_SLICES + (s)) * TILE_SLICES * 4)
+#else
+#define ST_WI(tap, s) ((tap) * TILE_SLICES * 4)
+#endif
+#define ST_COMPUTE(s) ST_COMPUTE_B(s, 0)
+#define ST_COMPUTE_B(s, b)                                                         \
   if ((s) < ST_IN_SLICES) {                                                        \
     int lx = int(gl_LocalInvocationID.x);                                          \
     int ly = int(gl_LocalInvocationID.y);                                          \
     for (int ky = 0; ky < KERNEL_H; ++ky) {                                        \
       MATH_P vec4 row[TILE_ROWS + KERNEL_W - 1];                                   \
       for (int j = 0; j < TILE_ROWS + KERNEL_W - 1; ++j) {                         \
-        row[j] = st_in[(ly + ky) * ST_SWP + ST_SKEW(lx * TILE_ROWS + j)];          \
+        row[j] = st_in[(b) * ST_TILE + (ly + ky) * ST_SWP + ST_SKEW(lx * TILE_ROWS + j)]; \
       }                                                                            \
       for (int kx = 0; kx < KERNEL_W; ++kx) {                                      \
-        int wi = (ky * KERNEL_W + kx) * TILE_SLICES * 4;                           \
+        int wi = ST_WI(ky * KERNEL_W + kx, s);                                     \
         for (int o = 0; o < TILE_SLICES; ++o) {                                    \
           MATH_P vec4 w0 = st_w[wi + o * 4];                                       \
           MATH_P vec4 w1 = st_w[wi + o * 4 + 1];                                   \
@@ -94,11 +117,30 @@ void st_stage(int s) {
     raw[k] = load_input((s) * IN_HW + max(src[k], 0)); }
 #define ST_PUT(k, s) if (k < ST_LOADS && lid + k * ST_N < ST_SH * ST_SW) \
     st_in[st_slot(lid + k * ST_N)] = src[k] >= 0 ? GATHERED(raw[k], s) : vec4(0.0);
+#if ST_WSL > 1
+#define ST_WGET(s)
+#define ST_WPUT
+#else
+#define ST_WGET(s) if (lid < ST_WEIGHTS) wraw = LOAD(weights, st_weight(s, lid));
+#define ST_WPUT if (lid < ST_WEIGHTS) st_w[lid] = wraw;
+#endif
 #define ST_FETCH(s) if ((s) < ST_SLICES) { ST_GET(0, s) ST_GET(1, s) ST_GET(2, s) ST_GET(3, s) \
-    if (lid < ST_WEIGHTS) wraw = LOAD(weights, st_weight(s, lid)); }
+    ST_WGET(s) }
 #define ST_STORE(s) if ((s) < ST_SLICES) { ST_PUT(0, s) ST_PUT(1, s) ST_PUT(2, s) ST_PUT(3, s) \
-    if (lid < ST_WEIGHTS) st_w[lid] = wraw; } memoryBarrierShared(); barrier();
+    ST_WPUT } memoryBarrierShared(); barrier();
 #define ST_SLICE(s) ST_FETCH((s) + 1) ST_COMPUTE(s) barrier(); ST_STORE((s) + 1)
+#elif ST_BUFS == 2 && ST_WSL > 1 && ST_LOADS <= 8
+#define ST_DBUF 1
+#define ST_GET(k, s) if (k < ST_LOADS) { src[k] = st_source(lid + k * ST_N);         \
+    raw[k] = load_input((s) * IN_HW + max(src[k], 0)); }
+#define ST_PUT(k, s, b) if (k < ST_LOADS && lid + k * ST_N < ST_SH * ST_SW) \
+    st_in[(b) * ST_TILE + st_slot(lid + k * ST_N)] = src[k] >= 0 ? GATHERED(raw[k], s) : vec4(0.0);
+#define ST_FETCH(s) if ((s) < ST_IN_SLICES) { ST_GET(0, s) ST_GET(1, s) ST_GET(2, s) ST_GET(3, s) \
+    ST_GET(4, s) ST_GET(5, s) ST_GET(6, s) ST_GET(7, s) }
+#define ST_STORE(s, b) if ((s) < ST_IN_SLICES) { ST_PUT(0, s, b) ST_PUT(1, s, b) ST_PUT(2, s, b) \
+    ST_PUT(3, s, b) ST_PUT(4, s, b) ST_PUT(5, s, b) ST_PUT(6, s, b) ST_PUT(7, s, b) }
+#define ST_SLICE(s) ST_FETCH((s) + 1) ST_COMPUTE_B(s, (s) & 1) ST_STORE((s) + 1, ((s) + 1) & 1) \
+    memoryBarrierShared(); barrier();
 #else
 #define ST_SLICE(s) st_stage(s); memoryBarrierShared(); barrier(); ST_COMPUTE(s) barrier();
 #endif
@@ -106,10 +148,23 @@ void st_stage(int s) {
 void main() {
   ACC_P vec4 acc[TILE];
   for (int i = 0; i < TILE; ++i) acc[i] = vec4(0.0);
+#if ST_WSL > 1
+  {  // ST_WONCE: the group's weights, every slice's, in the packing's order
+    int w_base = int(gl_WorkGroupID.z) * KERNEL_H * KERNEL_W * ST_IN_SLICES * TILE_SLICES * 4;
+    for (int i = int(gl_LocalInvocationIndex); i < KERNEL_H * KERNEL_W * ST_IN_SLICES *
+         TILE_SLICES * 4; i += ST_N) {
+      st_w[i] = LOAD(weights, w_base + i);
+    }
+  }
+#endif
 #if defined(ST_PF)
   int lid = int(gl_LocalInvocationIndex), src[4];
   vec4 raw[4], wraw;
   ST_FETCH(0) ST_STORE(0)
+#elif defined(ST_DBUF)
+  int lid = int(gl_LocalInvocationIndex), src[8];
+  vec4 raw[8];
+  ST_FETCH(0) ST_STORE(0, 0) memoryBarrierShared(); barrier();
 #endif
   ST_SLICE(0)
 #if ST_SLICES > 1

@@ -71,6 +71,12 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   if (o.conv_smem_slices) {
     device->conv_smem_slices = static_cast<int>(std::clamp(*o.conv_smem_slices, 1LL, 8LL));
   }
+  // SMEM_TILE's weights staged once (ST_WONCE) and two tiles (ST_DB): off until measured
+  // (docs/perf/log.md, "tri7, session 18").
+  device->conv_smem_wonce = false;
+  Apply(o.conv_smem_wonce, &device->conv_smem_wonce);
+  device->conv_smem_db = false;
+  Apply(o.conv_smem_db, &device->conv_smem_db);
   // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
   // session 12"): NVIDIA, where it was measured.
   device->window_conv_row_reuse = device->gpu->IsNvidia();

@@ -133,7 +133,9 @@ struct DeviceProfile {
   // 0: kernels::ChooseSmemTile's (TFLITE_GLES_X_CONV_SMEM_BLOCK). prefetch: slice s + 1 loaded
   // in registers during slice s's taps (ST_PREFETCH; 0 none, 1 all, 2 ChooseSmemTile's rule;
   // TFLITE_GLES_X_CONV_SMEM_PREFETCH).
-  bool conv_smem_tile = false;
+  // wonce: every input slice's weights staged once (ST_WONCE; TFLITE_GLES_X_CONV_SMEM_WONCE);
+  // db: two tiles, one barrier per slice (ST_DB, with wonce; TFLITE_GLES_X_CONV_SMEM_DB).
+  bool conv_smem_tile = false, conv_smem_wonce = false, conv_smem_db = false;
   int conv_smem_slices = 4, conv_smem_prefetch = 0;
   std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across a block of outputs

@@ -399,6 +399,8 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
     d["SMEM_TILE"] = "";
     d["ST_SLICES"] = std::to_string(in_shape.slices());
     if (smem.prefetch) d["ST_PREFETCH"] = "1";
+    if (smem.wonce) d["ST_WONCE"] = "1";
+    if (smem.db) d["ST_DB"] = "1";
     const uint32_t lx = static_cast<uint32_t>(smem.local_x);
     const uint32_t ly = static_cast<uint32_t>(smem.local_y);
     const uint32_t tile_w = lx * static_cast<uint32_t>(smem.pixels);
