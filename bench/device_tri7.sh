@@ -22,9 +22,11 @@ DUMP=${TRI7_DUMP:-/tmp/tri7-dump}
 rm -rf "$DUMP" && mkdir -p "$DUMP"/{s32,s16,b32,b16}
 D=env.TFLITE_GLES_X_DUMP_SHADERS
 SB=env.TFLITE_GLES_X_CONV_SMEM_BLOCK
-# Call 1: SMEM_TILE blocks of 4-8 pixels per invocation (64 / 128 invocations).
-F32_V="b16442:$SB=16/4/4/2,$D=$DUMP/b32 b8881:$SB=8/8/8/1 b16842:$SB=16/8/4/2"
-F16_V="h16442:$F16,$SB=16/4/4/2,$D=$DUMP/b16 h8881:$F16,$SB=8/8/8/1"
+WO=env.TFLITE_GLES_X_CONV_SMEM_WONCE=1
+# Call 2 (call 1: blocks of 4-8 pixels per invocation): ST_WONCE in the delegate; the block
+# 16/8/2/2 dumped for gap_probe's ST_ALL rows.
+F32_V="wonce:$WO b22:$SB=16/8/2/2,$D=$DUMP/b32"
+F16_V="h-wonce:$F16,$WO h22:$F16,$SB=16/8/2/2,$D=$DUMP/b16"
 # sweep LIB LIMIT FILE VARIANT... : conv_sweep of style's two layers.
 sweep() {
   local lib=$1 limit=$2 file=$3 args=()
@@ -44,22 +46,26 @@ sweep() {
 # epilogue taken out, mediump accumulators, and bench/tri7/conv2d_smem_next.glsl's forms
 # (ST_WONCE: weights staged once; ST_DB: two tiles, one barrier per slice).
 NEXT=part.bench/tri7/conv2d_smem_next.glsl
-WO=$NEXT+def.ST_WONCE=1
-E1=${TRI7_EDITS:-"noprologue+noupsample+nomirror+noepilogue accmedium $NEXT $WO $WO+def.ST_PREFETCH=0 $WO+def.ST_PREFETCH=0+def.ST_DB=1"}
-E2=${TRI7_EDITS2:-"$WO $WO+def.ST_PREFETCH=0+def.ST_DB=1"}
+ALL=$NEXT+def.ST_WONCE=1+def.ST_PREFETCH=0+def.ST_ALL
+E1=${TRI7_EDITS:-"$NEXT $ALL=1 $ALL=2 $ALL=1+accmedium"}
+E2=${TRI7_EDITS2:-"$NEXT $ALL=1"}
 gap() {
   local dirs=$1 edits=$2 args=()
   for e in $edits; do args+=(--edit "$e"); done
   # shellcheck disable=SC2086
-  python3 bench/gap_probe.py --match "CONV_2D v1 @256" --match "CONV_2D v1 @240" "${args[@]}" $dirs
+  python3 bench/gap_probe.py --reps 30 --match "CONV_2D v1 @256" --match "CONV_2D v1 @240" "${args[@]}" $dirs
 }
 {
-  timeout $((14 * X)) bash -c "$(declare -f gap); gap '$DUMP/s32 $DUMP/s16' '$E1'"
-  timeout $((8 * X)) bash -c "$(declare -f gap); gap '$DUMP/b32 $DUMP/b16' '$E2'"
+  timeout $((24 * X)) bash -c "$(declare -f gap); gap '$DUMP/s32 $DUMP/s16' '$E1'"
+  timeout $((14 * X)) bash -c "$(declare -f gap); gap '$DUMP/b32 $DUMP/b16' '$E2'"
 } > "$OUT/gap.md" 2>&1
 # Standalone kernels of the two shapes (each checked against numpy).
 # shellcheck disable=SC2086
-timeout $((36 * X)) python3 bench/tri_probe.py --max-seconds $((30 * X)) ${TRI7_PROBE_ARGS:-} \
+PV=(--variant "cur12=lx:16,ly:8,px:1,ts:2,w:slice" --variant "cur12lit=lx:16,ly:8,px:1,ts:2,w:lit"
+    --variant "cur12ubo=lx:16,ly:8,px:1,ts:2,w:ubo" --variant "cur22=lx:16,ly:8,px:2,ts:2,w:slice"
+    --variant "cur22lit=lx:16,ly:8,px:2,ts:2,w:lit" --variant "cur12m=lx:16,ly:8,px:1,ts:2,w:slice,p:m"
+    --variant "cur12mlit=lx:16,ly:8,px:1,ts:2,w:lit,p:m")
+timeout $((16 * X)) python3 bench/tri_probe.py --max-seconds $((12 * X)) --layer @256 "${PV[@]}" \
   > "$OUT/probe.md" 2>&1
 tar czf "$OUT/dumps.tgz" -C "$DUMP" . 2>/dev/null
 # The summary.
@@ -86,7 +92,7 @@ for path in sys.argv[1:]:
 EOF
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1
 echo "== gap_probe (dumped programs standalone, us, TF)"
-grep -E "^\| [a-z0-9]+/|rror|Trace" "$OUT/gap.md" | sed -E 's/CONV_2D v1 //; s/part.bench.tri7.conv2d_smem_next.glsl/NEXT/g; s/def.ST_//g' | cut -c1-110
+grep -E "^\| [a-z0-9]+/|rror|Trace" "$OUT/gap.md" | sed -E 's/CONV_2D v1 //; s/part.bench.tri7.conv2d_smem_next.glsl/NEXT/g; s/def.ST_//g; s/RESIZE_NEAREST_NEIGHBOR v1 @236 \+ MIRROR/@240/; s/MUL v1 @248 \+ ADD v1 @251 \+ RESIZE_NEARE/@256/' | cut -c1-100
 echo "== tri_probe (us, % of 67 TF, max error vs numpy)"
 grep -E "^\| @|rror|Trace|took" "$OUT/probe.md" | sed -E 's/ smem [0-9]+ B//' | cut -c1-110
 true

@@ -31,7 +31,12 @@
 #else
 #define ST_WSL 1
 #endif
-#if defined(ST_DB) && ST_DB
+// ST_ALL=1 (with ST_WONCE): every input slice's tile staged before one barrier (all loads in
+// flight at once), then the taps loop over the slices: no barrier per slice, and a loop the
+// compiler may keep rolled (code size); ST_ALL=2 keeps it rolled (a bound it cannot fold).
+#if defined(ST_ALL) && ST_ALL && ST_WSL > 1
+#define ST_BUFS ST_SLICES
+#elif defined(ST_DB) && ST_DB
 #define ST_BUFS 2
 #else
 #define ST_BUFS 1
@@ -129,6 +134,15 @@ void st_stage(int s) {
 #define ST_STORE(s) if ((s) < ST_SLICES) { ST_PUT(0, s) ST_PUT(1, s) ST_PUT(2, s) ST_PUT(3, s) \
     ST_WPUT } memoryBarrierShared(); barrier();
 #define ST_SLICE(s) ST_FETCH((s) + 1) ST_COMPUTE(s) barrier(); ST_STORE((s) + 1)
+#elif defined(ST_ALL) && ST_ALL && ST_WSL > 1
+#define ST_SALL 1
+#define ST_ALL_LOADS ((ST_SLICES * ST_SH * ST_SW + ST_N - 1) / ST_N)
+#define ST_ALL_CHUNK (ST_ALL_LOADS < 16 ? ST_ALL_LOADS : 16)
+#if ST_ALL == 2
+#define ST_NS (ST_IN_SLICES + min(int(gl_WorkGroupID.z), 0))
+#else
+#define ST_NS ST_IN_SLICES
+#endif
 #elif ST_BUFS == 2 && ST_WSL > 1 && ST_LOADS <= 8
 #define ST_DBUF 1
 #define ST_GET(k, s) if (k < ST_LOADS) { src[k] = st_source(lid + k * ST_N);         \
@@ -166,6 +180,33 @@ void main() {
   vec4 raw[8];
   ST_FETCH(0) ST_STORE(0, 0) memoryBarrierShared(); barrier();
 #endif
+#if defined(ST_SALL)
+  // Every slice's tile, ST_ALL_CHUNK loads in flight per invocation, then their stores.
+  for (int k0 = 0; k0 < ST_ALL_LOADS; k0 += ST_ALL_CHUNK) {
+    int lid = int(gl_LocalInvocationIndex);
+    vec4 raw[ST_ALL_CHUNK];
+    int src[ST_ALL_CHUNK];
+    for (int k = 0; k < ST_ALL_CHUNK; ++k) {
+      int i = min(lid + (k0 + k) * ST_N, ST_IN_SLICES * ST_SH * ST_SW - 1);
+      int s = i / (ST_SH * ST_SW);
+      src[k] = st_source(i - s * (ST_SH * ST_SW));
+      raw[k] = load_input(s * IN_HW + max(src[k], 0));
+    }
+    for (int k = 0; k < ST_ALL_CHUNK; ++k) {
+      int i = lid + (k0 + k) * ST_N;
+      int s = i / (ST_SH * ST_SW);
+      if (i < ST_IN_SLICES * ST_SH * ST_SW) {
+        st_in[s * ST_TILE + st_slot(i - s * (ST_SH * ST_SW))] =
+            src[k] >= 0 ? GATHERED(raw[k], s) : vec4(0.0);
+      }
+    }
+  }
+  memoryBarrierShared();
+  barrier();
+  for (int s = 0; s < ST_NS; ++s) {
+    ST_COMPUTE_B(s, s)
+  }
+#else
   ST_SLICE(0)
 #if ST_SLICES > 1
   ST_SLICE(1)
@@ -179,6 +220,7 @@ void main() {
 #if ST_SLICES > 4  // up to 8 (a step past IN_S only meets its barriers)
   ST_SLICE(4) ST_SLICE(5) ST_SLICE(6) ST_SLICE(7)
 #endif
+#endif  // ST_SALL
   int out_w = OUT_W;
   int out_hw = OUT_HW;
   int out_s = OUT_S;
