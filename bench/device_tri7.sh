@@ -23,10 +23,10 @@ rm -rf "$DUMP" && mkdir -p "$DUMP"/{s32,s16,b32,b16}
 D=env.TFLITE_GLES_X_DUMP_SHADERS
 SB=env.TFLITE_GLES_X_CONV_SMEM_BLOCK
 WO=env.TFLITE_GLES_X_CONV_SMEM_WONCE=1
-# Call 2 (call 1: blocks of 4-8 pixels per invocation): ST_WONCE in the delegate; the block
-# 16/8/2/2 dumped for gap_probe's ST_ALL rows.
-F32_V="wonce:$WO b22:$SB=16/8/2/2,$D=$DUMP/b32"
-F16_V="h-wonce:$F16,$WO h22:$F16,$SB=16/8/2/2,$D=$DUMP/b16"
+# Call 3 (call 1: blocks of 4-8 pixels per invocation; call 2: ST_WONCE, ST_ALL): ST_WONCE in
+# fp16 again; the probe's literal and uniform-block weights on both layers.
+F32_V=""
+F16_V="h-wonce:$F16,$WO"
 # sweep LIB LIMIT FILE VARIANT... : conv_sweep of style's two layers.
 sweep() {
   local lib=$1 limit=$2 file=$3 args=()
@@ -55,17 +55,21 @@ gap() {
   # shellcheck disable=SC2086
   python3 bench/gap_probe.py --reps 30 --match "CONV_2D v1 @256" --match "CONV_2D v1 @240" "${args[@]}" $dirs
 }
-{
+[ "${TRI7_GAP:-0}" = 1 ] && {
   timeout $((24 * X)) bash -c "$(declare -f gap); gap '$DUMP/s32 $DUMP/s16' '$E1'"
   timeout $((14 * X)) bash -c "$(declare -f gap); gap '$DUMP/b32 $DUMP/b16' '$E2'"
 } > "$OUT/gap.md" 2>&1
 # Standalone kernels of the two shapes (each checked against numpy).
 # shellcheck disable=SC2086
-PV=(--variant "cur12=lx:16,ly:8,px:1,ts:2,w:slice" --variant "cur12lit=lx:16,ly:8,px:1,ts:2,w:lit"
-    --variant "cur12ubo=lx:16,ly:8,px:1,ts:2,w:ubo" --variant "cur22=lx:16,ly:8,px:2,ts:2,w:slice"
-    --variant "cur22lit=lx:16,ly:8,px:2,ts:2,w:lit" --variant "cur12m=lx:16,ly:8,px:1,ts:2,w:slice,p:m"
-    --variant "cur12mlit=lx:16,ly:8,px:1,ts:2,w:lit,p:m")
-timeout $((16 * X)) python3 bench/tri_probe.py --max-seconds $((12 * X)) --layer @256 "${PV[@]}" \
+PV=()
+for v in "c12=lx:16,ly:8,px:1,ts:2,w:slice" "c12lit=lx:16,ly:8,px:1,ts:2,w:lit" \
+  "c14=lx:16,ly:8,px:1,ts:4,w:slice" "c14lit=lx:16,ly:8,px:1,ts:4,w:lit" \
+  "c14ubo=lx:16,ly:8,px:1,ts:4,w:ubo" "c12ubo=lx:16,ly:8,px:1,ts:2,w:ubo" \
+  "c12litc=lx:16,ly:8,px:1,ts:2,w:lit,chain:1" "g64_12lit=lx:8,ly:8,px:1,ts:2,w:lit" \
+  "w32_12lit=lx:32,ly:4,px:1,ts:2,w:lit" "g64_14lit=lx:8,ly:8,px:1,ts:4,w:lit" \
+  "c24lit=lx:16,ly:8,px:2,ts:4,w:lit" "c12litm=lx:16,ly:8,px:1,ts:2,w:lit,p:m" \
+  "c14litm=lx:16,ly:8,px:1,ts:4,w:lit,p:m"; do PV+=(--variant "$v"); done
+timeout $((40 * X)) python3 bench/tri_probe.py --max-seconds $((34 * X)) "${PV[@]}" \
   > "$OUT/probe.md" 2>&1
 tar czf "$OUT/dumps.tgz" -C "$DUMP" . 2>/dev/null
 # The summary.
