@@ -105,8 +105,8 @@ def kernel(hw, in_s, out_s, v, wpacked):
     if w in ("slice", "once"):
         L.append(f"shared {mp} vec4 st_w[{nw if w == 'once' else 9 * sb * ts * 4}];")
     if w == "ubo":
-        if nw * 16 > 16384:
-            return None, "weights over 16 KB of uniform block"
+        if nw * 16 > 65536:  # NVIDIA's GL_MAX_UNIFORM_BLOCK_SIZE (GLES 3.1's minimum: 16 KB)
+            return None, "weights over 64 KB of uniform block"
         L.append(f"layout(std140, binding = 0) uniform Wu {{ highp vec4 w[{nw}]; }} wu;")
     if w == "lit" and groups_z != 1:
         return None, "literals need one slice group"
