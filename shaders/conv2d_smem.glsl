@@ -39,6 +39,17 @@
 #define ST_TILE (ST_SH * ST_SWP)
 shared MATH_P vec4 st_in[ST_BUFS * ST_TILE];
 shared MATH_P vec4 st_w[ST_WEIGHTS * ST_WSL];
+// ST_LIT_N > 0 (DeviceProfile::conv_smem_lit; one slice group): the layer's ST_LIT_N weight
+// vec4s, in the packing's order, as a constant array in the program (ST_LIT: its elements),
+// so that the FMAs take them as immediate operands, without loads: at 1 pixel x 2 slices
+// style's @256 ran 26.3 -> 14.8 us on an H100 (docs/perf/log.md, "tri7, session 18").
+#if defined(ST_LIT_N) && ST_LIT_N > 0
+#define ST_LITW 1
+const highp vec4 st_lit[ST_LIT_N] = vec4[ST_LIT_N](ST_LIT);
+#define ST_WGT(i) st_lit[i]
+#else
+#define ST_WGT(i) st_w[i]
+#endif
 
 // Vec4 i of the tile: its input pixel within the slice, or -1 (outside the
 // map, or past the tile), and its shared-memory slot.
@@ -69,14 +80,14 @@ void st_stage(int s) {
     int source = st_source(i);  // GATHER_UPSAMPLE, PROLOGUE_IN: the gather's own remaps
     st_in[st_slot(i)] = source >= 0 ? GATHERED(load_input(s * IN_HW + source), s) : vec4(0.0);
   }
-#if !defined(ST_WONCE) || !ST_WONCE
+#if (!defined(ST_WONCE) || !ST_WONCE) && !defined(ST_LITW)
   for (int i = lid; i < ST_WEIGHTS; i += ST_N) st_w[i] = LOAD(weights, st_weight(s, i));
 #endif
 }
 
 // A macro: as a global array that a function updates, the accumulators
 // ran 1.1-2x slower on an H200 (kept in memory, not registers).
-#if ST_WSL > 1
+#if ST_WSL > 1 || defined(ST_LITW)
 #define ST_WI(tap, s) (((tap) * ST_SLICES + (s)) * TILE_SLICES * 4)
 #else
 #define ST_WI(tap, s) ((tap) * TILE_SLICES * 4)
@@ -94,10 +105,10 @@ void st_stage(int s) {
       for (int kx = 0; kx < KERNEL_W; ++kx) {                                      \
         int wi = ST_WI(ky * KERNEL_W + kx, s);                                     \
         for (int o = 0; o < TILE_SLICES; ++o) {                                    \
-          MATH_P vec4 w0 = st_w[wi + o * 4];                                       \
-          MATH_P vec4 w1 = st_w[wi + o * 4 + 1];                                   \
-          MATH_P vec4 w2 = st_w[wi + o * 4 + 2];                                   \
-          MATH_P vec4 w3 = st_w[wi + o * 4 + 3];                                   \
+          MATH_P vec4 w0 = ST_WGT(wi + o * 4);                                       \
+          MATH_P vec4 w1 = ST_WGT(wi + o * 4 + 1);                                   \
+          MATH_P vec4 w2 = ST_WGT(wi + o * 4 + 2);                                   \
+          MATH_P vec4 w3 = ST_WGT(wi + o * 4 + 3);                                   \
           for (int p = 0; p < TILE_ROWS; ++p) {                                    \
             MATH_P vec4 x = row[p + kx];                                           \
             ACC_STEP(acc[p * TILE_SLICES + o], x);                                 \
@@ -117,7 +128,7 @@ void st_stage(int s) {
     raw[k] = load_input((s) * IN_HW + max(src[k], 0)); }
 #define ST_PUT(k, s) if (k < ST_LOADS && lid + k * ST_N < ST_SH * ST_SW) \
     st_in[st_slot(lid + k * ST_N)] = src[k] >= 0 ? GATHERED(raw[k], s) : vec4(0.0);
-#if ST_WSL > 1
+#if ST_WSL > 1 || defined(ST_LITW)
 #define ST_WGET(s)
 #define ST_WPUT
 #else

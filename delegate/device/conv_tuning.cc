@@ -77,6 +77,8 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   Apply(o.conv_smem_wonce, &device->conv_smem_wonce);
   device->conv_smem_db = false;
   Apply(o.conv_smem_db, &device->conv_smem_db);
+  device->conv_smem_lit = 0;
+  if (o.conv_smem_lit) device->conv_smem_lit = static_cast<int>(std::min(*o.conv_smem_lit, 2LL));
   // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
   // session 12"): NVIDIA, where it was measured.
   device->window_conv_row_reuse = device->gpu->IsNvidia();

@@ -156,6 +156,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.conv_smem_slices = NonNegative("TFLITE_GLES_X_CONV_SMEM_SLICES");
   o.conv_smem_wonce = Switch("TFLITE_GLES_X_CONV_SMEM_WONCE");
   o.conv_smem_db = Switch("TFLITE_GLES_X_CONV_SMEM_DB");
+  o.conv_smem_lit = NonNegative("TFLITE_GLES_X_CONV_SMEM_LIT");
   o.window_reuse = Switch("TFLITE_GLES_X_WINDOW_REUSE");
   o.window_small = Switch("TFLITE_GLES_X_WINDOW_SMALL");
   o.window_acc16 = Switch("TFLITE_GLES_X_WINDOW_ACC16");

@@ -135,8 +135,11 @@ struct DeviceProfile {
   // TFLITE_GLES_X_CONV_SMEM_PREFETCH).
   // wonce: every input slice's weights staged once (ST_WONCE; TFLITE_GLES_X_CONV_SMEM_WONCE);
   // db: two tiles, one barrier per slice (ST_DB, with wonce; TFLITE_GLES_X_CONV_SMEM_DB).
+  // lit: layers of <= 4 output slices take 1 pixel x all slices per invocation with their
+  // weights as constants in the program (ST_LIT; 1 fp32 storage only, 2 fp16 too;
+  // TFLITE_GLES_X_CONV_SMEM_LIT).
   bool conv_smem_tile = false, conv_smem_wonce = false, conv_smem_db = false;
-  int conv_smem_slices = 4, conv_smem_prefetch = 0;
+  int conv_smem_slices = 4, conv_smem_prefetch = 0, conv_smem_lit = 0;
   std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across a block of outputs
   // a dilation apart (depthwise_conv2d.comp), not a gather per tap; _X_DILATED_DW_REUSE=0/1.

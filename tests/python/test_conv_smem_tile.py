@@ -246,3 +246,42 @@ def test_conv2d_shared_memory_tiles_with_weights_staged_once(monkeypatch, tmp_pa
     dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
     assert any("#define ST_WONCE 1" in t for t in dumped)
     assert any("#define ST_DB 1" in t for t in dumped) == db
+
+
+# ST_LIT (TFLITE_GLES_X_CONV_SMEM_LIT: 1 fp32 storage, 2 fp16 too): layers of <= 4 output
+# slices take 1 pixel x every slice per invocation, their weights as constants in the
+# program; the same sums in the same order, against the CPU and the shared-memory staging.
+# 3x3 16 -> 8 (style's @256 shape), 32 -> 16 (@240's: 8 input slices), 12 outputs (3
+# slices, padded lanes), a mirror pad in the gather, 5x5; 20 outputs (5 slices) keep the
+# staged weights.
+LIT_CASES = [([1, 130, 129, 16], [8, 3, 3, 16], None),
+             ([1, 128, 130, 32], [16, 3, 3, 32], None),
+             ([1, 129, 128, 8], [12, 3, 3, 8], None),
+             ([1, 128, 130, 8], [8, 3, 3, 8], "mirror"),
+             ([1, 129, 131, 8], [4, 5, 5, 8], None),
+             ([1, 128, 128, 8], [20, 3, 3, 8], None)]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape,setting", LIT_CASES)
+def test_conv2d_shared_memory_tiles_with_literal_weights(monkeypatch, tmp_path, in_shape,
+                                                         filter_shape, setting, fp16):
+    from test_mirror_pad_fusion import pad_conv_model
+    monkeypatch.setenv(WINDOW_SWITCH, "0")
+    monkeypatch.setenv(SMEM_SWITCH, "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_SLICES", "8")
+    if setting == "mirror":
+        model = pad_conv_model(in_shape, ((1, 1), (1, 1)), "REFLECT", filter_shape[:3], seed=10)
+    else:
+        model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=11)
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    cpu, gpu, _ = run_cpu_and_gpu(model, random_inputs([in_shape], seed=18),
+                                  {"precision_loss_allowed": fp16})
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_LIT", "2")
+    lit_cpu, lit, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=18),
+                                          {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+    assert_close(lit, lit_cpu, fp16)
+    dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
+    assert any("#define ST_LIT_N " in t for t in dumped) == (filter_shape[0] <= 16)
