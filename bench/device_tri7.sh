@@ -23,24 +23,33 @@ rm -rf "$DUMP" && mkdir -p "$DUMP"/{s32,s16,b32,b16}
 D=env.TFLITE_GLES_X_DUMP_SHADERS
 SB=env.TFLITE_GLES_X_CONV_SMEM_BLOCK
 WO=env.TFLITE_GLES_X_CONV_SMEM_WONCE=1
-# Call 3 (call 1: blocks of 4-8 pixels per invocation; call 2: ST_WONCE, ST_ALL): ST_WONCE in
-# fp16 again; the probe's literal and uniform-block weights on both layers.
-F32_V=""
-F16_V="h-wonce:$F16,$WO"
+LIT=env.TFLITE_GLES_X_CONV_SMEM_LIT
+# Call 4 (call 1: blocks of 4-8 pixels per invocation; call 2: ST_WONCE, ST_ALL; call 3: the
+# probe's literal weights): ST_LIT in the delegate (1: fp32, 2: fp16 too), ST_WONCE in fp16.
+F32_V="lit:$LIT=1"
+F16_V="h-lit:$F16,$LIT=2 h-wonce:$F16,$WO"
 # sweep LIB LIMIT FILE VARIANT... : conv_sweep of style's two layers.
 sweep() {
   local lib=$1 limit=$2 file=$3 args=()
   shift 3
   for v in "$@"; do args+=(--variant "$v"); done
   TFLITE_GLES_LIB=$lib timeout $((limit * X)) python3 bench/conv_sweep.py --model "$STYLE" \
-    --stat min --rounds "$R" --per-round "$P" --peak 67 "${args[@]}" "${MATCH[@]}" 2>&1 \
+    --stat min --rounds "$R" --per-round "$P" --peak 67 "${args[@]}" "${MATCH[@]}" ${GROUPS_ARG:-} 2>&1 \
     | grep -v "^INFO\|^WARNING: All log" > "$file"
 }
 # shellcheck disable=SC2086
 {
   sweep "$BASE_LIB" 10 "$OUT/style-base.md" f32: "f16:$F16"
-  sweep "$NEW_LIB" 22 "$OUT/style-new.md" "f32:$D=$DUMP/s32" "f16:$F16,$D=$DUMP/s16" \
-    ${TRI7_F32-$F32_V} ${TRI7_F16-$F16_V}
+  GROUPS_ARG="--groups conv2d" sweep "$NEW_LIB" 22 "$OUT/style-new.md" "f32:$D=$DUMP/s32" \
+    "f16:$F16,$D=$DUMP/s16" ${TRI7_F32-$F32_V} ${TRI7_F16-$F16_V}
+  # The hair stand-in (its 128x128 layers take SMEM_TILE on NVIDIA): GPU sums, this library.
+  if [ "${TRI7_HAIR:-1}" = 1 ]; then
+    python3 tools/build_standins.py build/models hair_segmentation_512 > /tmp/tri7-standins.txt 2>&1
+    SAVED=("${MATCH[@]}") STYLE0=$STYLE
+    MATCH=(--by-flops --top 2) STYLE=build/models/hair_segmentation_512.tflite
+    sweep "$NEW_LIB" 14 "$OUT/hair-new.md" f32: "lit:$LIT=1" "f16:$F16" "h-lit:$F16,$LIT=2"
+    MATCH=("${SAVED[@]}") STYLE=$STYLE0
+  fi
 } > "$OUT/sweep-log.txt" 2>&1
 # The delegate's programs standalone, and with one difference each: the fused gathers and
 # epilogue taken out, mediump accumulators, and bench/tri7/conv2d_smem_next.glsl's forms
@@ -59,8 +68,15 @@ gap() {
   timeout $((24 * X)) bash -c "$(declare -f gap); gap '$DUMP/s32 $DUMP/s16' '$E1'"
   timeout $((14 * X)) bash -c "$(declare -f gap); gap '$DUMP/b32 $DUMP/b16' '$E2'"
 } > "$OUT/gap.md" 2>&1
+# Whole model: run_bench style, base library / this one with ST_LIT=2 (interleaved).
+for run in ${TRI7_RUNS-base lit}; do
+  echo "== $run"
+  case $run in base*) lib=$BASE_LIB; lit=0 ;; *) lib=$NEW_LIB; lit=2 ;; esac
+  TFLITE_GLES_X_CONV_SMEM_LIT=$lit TFLITE_GLES_LIB=$lib timeout $((12 * X)) python3 \
+    bench/run_bench.py --model "$STYLE" --backends gles_fp32,gles_fp16 --iterations 200 \
+    --max-seconds 2 --out-dir "/tmp/rb-$run" --name rb 2>&1 | grep -E "^\| [a-z]|rror|Trace" | head -4
+done > "$OUT/bench.md" 2>&1
 # Standalone kernels of the two shapes (each checked against numpy).
-# shellcheck disable=SC2086
 PV=()
 for v in "c12=lx:16,ly:8,px:1,ts:2,w:slice" "c12lit=lx:16,ly:8,px:1,ts:2,w:lit" \
   "c14=lx:16,ly:8,px:1,ts:4,w:slice" "c14lit=lx:16,ly:8,px:1,ts:4,w:lit" \
@@ -69,11 +85,18 @@ for v in "c12=lx:16,ly:8,px:1,ts:2,w:slice" "c12lit=lx:16,ly:8,px:1,ts:2,w:lit" 
   "w32_12lit=lx:32,ly:4,px:1,ts:2,w:lit" "g64_14lit=lx:8,ly:8,px:1,ts:4,w:lit" \
   "c24lit=lx:16,ly:8,px:2,ts:4,w:lit" "c12litm=lx:16,ly:8,px:1,ts:2,w:lit,p:m" \
   "c14litm=lx:16,ly:8,px:1,ts:4,w:lit,p:m"; do PV+=(--variant "$v"); done
-timeout $((40 * X)) python3 bench/tri_probe.py --max-seconds $((34 * X)) "${PV[@]}" \
-  > "$OUT/probe.md" 2>&1
-tar czf "$OUT/dumps.tgz" -C "$DUMP" . 2>/dev/null
+if [ "${TRI7_PROBE:-0}" = 1 ]; then
+  timeout $((40 * X)) python3 bench/tri_probe.py --max-seconds $((34 * X)) "${PV[@]}" \
+    > "$OUT/probe.md" 2>&1
+fi
+# ST_LIT's tests on this GPU (against LiteRT's CPU kernels; fp16 included).
+if [ "${TRI7_TESTS:-1}" = 1 ]; then
+  timeout $((25 * X)) python3 -m pytest tests/python/test_conv_smem_tile.py -q -k literal_weights \
+    > "$OUT/tests.txt" 2>&1
+fi
+
 # The summary.
-python3 - "$OUT"/style-{base,new}.md <<'EOF'
+python3 - "$OUT"/style-{base,new}.md "$OUT"/hair-new.md <<'EOF'
 import re, sys
 for path in sys.argv[1:]:
     names = None
@@ -97,6 +120,10 @@ EOF
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1
 echo "== gap_probe (dumped programs standalone, us, TF)"
 grep -E "^\| [a-z0-9]+/|rror|Trace" "$OUT/gap.md" | sed -E 's/CONV_2D v1 //; s/part.bench.tri7.conv2d_smem_next.glsl/NEXT/g; s/def.ST_//g; s/RESIZE_NEAREST_NEIGHBOR v1 @236 \+ MIRROR/@240/; s/MUL v1 @248 \+ ADD v1 @251 \+ RESIZE_NEARE/@256/' | cut -c1-100
+echo "== run_bench style (ms): base library / this one with ST_LIT=2"
+grep -E "^== |tflite|rror|Trace" "$OUT/bench.md" | cut -c1-120
+echo "== tests (ST_LIT on this GPU)"
+grep -E "passed|failed|Error" "$OUT/tests.txt" | tail -4 | cut -c1-150
 echo "== tri_probe (us, % of 67 TF, max error vs numpy)"
 grep -E "^\| @|rror|Trace|took" "$OUT/probe.md" | sed -E 's/ smem [0-9]+ B//' | cut -c1-110
 true
