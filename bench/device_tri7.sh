@@ -24,10 +24,12 @@ D=env.TFLITE_GLES_X_DUMP_SHADERS
 SB=env.TFLITE_GLES_X_CONV_SMEM_BLOCK
 WO=env.TFLITE_GLES_X_CONV_SMEM_WONCE=1
 LIT=env.TFLITE_GLES_X_CONV_SMEM_LIT
-# Call 4 (call 1: blocks of 4-8 pixels per invocation; call 2: ST_WONCE, ST_ALL; call 3: the
-# probe's literal weights): ST_LIT in the delegate (1: fp32, 2: fp16 too), ST_WONCE in fp16.
-F32_V="lit:$LIT=1"
-F16_V="h-lit:$F16,$LIT=2 h-wonce:$F16,$WO"
+# Call 5 (calls 1-4: docs/perf/log.md): this library's NVIDIA defaults (ST_LIT for fp32
+# layers of <= 2 output slices, ST_WONCE's rule in fp16) against the base library and against
+# themselves taken back (old), style and the hair stand-in; run_bench base / new interleaved.
+OLD="$LIT=0,env.TFLITE_GLES_X_CONV_SMEM_WONCE=0"
+F32_V="old:$OLD"
+F16_V="h-old:$F16,$OLD"
 # sweep LIB LIMIT FILE VARIANT... : conv_sweep of style's two layers.
 sweep() {
   local lib=$1 limit=$2 file=$3 args=()
@@ -39,15 +41,18 @@ sweep() {
 }
 # shellcheck disable=SC2086
 {
+  # A warm-up: the first sweep of calls 2 and 4 ran cold (its rows 1.3-4x slow).
+  R=1 P=4 sweep "$BASE_LIB" 6 /tmp/tri7-warm.md f32:
   sweep "$BASE_LIB" 10 "$OUT/style-base.md" f32: "f16:$F16"
-  GROUPS_ARG="--groups conv2d" sweep "$NEW_LIB" 22 "$OUT/style-new.md" "f32:$D=$DUMP/s32" \
+  GROUPS_ARG="--groups conv2d" sweep "$NEW_LIB" 18 "$OUT/style-new.md" "f32:$D=$DUMP/s32" \
     "f16:$F16,$D=$DUMP/s16" ${TRI7_F32-$F32_V} ${TRI7_F16-$F16_V}
   # The hair stand-in (its 128x128 layers take SMEM_TILE on NVIDIA): GPU sums, this library.
   if [ "${TRI7_HAIR:-1}" = 1 ]; then
     python3 tools/build_standins.py build/models hair_segmentation_512 > /tmp/tri7-standins.txt 2>&1
     SAVED=("${MATCH[@]}") STYLE0=$STYLE
     MATCH=(--by-flops --top 2) STYLE=build/models/hair_segmentation_512.tflite
-    sweep "$NEW_LIB" 14 "$OUT/hair-new.md" f32: "lit:$LIT=1" "f16:$F16" "h-lit:$F16,$LIT=2"
+    R=3 P=6 sweep "$BASE_LIB" 8 "$OUT/hair-base.md" f32: "f16:$F16"
+    R=3 P=6 sweep "$NEW_LIB" 12 "$OUT/hair-new.md" f32: "old:$OLD" "f16:$F16" "h-old:$F16,$OLD"
     MATCH=("${SAVED[@]}") STYLE=$STYLE0
   fi
 } > "$OUT/sweep-log.txt" 2>&1
@@ -68,13 +73,14 @@ gap() {
   timeout $((24 * X)) bash -c "$(declare -f gap); gap '$DUMP/s32 $DUMP/s16' '$E1'"
   timeout $((14 * X)) bash -c "$(declare -f gap); gap '$DUMP/b32 $DUMP/b16' '$E2'"
 } > "$OUT/gap.md" 2>&1
-# Whole model: run_bench style, base library / this one with ST_LIT=2 (interleaved).
-for run in ${TRI7_RUNS-base lit}; do
+# Whole model: run_bench style and hair, base library / this one, interleaved.
+HAIR=build/models/hair_segmentation_512.tflite
+for run in ${TRI7_RUNS-base new}; do
   echo "== $run"
-  case $run in base*) lib=$BASE_LIB; lit=0 ;; *) lib=$NEW_LIB; lit=2 ;; esac
-  TFLITE_GLES_X_CONV_SMEM_LIT=$lit TFLITE_GLES_LIB=$lib timeout $((12 * X)) python3 \
-    bench/run_bench.py --model "$STYLE" --backends gles_fp32,gles_fp16 --iterations 200 \
-    --max-seconds 2 --out-dir "/tmp/rb-$run" --name rb 2>&1 | grep -E "^\| [a-z]|rror|Trace" | head -4
+  TFLITE_GLES_LIB=$(device_lib "$run") timeout $((12 * X)) python3 bench/run_bench.py \
+    --model "$STYLE" $([ -f "$HAIR" ] && echo --model "$HAIR") --backends gles_fp32,gles_fp16 \
+    --iterations 200 --max-seconds 1 --out-dir "/tmp/rb-$run" --name rb 2>&1 \
+    | grep -E "^\| [a-z]|rror|Trace" | head -4
 done > "$OUT/bench.md" 2>&1
 # Standalone kernels of the two shapes (each checked against numpy).
 PV=()
@@ -91,12 +97,13 @@ if [ "${TRI7_PROBE:-0}" = 1 ]; then
 fi
 # ST_LIT's tests on this GPU (against LiteRT's CPU kernels; fp16 included).
 if [ "${TRI7_TESTS:-1}" = 1 ]; then
-  timeout $((25 * X)) python3 -m pytest tests/python/test_conv_smem_tile.py -q -k literal_weights \
+  timeout $((15 * X)) python3 -m pytest tests/python/test_conv_smem_tile.py -q \
+    -k "literal_weights or prefetch_rule" \
     > "$OUT/tests.txt" 2>&1
 fi
 
 # The summary.
-python3 - "$OUT"/style-{base,new}.md "$OUT"/hair-new.md <<'EOF'
+python3 - "$OUT"/style-{base,new}.md "$OUT"/hair-{base,new}.md <<'EOF'
 import re, sys
 for path in sys.argv[1:]:
     names = None
@@ -120,9 +127,9 @@ EOF
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1
 echo "== gap_probe (dumped programs standalone, us, TF)"
 grep -E "^\| [a-z0-9]+/|rror|Trace" "$OUT/gap.md" | sed -E 's/CONV_2D v1 //; s/part.bench.tri7.conv2d_smem_next.glsl/NEXT/g; s/def.ST_//g; s/RESIZE_NEAREST_NEIGHBOR v1 @236 \+ MIRROR/@240/; s/MUL v1 @248 \+ ADD v1 @251 \+ RESIZE_NEARE/@256/' | cut -c1-100
-echo "== run_bench style (ms): base library / this one with ST_LIT=2"
+echo "== run_bench style, hair (ms): base library / this one"
 grep -E "^== |tflite|rror|Trace" "$OUT/bench.md" | cut -c1-120
-echo "== tests (ST_LIT on this GPU)"
+echo "== tests (test_conv_smem_tile.py's ST_LIT / ST_WONCE / prefetch rule on this GPU)"
 grep -E "passed|failed|Error" "$OUT/tests.txt" | tail -4 | cut -c1-150
 echo "== tri_probe (us, % of 67 TF, max error vs numpy)"
 grep -E "^\| @|rror|Trace|took" "$OUT/probe.md" | sed -E 's/ smem [0-9]+ B//' | cut -c1-110

@@ -35,10 +35,10 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
   // (28.2 -> 30.4) and 16 x 8 x 2 x 2 with it lost 22 % (docs/perf/log.md, "peak5, session 16").
   const auto& forced = device.conv_smem_block;
   const bool rule = device.conv_smem_prefetch == 2 && in.slices() > (device.fp16 ? 3 : 4);
-  // ST_LIT (DeviceProfile::conv_smem_lit): 1 pixel x every output slice (<= 4), one group.
+  // ST_LIT (DeviceProfile::conv_smem_lit): 1 pixel x every output slice (<= 2), one group.
   const bool lit = device.conv_smem_lit > 0 && (device.conv_smem_lit > 1 || !device.fp16) &&
-                   out.slices() <= 4;
-  const SmemTile preferred = lit    ? SmemTile{16, 8, 1, 4}
+                   out.slices() <= 2;
+  const SmemTile preferred = lit    ? SmemTile{16, 8, 1, 2}
                              : rule ? SmemTile{16, 8, 1, 2}
                                     : SmemTile{16, 8, 2, 2};
   const SmemTile candidates[] = {{forced[0], forced[1], forced[2], forced[3]},
@@ -70,7 +70,8 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
       return tile;
     }
     // ST_WONCE, and ST_DB in place of the prefetch, where their shared memory fits.
-    tile.wonce = device.conv_smem_wonce;
+    tile.wonce = device.conv_smem_wonce == 1 ||
+                 (device.conv_smem_wonce == 2 && !fill && in.slices() >= 4);
     tile.db = tile.wonce && device.conv_smem_db && tile_vec4s <= 8 * n;
     if (16 * shared_vec4s(tile) > shared_limit) tile.db = false;
     if (16 * shared_vec4s(tile) > shared_limit) tile.wonce = false;
@@ -81,7 +82,7 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
     if (!fits(tile)) continue;
     const long long per_invocation = 1LL * tile.pixels * tile.slices;
     SmemTile fill{16, 8, 1, 1};
-    if (forced[0] == 0 && !lit && device.min_invocations > 0 && per_invocation > 1 &&
+    if (forced[0] == 0 && device.min_invocations > 0 && per_invocation > 1 &&
         1LL * out.h * out.w * out.slices() / per_invocation < device.min_invocations &&
         fits(fill)) {
       return with_prefetch(fill, true);
