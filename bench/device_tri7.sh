@@ -56,13 +56,12 @@ sweep() {
     MATCH=("${SAVED[@]}") STYLE=$STYLE0
   fi
 } > "$OUT/sweep-log.txt" 2>&1
-# The delegate's programs standalone, and with one difference each: the fused gathers and
-# epilogue taken out, mediump accumulators, and bench/tri7/conv2d_smem_next.glsl's forms
-# (ST_WONCE: weights staged once; ST_DB: two tiles, one barrier per slice).
-NEXT=part.bench/tri7/conv2d_smem_next.glsl
-ALL=$NEXT+def.ST_WONCE=1+def.ST_PREFETCH=0+def.ST_ALL
-E1=${TRI7_EDITS:-"$NEXT $ALL=1 $ALL=2 $ALL=1+accmedium"}
-E2=${TRI7_EDITS2:-"$NEXT $ALL=1"}
+# TRI7_GAP=1: the delegate's programs standalone, and with one difference each (gap_probe's
+# edits; calls 1-2 timed ST_WONCE / ST_DB / ST_ALL of a next form of the part this way: the
+# ST_ALL form is bench/tri7/conv2d_smem_next.glsl at 08f100e).
+NEXT=part.shaders/conv2d_smem.glsl
+E1=${TRI7_EDITS:-"$NEXT $NEXT+def.ST_WONCE=1 accmedium"}
+E2=${TRI7_EDITS2:-"$NEXT"}
 gap() {
   local dirs=$1 edits=$2 args=()
   for e in $edits; do args+=(--edit "$e"); done
@@ -126,7 +125,7 @@ for path in sys.argv[1:]:
 EOF
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1
 echo "== gap_probe (dumped programs standalone, us, TF)"
-grep -E "^\| [a-z0-9]+/|rror|Trace" "$OUT/gap.md" | sed -E 's/CONV_2D v1 //; s/part.bench.tri7.conv2d_smem_next.glsl/NEXT/g; s/def.ST_//g; s/RESIZE_NEAREST_NEIGHBOR v1 @236 \+ MIRROR/@240/; s/MUL v1 @248 \+ ADD v1 @251 \+ RESIZE_NEARE/@256/' | cut -c1-100
+grep -E "^\| [a-z0-9]+/|rror|Trace" "$OUT/gap.md" | sed -E 's/CONV_2D v1 //; s/part.shaders.conv2d_smem.glsl/NEXT/g; s/def.ST_//g; s/RESIZE_NEAREST_NEIGHBOR v1 @236 \+ MIRROR/@240/; s/MUL v1 @248 \+ ADD v1 @251 \+ RESIZE_NEARE/@256/' | cut -c1-100
 echo "== run_bench style, hair (ms): base library / this one"
 grep -E "^== |tflite|rror|Trace" "$OUT/bench.md" | cut -c1-120
 echo "== tests (test_conv_smem_tile.py's ST_LIT / ST_WONCE / prefetch rule on this GPU)"
