@@ -28,7 +28,7 @@ LIT=env.TFLITE_GLES_X_CONV_SMEM_LIT
 # layers of <= 2 output slices, ST_WONCE's rule in fp16) against the base library and against
 # themselves taken back (old), style and the hair stand-in; run_bench base / new interleaved.
 OLD="$LIT=0,env.TFLITE_GLES_X_CONV_SMEM_WONCE=0"
-F32_V="old:$OLD"
+F32_V="old:$OLD nochain:env.TFLITE_GLES_X_FMA_CHAIN=0"
 F16_V="h-old:$F16,$OLD"
 # sweep LIB LIMIT FILE VARIANT... : conv_sweep of style's two layers.
 sweep() {
