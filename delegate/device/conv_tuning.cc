@@ -71,11 +71,12 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   if (o.conv_smem_slices) {
     device->conv_smem_slices = static_cast<int>(std::clamp(*o.conv_smem_slices, 1LL, 8LL));
   }
-  // SMEM_TILE's weights staged once (ST_WONCE) by kernels::ChooseSmemTile's rule (2) on NVIDIA
-  // with fp16 storage: on an H100 style's @256 22.4 -> 21.0 µs, @240 21.2 -> 20.4, its 2-slice
-  // 8 -> 16 layer +0.3 (so the rule: >= 4 input slices); fp32 lost (@256 +27 %, @240 +14 %).
-  // Two tiles (ST_DB) lost 2-7x (docs/perf/log.md, "tri7, session 18"): off.
-  device->conv_smem_wonce = device->gpu->IsNvidia() && device->fp16 ? 2 : 0;
+  // SMEM_TILE's weights staged once (ST_WONCE): off. On an H100 with fp16 storage style's @256
+  // ran 22.4 -> 21.0 µs and @240 21.2 -> 20.4, but its dispatch sum moved only -1 to -3 µs
+  // and the hair stand-in's +7 µs with the rule (2: >= 4 input slices, not the fill block);
+  // fp32 lost (@256 +27 %, @240 +14 %). Two tiles (ST_DB) lost 2-7x (docs/perf/log.md,
+  // "tri7, session 18").
+  device->conv_smem_wonce = 0;
   if (o.conv_smem_wonce) {
     device->conv_smem_wonce = static_cast<int>(std::min(*o.conv_smem_wonce, 2LL));
   }

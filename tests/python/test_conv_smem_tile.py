@@ -269,6 +269,8 @@ def test_conv2d_shared_memory_tiles_with_literal_weights(monkeypatch, tmp_path, 
     monkeypatch.setenv(WINDOW_SWITCH, "0")
     monkeypatch.setenv(SMEM_SWITCH, "1")
     monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_SLICES", "8")
+    # The many-core fill block (1 x 1 per invocation: NVIDIA's on these maps) has one slice.
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "0")
     if setting == "mirror":
         model = pad_conv_model(in_shape, ((1, 1), (1, 1)), "REFLECT", filter_shape[:3], seed=10)
     else:
