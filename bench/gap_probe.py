@@ -51,7 +51,8 @@ EDITS = {
     "noprologue": sub(r"^#define PROLOGUE_IN 1$", ""),
     "noupsample": sub(r"^#define GATHER_UPSAMPLE \d+$", "#define GATHER_UPSAMPLE 1"),
     "nomirror": sub(r"^#define GATHER_MIRROR \d+$", ""),
-    "noepilogue": sub(r"^#define EPILOGUE\(.*$", ""),
+    # The program's own define only (the shader's fallback `(x)` define follows it).
+    "noepilogue": lambda s: re.sub(r"^#define EPILOGUE\(.*$", "", s, count=1, flags=re.M),
     "mediump": lambda s: re.sub(r"^#define (MATH_P|ACC_P) \w+$", r"#define \1 mediump", s,
                                 flags=re.M),
     "noreuse": sub(r"^#define ROW_REUSE 1$", ""),
@@ -60,6 +61,29 @@ EDITS = {
     "highp": lambda s: re.sub(r"^#define (MATH_P|ACC_P) \w+$", r"#define \1 highp", s,
                               flags=re.M),
 }
+
+
+def edit(name):
+    """EDITS[name], or a generic edit: def.NAME=VALUE (a #define set, replacing the
+    program's own) or part.PATH (the text of the shader part the program includes, whose
+    first line PATH's file shares, replaced by that file's)."""
+    if name.startswith("def."):
+        key, _, value = name[4:].partition("=")
+
+        def define(s):
+            s = re.sub(rf"^#define {key}\b.*\n", "", s, flags=re.M)
+            return re.sub(r"^(#version[^\n]*\n)", rf"\1#define {key} {value}\n", s, count=1)
+        return define
+    if name.startswith("part."):
+        text = Path(name[5:]).read_text()
+        first = text.splitlines()[0][:30]
+
+        def part(s):
+            start = s.index("#line 1\n" + first)
+            end = s.index("\n#line ", start + 8)
+            return s[:start] + "#line 1\n" + text.rstrip("\n") + s[end:]
+        return part
+    return EDITS[name]
 
 
 def parse(path: Path):
@@ -163,7 +187,7 @@ def main() -> int:
     parser.add_argument("--match", action="append", default=[],
                         help="only files whose label has one of these (ending at a word boundary)")
     parser.add_argument("--edit", action="append", default=[],
-                        help="a variant: edit names joined by '+' (see EDITS)")
+                        help="a variant: edit names joined by '+' (see EDITS and edit())")
     parser.add_argument("--reps", type=int, default=20)
     args = parser.parse_args()
     files = []
@@ -181,7 +205,7 @@ def main() -> int:
             text = source
             if variant != "dump":
                 for name in variant.split("+"):
-                    text = EDITS[name](text)
+                    text = edit(name)(text)
             ms, err = probe.time(text, groups, uniforms, args.reps)
             if ms is None:
                 print(f"| {path.parent.name}/{path.name[:4]} | {label[:40]} | {variant} | "

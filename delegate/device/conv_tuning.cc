@@ -71,6 +71,23 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   if (o.conv_smem_slices) {
     device->conv_smem_slices = static_cast<int>(std::clamp(*o.conv_smem_slices, 1LL, 8LL));
   }
+  // SMEM_TILE's weights staged once (ST_WONCE): off. On an H100 with fp16 storage style's @256
+  // ran 22.4 -> 21.0 µs and @240 21.2 -> 20.4, but its dispatch sum moved only -1 to -3 µs
+  // and the hair stand-in's +7 µs with the rule (2: >= 4 input slices, not the fill block);
+  // fp32 lost (@256 +27 %, @240 +14 %). Two tiles (ST_DB) lost 2-7x (docs/perf/log.md,
+  // "tri7, session 18").
+  device->conv_smem_wonce = 0;
+  if (o.conv_smem_wonce) {
+    device->conv_smem_wonce = static_cast<int>(std::min(*o.conv_smem_wonce, 2LL));
+  }
+  device->conv_smem_db = false;
+  Apply(o.conv_smem_db, &device->conv_smem_db);
+  // Weights as the program's constants (ST_LIT) for layers of <= 2 output slices on NVIDIA
+  // with fp32 storage: on an H100 style's @256 (3x3 16 -> 8, 384x384) 28.5 -> 23.1 µs, the
+  // dispatch sum -9 µs; 4-slice layers gained nothing (@240, 8 -> 16) or lost (the hair
+  // stand-in's 16 -> 16, +0.6 %), and in fp16 @256 ran 21.3 against ST_WONCE's 21.0.
+  device->conv_smem_lit = device->gpu->IsNvidia() && !device->fp16 ? 1 : 0;
+  if (o.conv_smem_lit) device->conv_smem_lit = static_cast<int>(std::min(*o.conv_smem_lit, 2LL));
   // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
   // session 12"): NVIDIA, where it was measured.
   device->window_conv_row_reuse = device->gpu->IsNvidia();

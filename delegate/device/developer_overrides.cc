@@ -154,6 +154,9 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.conv_smem_prefetch = NonNegative("TFLITE_GLES_X_CONV_SMEM_PREFETCH");
   o.conv_k_split_wsmem = NonNegative("TFLITE_GLES_X_CONV_KSPLIT_WSMEM");
   o.conv_smem_slices = NonNegative("TFLITE_GLES_X_CONV_SMEM_SLICES");
+  o.conv_smem_wonce = NonNegative("TFLITE_GLES_X_CONV_SMEM_WONCE");
+  o.conv_smem_db = Switch("TFLITE_GLES_X_CONV_SMEM_DB");
+  o.conv_smem_lit = NonNegative("TFLITE_GLES_X_CONV_SMEM_LIT");
   o.window_reuse = Switch("TFLITE_GLES_X_WINDOW_REUSE");
   o.window_small = Switch("TFLITE_GLES_X_WINDOW_SMALL");
   o.window_acc16 = Switch("TFLITE_GLES_X_WINDOW_ACC16");

@@ -40,6 +40,9 @@ struct DeveloperOverrides {
   std::optional<long long> conv_smem_prefetch;   // TFLITE_GLES_X_CONV_SMEM_PREFETCH
   std::optional<long long> conv_k_split_wsmem;   // TFLITE_GLES_X_CONV_KSPLIT_WSMEM
   std::optional<long long> conv_smem_slices;     // TFLITE_GLES_X_CONV_SMEM_SLICES
+  std::optional<long long> conv_smem_wonce;      // TFLITE_GLES_X_CONV_SMEM_WONCE
+  std::optional<bool> conv_smem_db;              // TFLITE_GLES_X_CONV_SMEM_DB
+  std::optional<long long> conv_smem_lit;        // TFLITE_GLES_X_CONV_SMEM_LIT
   std::optional<bool> dilated_dw_reuse;          // TFLITE_GLES_X_DILATED_DW_REUSE
   std::string pointwise_tile;                    // TFLITE_GLES_X_POINTWISE_TILE
   std::optional<bool> conv_unroll;               // TFLITE_GLES_X_CONV_UNROLL

@@ -133,8 +133,14 @@ struct DeviceProfile {
   // 0: kernels::ChooseSmemTile's (TFLITE_GLES_X_CONV_SMEM_BLOCK). prefetch: slice s + 1 loaded
   // in registers during slice s's taps (ST_PREFETCH; 0 none, 1 all, 2 ChooseSmemTile's rule;
   // TFLITE_GLES_X_CONV_SMEM_PREFETCH).
-  bool conv_smem_tile = false;
-  int conv_smem_slices = 4, conv_smem_prefetch = 0;
+  // wonce: every input slice's weights staged once (ST_WONCE; 1 every layer, 2
+  // kernels::ChooseSmemTile's rule; TFLITE_GLES_X_CONV_SMEM_WONCE);
+  // db: two tiles, one barrier per slice (ST_DB, with wonce; TFLITE_GLES_X_CONV_SMEM_DB).
+  // lit: layers of <= 2 output slices take 1 pixel x all slices per invocation with their
+  // weights as constants in the program (ST_LIT; 1 fp32 storage only, 2 fp16 too;
+  // TFLITE_GLES_X_CONV_SMEM_LIT).
+  bool conv_smem_tile = false, conv_smem_db = false;
+  int conv_smem_slices = 4, conv_smem_prefetch = 0, conv_smem_lit = 0, conv_smem_wonce = 0;
   std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across a block of outputs
   // a dilation apart (depthwise_conv2d.comp), not a gather per tap; _X_DILATED_DW_REUSE=0/1.

@@ -399,6 +399,20 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
     d["SMEM_TILE"] = "";
     d["ST_SLICES"] = std::to_string(in_shape.slices());
     if (smem.prefetch) d["ST_PREFETCH"] = "1";
+    if (smem.wonce) d["ST_WONCE"] = "1";
+    if (smem.db) d["ST_DB"] = "1";
+    if (smem.lit) {  // the weights as the program's constants (one slice group: tile.slices)
+      const std::vector<float> w = PackGemmWeights(out_shape.c, taps, in_lanes, tile.slices,
+                                                   weight);
+      std::string text;
+      char number[32];
+      for (size_t i = 0; i < w.size(); ++i) {
+        std::snprintf(number, sizeof(number), "%.9g", static_cast<double>(w[i]));
+        text += (i % 4 == 0 ? (i ? "),vec4(" : "vec4(") : ",") + std::string(number);
+      }
+      d["ST_LIT"] = text + ")";
+      d["ST_LIT_N"] = std::to_string(w.size() / 4);
+    }
     const uint32_t lx = static_cast<uint32_t>(smem.local_x);
     const uint32_t ly = static_cast<uint32_t>(smem.local_y);
     const uint32_t tile_w = lx * static_cast<uint32_t>(smem.pixels);

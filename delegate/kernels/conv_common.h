@@ -94,6 +94,11 @@ struct SmemTile {
   // ST_PREFETCH: DeviceProfile::conv_smem_prefetch, where the next slice's tile takes
   // <= 4 vec4s and its weights 1 per invocation (registers held across the taps).
   bool prefetch = false;
+  // ST_WONCE / ST_DB: DeviceProfile::conv_smem_wonce / conv_smem_db, where they fit (ST_DB:
+  // with ST_WONCE, <= 8 tile vec4s per invocation, in place of ST_PREFETCH).
+  bool wonce = false, db = false;
+  // ST_LIT: DeviceProfile::conv_smem_lit, one slice group of <= 2 (slices = the layer's).
+  bool lit = false;
 };
 SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
                         const Shape4& in, const Shape4& out);

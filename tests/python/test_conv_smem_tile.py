@@ -201,3 +201,88 @@ def test_conv2d_shared_memory_tiles_by_the_prefetch_rule(monkeypatch, tmp_path, 
     assert ("#define ST_PREFETCH 1" in text) == (ruled and not fill)
     if ruled and not fill:
         assert "#define TILE_ROWS 1" in text and "#define TILE_SLICES 2" in text
+
+
+# ST_WONCE (TFLITE_GLES_X_CONV_SMEM_WONCE: every input slice's weights staged once) and ST_DB
+# (TFLITE_GLES_X_CONV_SMEM_DB, with it: two tiles, one barrier per slice): the same sums in the
+# same order as the per-slice staging, so equal to it bit for bit; the dumped program shows the
+# defines. 4 slices over 2 slice groups (the default block, 16 x 4 of 4 pixels, ST_PREFETCH),
+# 8 slices (style's @240 shape), a mirror pad in the gather with 8 x 8 of 4 pixels, 5x5.
+WONCE_CASES = [([1, 130, 129, 16], [12, 3, 3, 16], None, None),
+               ([1, 130, 129, 16], [12, 3, 3, 16], None, "16/4/4/2"),
+               ([1, 130, 129, 16], [12, 3, 3, 16], "prefetch", None),
+               ([1, 128, 130, 32], [16, 3, 3, 32], None, None),
+               ([1, 128, 130, 8], [8, 3, 3, 8], "mirror", "8/8/4/1"),
+               ([1, 129, 131, 8], [4, 5, 5, 8], None, None)]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("db", [False, True])
+@pytest.mark.parametrize("in_shape,filter_shape,setting,block", WONCE_CASES)
+def test_conv2d_shared_memory_tiles_with_weights_staged_once(monkeypatch, tmp_path, in_shape,
+                                                             filter_shape, setting, block, db,
+                                                             fp16):
+    from test_mirror_pad_fusion import pad_conv_model
+    monkeypatch.setenv(WINDOW_SWITCH, "0")
+    monkeypatch.setenv(SMEM_SWITCH, "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_SLICES", "8")
+    if block:
+        monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_BLOCK", block)
+    if setting == "prefetch":
+        monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_PREFETCH", "1")
+    if db:
+        monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_DB", "1")
+    if setting == "mirror":
+        model = pad_conv_model(in_shape, ((1, 1), (1, 1)), "REFLECT", filter_shape[:3], seed=8)
+    else:
+        model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=9)
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    cpu, (plain, _), (once, stats) = run_switch_off_and_on(
+        monkeypatch, "TFLITE_GLES_X_CONV_SMEM_WONCE", model,
+        random_inputs([in_shape], seed=17), {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(once, cpu, fp16)
+    np.testing.assert_array_equal(plain[0], once[0])
+    dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
+    assert any("#define ST_WONCE 1" in t for t in dumped)
+    assert any("#define ST_DB 1" in t for t in dumped) == db
+
+
+# ST_LIT (TFLITE_GLES_X_CONV_SMEM_LIT: 1 fp32 storage, 2 fp16 too): layers of <= 2 output
+# slices take 1 pixel x every slice per invocation, their weights as constants in the
+# program; the same sums in the same order, against the CPU and the shared-memory staging.
+# 3x3 16 -> 8 (style's @256 shape), 32 -> 6 (8 input slices, padded lanes), a mirror pad in
+# the gather, 5x5; 12 and 16 outputs (3, 4 slices) keep the staged weights.
+LIT_CASES = [([1, 130, 129, 16], [8, 3, 3, 16], None),
+             ([1, 128, 130, 32], [6, 3, 3, 32], None),
+             ([1, 129, 128, 8], [12, 3, 3, 8], None),
+             ([1, 128, 130, 8], [8, 3, 3, 8], "mirror"),
+             ([1, 129, 131, 8], [4, 5, 5, 8], None),
+             ([1, 128, 128, 8], [16, 3, 3, 8], None)]
+
+
+@pytest.mark.parametrize("fp16", PRECISIONS)
+@pytest.mark.parametrize("in_shape,filter_shape,setting", LIT_CASES)
+def test_conv2d_shared_memory_tiles_with_literal_weights(monkeypatch, tmp_path, in_shape,
+                                                         filter_shape, setting, fp16):
+    from test_mirror_pad_fusion import pad_conv_model
+    monkeypatch.setenv(WINDOW_SWITCH, "0")
+    monkeypatch.setenv(SMEM_SWITCH, "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_SLICES", "8")
+    # The many-core fill block (1 x 1 per invocation: NVIDIA's on these maps) has one slice.
+    monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "0")
+    if setting == "mirror":
+        model = pad_conv_model(in_shape, ((1, 1), (1, 1)), "REFLECT", filter_shape[:3], seed=10)
+    else:
+        model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=11)
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    cpu, gpu, _ = run_cpu_and_gpu(model, random_inputs([in_shape], seed=18),
+                                  {"precision_loss_allowed": fp16})
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_LIT", "2")
+    lit_cpu, lit, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=18),
+                                          {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, fp16)
+    assert_close(lit, lit_cpu, fp16)
+    dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
+    assert any("#define ST_LIT_N " in t for t in dumped) == (filter_shape[0] <= 8)
