@@ -5,6 +5,7 @@
 
 #include "delegate/graph/quantization.h"
 #include "delegate/kernels/common.h"
+#include "delegate/kernels/literal_weights.h"
 #include "egl/shader_source.h"
 
 namespace tflite_gles::kernels {
@@ -404,13 +405,7 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
     if (smem.lit) {  // the weights as the program's constants (one slice group: tile.slices)
       const std::vector<float> w = PackGemmWeights(out_shape.c, taps, in_lanes, tile.slices,
                                                    weight);
-      std::string text;
-      char number[32];
-      for (size_t i = 0; i < w.size(); ++i) {
-        std::snprintf(number, sizeof(number), "%.9g", static_cast<double>(w[i]));
-        text += (i % 4 == 0 ? (i ? "),vec4(" : "vec4(") : ",") + std::string(number);
-      }
-      d["ST_LIT"] = text + ")";
+      d["ST_LIT"] = Vec4Literals(w);
       d["ST_LIT_N"] = std::to_string(w.size() / 4);
     }
     const uint32_t lx = static_cast<uint32_t>(smem.local_x);

@@ -21,7 +21,8 @@ std::optional<std::vector<float>> SmallConstantData(const Value& value, long lon
 
 // "vec4(a,b,c,d),vec4(...),...": `data` (a multiple of 4 floats) as the
 // initializer list of a GLSL ES vec4 array; each float with 9 significant
-// digits, which parse back to the same float.
+// digits, which parse back to the same float; an inf or nan as its bits
+// (uintBitsToFloat, still a constant expression).
 std::string Vec4Literals(const std::vector<float>& data);
 
 }  // namespace tflite_gles::kernels
