@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "egl/driver_shader_cache.h"
+#include "egl/driver_threads.h"
 #include "egl/gl_call.h"
 #include "egl/init_phases.h"
 
@@ -329,6 +330,7 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
   // Until the context is made: the drivers read it at display
   // initialization (egl/driver_shader_cache.h).
   ScopedDriverShaderCache driver_cache(driver_cache_dir);
+  ScopedDriverThreads driver_threads;
   std::string tried;
   for (const Attempt& attempt : attempts) {
     if (platform != DisplayPlatform::kAuto && platform != attempt.platform) {
@@ -376,9 +378,14 @@ StatusOr<std::unique_ptr<GlEnvironment>> GlEnvironment::Acquire(
         // A display already initialized keeps the driver cache it was
         // initialized with: the variables only act on a new one.
         std::lock_guard<std::mutex> lock(g_display_mutex);
-        if (!env->driver_cache_.empty() && DisplayUsers()[env->display_] > 1) {
+        const bool fresh_display = DisplayUsers()[env->display_] == 1;
+        if (!env->driver_cache_.empty() && !fresh_display) {
           env->driver_cache_ += " (no effect: the display was already initialized "
                                 "by another delegate of this process)";
+        }
+        if (fresh_display && env->info_.IsLlvmpipe() &&
+            !driver_threads.description().empty()) {
+          env->description_ += ", llvmpipe workers: " + driver_threads.description();
         }
       }
       std::lock_guard<std::mutex> lock(g_owned_mutex);
