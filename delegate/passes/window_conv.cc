@@ -108,8 +108,8 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
       literal = kernels::SmallConstantData(values[d.inputs[1]], kMaxLiteralVec4s);
     }
     std::vector<std::array<int, 3>> blocks = {device.window_conv_block, {2, 16, 8}};
-    // DeviceProfile::window_conv_literal_px: such layers of one output slice first try that PX.
-    if (literal && out_s == 1 && device.window_conv_literal_px > 0) {
+    // DeviceProfile::window_conv_literal_px: such layers of <= 2 output slices first try that PX.
+    if (literal && out_s <= 2 && device.window_conv_literal_px > 0) {
       blocks.insert(blocks.begin(), {device.window_conv_literal_px, 16, 8});
     }
     if (small) blocks.push_back({2, 16, 4});

@@ -96,3 +96,22 @@ def test_literal_px_sets_the_block_of_one_output_slice(monkeypatch, tmp_path):
     (text,) = dumped_window_programs(tmp_path)
     assert "#define WEIGHTS_LITERAL" in text and "#define PX 3" in text
     assert_close(outputs, gt.invoke(gt.interpreter(model), inputs))
+
+
+def test_literal_px_sets_the_block_of_two_output_slices(monkeypatch, tmp_path):
+    """TFLITE_GLES_X_WINDOW_LITERAL_PX on a 3 -> 8 layer (two output slices,
+    as style's input layer @3): 1 pixel per invocation, the mirror padding
+    gathered, against LiteRT's CPU kernels."""
+    model, shapes = window_model([1, 21, 19, 3], 8, (9, 9), ((4, 4), (4, 4)), "REFLECT", "VALID",
+                                 seed=9)
+    inputs = random_inputs(shapes, seed=10)
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_REUSE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL_PX", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    outputs, shaders, stats = run(monkeypatch, model, inputs, False, "1")
+    assert_fully_delegated(stats)
+    (text,) = dumped_window_programs(tmp_path)
+    assert "#define WEIGHTS_LITERAL" in text and "#define PX 1" in text
+    assert "#define OUT_SLICES 2" in text
+    assert_close(outputs, gt.invoke(gt.interpreter(model), inputs))
