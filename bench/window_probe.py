@@ -207,7 +207,9 @@ def variants():
             A(px=8, lx=8, w="ubo", kyu=True), A(px=8, lx=8, w="ubo"), A(px=8, lx=8, w="const"),
             B(px=4, w="const"), B(px=4, acc="v"), A(px=3, w="lit", ly=4), A(px=4, w="lit", lx=8),
             B(px=4, w="lit", lx=8), A(px=4, acc="v", prec="mediump"),
-            A(px=8, lx=8, w="lit", acc="v", prec="mediump"), B(px=4, acc="v", prec="mediump")]
+            A(px=8, lx=8, w="lit", acc="v", prec="mediump"), B(px=4, acc="v", prec="mediump"),
+            # win8, session 19: 1 pixel per invocation (the delegate's @272 since session 18)
+            B(px=1, w="lit"), B(px=1, w="lit", acc="v"), A(px=1, w="lit")]
 
 
 def main() -> int:

@@ -231,6 +231,9 @@ struct DeviceProfile {
   // conv2d_window.comp (ROW_REUSE): small constant weights written into the
   // program as literals, the taps' rows written out (WEIGHTS_LITERAL).
   bool window_conv_literal_weights = false;
+  // ... for weight tensors of at most this many vec4s (style's 9x9 layers: 648), so that the
+  // literals stay a small part of the program.
+  long long window_conv_literal_vec4s = 1024;
   // Pixels per invocation of such layers with one output slice (0: the block's).
   int window_conv_literal_px = 0;
   // conv2d_window.comp's and gemm.comp's (tiled) products fused one by one into their

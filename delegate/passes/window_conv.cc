@@ -24,9 +24,6 @@ constexpr long long kMaxSlices = 2;
 constexpr long long kMinSmallTaps = 9;
 constexpr long long kMaxSmallInSlices = 8;
 constexpr long long kMaxSmallOutSlices = 4;
-// WEIGHTS_LITERAL: weight tensors of at most this many vec4s (style's 9x9
-// layers: 648), so that the literals stay a small part of the program.
-constexpr long long kMaxLiteralVec4s = 1024;
 
 // Shared memory of a block's window (vec4 of 16 bytes each, whatever the
 // precision: mediump may be stored wider).
@@ -105,7 +102,7 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     const bool highp = math_it == d.defines.end() || math_it->second == "highp";
     std::optional<std::vector<float>> literal;
     if (device.window_conv_literal_weights && highp && kh <= 9 && kw <= 9 && out_s <= 4) {
-      literal = kernels::SmallConstantData(values[d.inputs[1]], kMaxLiteralVec4s);
+      literal = kernels::SmallConstantData(values[d.inputs[1]], device.window_conv_literal_vec4s);
     }
     std::vector<std::array<int, 3>> blocks = {device.window_conv_block, {2, 16, 8}};
     // DeviceProfile::window_conv_literal_px: such layers of <= 2 output slices first try that PX.
