@@ -21,6 +21,7 @@ S=$X"_WINDOW_SMALL=1"
 W=$X"_WINDOW_CONV"
 L=$X"_WINDOW_LITERAL_VEC4S=2048"
 NL=$X"_WINDOW_LITERAL=0"
+SL=$X"_WINDOW_SMALL_LIT=36864"
 sweep() {  # LIB LIMIT VARIANT...
   local lib=$1 limit=$2 args=()
   shift 2
@@ -36,7 +37,7 @@ WIN8_ROUNDS=1 WIN8_PER=6 sweep "$NEW_LIB" 10 f32: > "$OUT/warm.txt"
 stamp warm
 # 1. The figure of record.
 V=${WIN8_V:-"f32: sm:$S sm116:$S,$W=1/16/8 sm116L:$S,$W=1/16/8,$L sm216L:$S,$W=2/16/8,$L
-  sm1816L:$S,$W=1/8/16,$L sm1324L:$S,$W=1/32/4,$L sm116nolit:$S,$W=1/16/8,$NL"}
+  sm1816L:$S,$W=1/8/16,$L slitL:$SL,$L sm116nolit:$S,$W=1/16/8,$NL"}
 # shellcheck disable=SC2086
 sweep "$NEW_LIB" ${WIN8_SWEEP_S:-44} $V > "$OUT/sweep.md" 2>&1
 stamp sweep

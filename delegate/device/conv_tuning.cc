@@ -119,6 +119,9 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   if (o.window_literal_vec4s) {
     device->window_conv_literal_vec4s = std::min(*o.window_literal_vec4s, 4096LL);
   }
+  // WINDOW_SMALL where the weights become literals, on large outputs: off until measured.
+  device->window_conv_small_literal_rows = 0;
+  if (o.window_small_lit) device->window_conv_small_literal_rows = *o.window_small_lit;
   // 1 pixel per invocation for those of <= 2 output slices on NVIDIA: style's @272 29.7 -> 24.1
   // µs on an H100 (PX 2 / 3: 29.7 / 29.4; docs/perf/log.md, "win7, session 18"), @3 (3 -> 8)
   // 32.0 -> 19.8 (PX 2 / 4: 32.0 / 75.5; "Lead, session 19").

@@ -167,6 +167,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.window_literal = Switch("TFLITE_GLES_X_WINDOW_LITERAL");
   o.window_literal_px = NonNegative("TFLITE_GLES_X_WINDOW_LITERAL_PX");
   o.window_literal_vec4s = NonNegative("TFLITE_GLES_X_WINDOW_LITERAL_VEC4S");
+  o.window_small_lit = NonNegative("TFLITE_GLES_X_WINDOW_SMALL_LIT");
   o.fma_chain = Switch("TFLITE_GLES_X_FMA_CHAIN");
   o.dilated_dw_reuse = Switch("TFLITE_GLES_X_DILATED_DW_REUSE");
   o.pointwise_tile = Text("TFLITE_GLES_X_POINTWISE_TILE");

@@ -134,6 +134,7 @@ struct DeveloperOverrides {
   std::optional<bool> window_literal;            // TFLITE_GLES_X_WINDOW_LITERAL
   std::optional<long long> window_literal_px;    // TFLITE_GLES_X_WINDOW_LITERAL_PX
   std::optional<long long> window_literal_vec4s;  // TFLITE_GLES_X_WINDOW_LITERAL_VEC4S
+  std::optional<long long> window_small_lit;     // TFLITE_GLES_X_WINDOW_SMALL_LIT
   std::optional<bool> fma_chain;                 // TFLITE_GLES_X_FMA_CHAIN
   std::string dump_shaders;                      // TFLITE_GLES_X_DUMP_SHADERS (a folder)
   // The user switch for the device profile (delegate/device/device_profiles.h;

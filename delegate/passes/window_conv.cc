@@ -58,8 +58,23 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     const long long in_s = IntDefine(d, "IN_S"), out_s = IntDefine(d, "OUT_S");
     const long long out_hw = IntDefine(d, "OUT_HW"), out_w = IntDefine(d, "OUT_W");
     const long long rows = IntDefine(d, "ROWS");
-    // WINDOW_SMALL: 3x3 windows over up to 8 input / 4 output slices too.
-    const bool small = device.window_conv_small;
+    // WEIGHTS_LITERAL (DeviceProfile::window_conv_literal_weights; applied
+    // below): highp products only, NVIDIA's mediump products with literal
+    // operands came out wrong (bench/window_probe.py: max error 19 against
+    // 0.04 with the weights from shared memory; docs/perf/log.md, "win7,
+    // session 18"); at most 9 x 9 taps (the rows written out) and small
+    // constant weights.
+    const auto math_it = d.defines.find("MATH_P");
+    const bool highp = math_it == d.defines.end() || math_it->second == "highp";
+    std::optional<std::vector<float>> literal;
+    if (device.window_conv_literal_weights && highp && kh <= 9 && kw <= 9 && out_s <= 4) {
+      literal = kernels::SmallConstantData(values[d.inputs[1]], device.window_conv_literal_vec4s);
+    }
+    // WINDOW_SMALL: 3x3 windows over up to 8 input / 4 output slices too; with
+    // DeviceProfile::window_conv_small_literal_rows only where the weights become literals
+    // and the output has that many pixels.
+    const long long small_rows = device.window_conv_small_literal_rows;
+    const bool small = device.window_conv_small || (literal && small_rows > 0 && rows >= small_rows);
     if (IntDefine(d, "STRIDE_H") != 1 || IntDefine(d, "STRIDE_W") != 1 ||
         IntDefine(d, "DILATION_H") != 1 || IntDefine(d, "DILATION_W") != 1 ||
         kh * kw < (small ? kMinSmallTaps : kMinTaps) || in_s < 1 ||
@@ -92,18 +107,6 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     };
     // 2 x 16 x 4 only for WINDOW_SMALL's many slices (8 x 6 window rows and
     // 4 x 9 x 8 weight quads: 47.6 KB, within NVIDIA's 48 KB).
-    // WEIGHTS_LITERAL (DeviceProfile::window_conv_literal_weights; applied
-    // below): highp products only, NVIDIA's mediump products with literal
-    // operands came out wrong (bench/window_probe.py: max error 19 against
-    // 0.04 with the weights from shared memory; docs/perf/log.md, "win7,
-    // session 18"); at most 9 x 9 taps (the rows written out) and small
-    // constant weights.
-    const auto math_it = d.defines.find("MATH_P");
-    const bool highp = math_it == d.defines.end() || math_it->second == "highp";
-    std::optional<std::vector<float>> literal;
-    if (device.window_conv_literal_weights && highp && kh <= 9 && kw <= 9 && out_s <= 4) {
-      literal = kernels::SmallConstantData(values[d.inputs[1]], device.window_conv_literal_vec4s);
-    }
     std::vector<std::array<int, 3>> blocks = {device.window_conv_block, {2, 16, 8}};
     // DeviceProfile::window_conv_literal_px: such layers of <= 2 output slices first try that PX.
     if (literal && out_s <= 2 && device.window_conv_literal_px > 0) {

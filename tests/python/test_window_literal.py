@@ -120,3 +120,27 @@ def test_literal_px_sets_the_block_of_two_output_slices(monkeypatch, tmp_path):
     assert "#define WEIGHTS_LITERAL" in text and "#define PX 1" in text
     assert "#define OUT_SLICES 2" in text
     assert_close(outputs, gt.invoke(gt.interpreter(model), inputs))
+
+
+@pytest.mark.parametrize("small_lit,window", [("1", True), ("100000", False)])
+def test_small_windows_where_weights_become_literals(monkeypatch, tmp_path, small_lit, window):
+    """TFLITE_GLES_X_WINDOW_SMALL_LIT: a 3x3 16 -> 8 layer (style's @256 in small) takes the
+    window kernel with literal weights where its output has at least that many pixels, and
+    stays in conv2d.comp below; WINDOW_SMALL itself off."""
+    model, shapes = window_model([1, 15, 17, 16], 8, (3, 3), ((1, 1), (1, 1)), "REFLECT",
+                                 "VALID", seed=16)
+    inputs = random_inputs(shapes, seed=7)
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_SMALL", "0")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_SMALL_LIT", small_lit)
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_REUSE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_SLICE_STEPS", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL_PX", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    outputs, shaders, stats = run(monkeypatch, model, inputs, False, "1")
+    assert_fully_delegated(stats)
+    assert shaders.count("conv2d_window") == (1 if window else 0), shaders
+    if window:
+        (text,) = dumped_window_programs(tmp_path)
+        assert "#define WEIGHTS_LITERAL" in text and "#define PX 1\n" in text
+    assert_close(outputs, gt.invoke(gt.interpreter(model), inputs))
