@@ -115,13 +115,17 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   // H100 (docs/perf/log.md, "win7, session 18"); highp products only (the pass checks).
   device->window_conv_literal_weights = device->gpu->IsNvidia() && !device->fp16;
   Apply(o.window_literal, &device->window_conv_literal_weights);
-  device->window_conv_literal_vec4s = 1024;
+  const bool nvidia_fp32 = device->gpu->IsNvidia() && !device->fp16;
+  device->window_conv_literal_vec4s = nvidia_fp32 ? 2048 : 1024;
   if (o.window_literal_vec4s) {
     device->window_conv_literal_vec4s = std::min(*o.window_literal_vec4s, 4096LL);
   }
-  // WINDOW_SMALL where the weights become literals, on large outputs: off until measured.
-  device->window_conv_small_literal_rows = 0;
-  if (o.window_small_lit) device->window_conv_small_literal_rows = *o.window_small_lit;
+  // WINDOW_SMALL where the weights become literals, layers of >= 100 MFLOP, NVIDIA fp32 (with
+  // the literals' gate): style's @256 / @240 (3x3, 340 MFLOP) ran back to back 19.0 -> 16.8 /
+  // 23.8 -> 20.9 µs on an H100 (docs/perf/log.md, "win8, session 19"); @240's 1152 weight
+  // vec4s need the budget at 2048 (no other model's layer changes with it).
+  device->window_conv_small_literal_mflop = nvidia_fp32 ? 100 : 0;
+  if (o.window_small_lit) device->window_conv_small_literal_mflop = *o.window_small_lit;
   // 1 pixel per invocation for those of <= 2 output slices on NVIDIA: style's @272 29.7 -> 24.1
   // µs on an H100 (PX 2 / 3: 29.7 / 29.4; docs/perf/log.md, "win7, session 18"), @3 (3 -> 8)
   // 32.0 -> 19.8 (PX 2 / 4: 32.0 / 75.5; "Lead, session 19").

@@ -221,9 +221,9 @@ struct DeviceProfile {
   bool window_conv_row_reuse = false;
   // 3x3+ windows over <= 8 input / 4 output slices too (TFLITE_GLES_X_WINDOW_SMALL).
   bool window_conv_small = false;
-  // ... only for layers whose weights become literals (WEIGHTS_LITERAL) and whose output has
-  // at least this many pixels (0: off; TFLITE_GLES_X_WINDOW_SMALL_LIT).
-  long long window_conv_small_literal_rows = 0;
+  // ... only for layers whose weights become literals (WEIGHTS_LITERAL) and of at least this
+  // many MFLOP (0: off; TFLITE_GLES_X_WINDOW_SMALL_LIT).
+  long long window_conv_small_literal_mflop = 0;
   // fp16: conv2d_window.comp's accumulators mediump too (TFLITE_GLES_X_WINDOW_ACC16).
   bool window_conv_acc_mediump = false;
   // conv2d_window.comp: one input slice's window at a time (SLICE_STEPS), 3-lane

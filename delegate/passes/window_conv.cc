@@ -71,10 +71,13 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
       literal = kernels::SmallConstantData(values[d.inputs[1]], device.window_conv_literal_vec4s);
     }
     // WINDOW_SMALL: 3x3 windows over up to 8 input / 4 output slices too; with
-    // DeviceProfile::window_conv_small_literal_rows only where the weights become literals
-    // and the output has that many pixels.
-    const long long small_rows = device.window_conv_small_literal_rows;
-    const bool small = device.window_conv_small || (literal && small_rows > 0 && rows >= small_rows);
+    // DeviceProfile::window_conv_small_literal_mflop only where the weights become
+    // literals and the layer is that large (those then at the literal PX too).
+    const long long small_mflop = device.window_conv_small_literal_mflop;
+    const long long in_c_max = 4 * in_s, out_c_max = 4 * out_s;  // channels up to whole slices
+    const bool small_lit = literal && small_mflop > 0 &&
+                           2 * rows * kh * kw * in_c_max * out_c_max >= small_mflop * 1000000;
+    const bool small = device.window_conv_small || small_lit;
     if (IntDefine(d, "STRIDE_H") != 1 || IntDefine(d, "STRIDE_W") != 1 ||
         IntDefine(d, "DILATION_H") != 1 || IntDefine(d, "DILATION_W") != 1 ||
         kh * kw < (small ? kMinSmallTaps : kMinTaps) || in_s < 1 ||
@@ -109,7 +112,7 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     // 4 x 9 x 8 weight quads: 47.6 KB, within NVIDIA's 48 KB).
     std::vector<std::array<int, 3>> blocks = {device.window_conv_block, {2, 16, 8}};
     // DeviceProfile::window_conv_literal_px: such layers of <= 2 output slices first try that PX.
-    if (literal && out_s <= 2 && device.window_conv_literal_px > 0) {
+    if (literal && (out_s <= 2 || small_lit) && device.window_conv_literal_px > 0) {
       blocks.insert(blocks.begin(), {device.window_conv_literal_px, 16, 8});
     }
     if (small) blocks.push_back({2, 16, 4});
