@@ -120,11 +120,12 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   if (o.window_literal_vec4s) {
     device->window_conv_literal_vec4s = std::min(*o.window_literal_vec4s, 4096LL);
   }
-  // WINDOW_SMALL where the weights become literals, layers of >= 100 MFLOP, NVIDIA fp32:
-  // style's @256 / @240 (3x3, 340 MFLOP) 23.3 -> 21.2 / 28.1 -> 25.4 µs on an H100
-  // (docs/perf/log.md, "win8, session 19"); @240's 1152 weight vec4s need the budget at
-  // 2048 (no other model's layer changes with it; hair's 19 MFLOP @196 stays below).
-  device->window_conv_small_literal_mflop = nvidia_fp32 ? 100 : 0;
+  // WINDOW_SMALL where the weights become literals, for layers of >= this many MFLOP: at
+  // 100 (NVIDIA fp32) style's @256 / @240 (3x3, 340 MFLOP) ran 23.3 -> 21.2 / 28.1 -> 25.4 µs
+  // on an H100 (docs/perf/log.md, "win8, session 19"), but conv2d.comp's ST_LIT forms of
+  // the same call ran them in 19.6 / 18.9 ("tri8, session 19"): off by default, a switch.
+  // @240's 1152 weight vec4s need the budget at 2048.
+  device->window_conv_small_literal_mflop = 0;
   if (o.window_small_lit) device->window_conv_small_literal_mflop = *o.window_small_lit;
   // 1 pixel per invocation for those of <= 2 output slices on NVIDIA: style's @272 29.7 -> 24.1
   // µs on an H100 (PX 2 / 3: 29.7 / 29.4; docs/perf/log.md, "win7, session 18"), @3 (3 -> 8)
