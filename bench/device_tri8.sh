@@ -1,0 +1,101 @@
+#!/bin/bash
+# tri8, session 19 (issue 18): style transfer's largest 3x3 layers (@256 3x3 16->8 at
+# 384x384, @240 3x3 32->16 at 192x192) on the NVIDIA device machine. From the repository
+# root, with this branch's library in build/ and the session's base library in .devbuild/base/:
+#   DIR=.devbuild source bench/device_env.sh && bash bench/device_tri8.sh
+# 1. conv_sweep.py (the figure of record: per-dispatch timer queries, min of rounds x
+#    invokes): @256 / @240, base library, then this library's variants (the first dumps its
+#    programs).
+# 2. tri_probe.py --dump: the dumped @256 / @240 programs standalone, timed back to back
+#    (b2b), with a query per dispatch as the delegate's profiler (each) and with the barrier
+#    outside the query (out), and with one difference each (TRI8_EDITS).
+# 3. tri_probe.py kernels (TRI8_PV): the literal kernel c12lit timed the same three ways;
+#    @240's literals per slice group (lg:branch / lg:split) and 1 px x 4 slices.
+# <= 80 s; a compact table of us and % of 67 TF per variant at the end.
+source "$(dirname "$0")/device_common.sh"
+NEW_LIB=${TRI8_NEW_LIB:-$NEW_LIB}  # llvmpipe checks of the logic
+STYLE=$M/style_transfer_f16_384.tflite
+R=${TRI8_ROUNDS:-5}
+P=${TRI8_PER:-8}
+X=${TRI8_SLOW:-1}  # timeouts x X (llvmpipe checks of the logic)
+REPS=${TRI8_REPS:-40}
+MATCH=(--match "CONV_2D v1 @240 " --match "CONV_2D v1 @256 ")
+DUMP=${TRI8_DUMP:-/tmp/tri8-dump}
+rm -rf "$DUMP" && mkdir -p "$DUMP"/s32
+D=env.TFLITE_GLES_X_DUMP_SHADERS
+LIT=env.TFLITE_GLES_X_CONV_SMEM_LIT
+NV=${TRI8_NEW_V-"nochain:env.TFLITE_GLES_X_FMA_CHAIN=0 nolit:$LIT=0"}
+# sweep LIB LIMIT FILE VARIANT... : conv_sweep of style's two layers.
+sweep() {
+  local lib=$1 limit=$2 file=$3 args=()
+  shift 3
+  for v in "$@"; do args+=(--variant "$v"); done
+  TFLITE_GLES_LIB=$lib timeout $((limit * X)) python3 bench/conv_sweep.py --model "$STYLE" \
+    --stat min --rounds "$R" --per-round "$P" --peak 67 "${args[@]}" "${MATCH[@]}" 2>&1 \
+    | grep -v "^INFO\|^WARNING: All log" > "$file"
+}
+# shellcheck disable=SC2086
+{
+  # The GPU warmed first (session 18: a cold machine's first rows 1.3-4x slow).
+  R=1 P=6 sweep "$BASE_LIB" 8 /tmp/tri8-warm.md f32:
+  sweep "$BASE_LIB" 10 "$OUT/style-base.md" f32:
+  sweep "$NEW_LIB" 16 "$OUT/style-new.md" "f32:$D=$DUMP/s32" $NV
+} > "$OUT/sweep-log.txt" 2>&1
+# 2. The dumped programs standalone, three timings, one difference each.
+pick() { grep -l "@dump label .*CONV_2D v1 $1\$" "$DUMP"/s32/*.comp 2>/dev/null | head -1; }
+E256=${TRI8_EDITS:-"spec ssbo def.FMA_CHAIN=0 noprologue noupsample nomirror
+  noprologue+noupsample+nomirror spec+ssbo+noprologue+noupsample+nomirror"}
+E240=${TRI8_EDITS240:-"spec ssbo"}
+probe_dump() {
+  local f=$1 edits=$2 args=()
+  [ -n "$f" ] || { echo "no dump"; return; }
+  for e in $edits; do args+=(--edit "$e"); done
+  timeout $((12 * X)) python3 bench/tri_probe.py --dump "$f" "${args[@]}" --reps "$REPS" \
+    --timing b2b,each,out
+}
+{
+  echo "== @256"; probe_dump "$(pick @256)" "$E256"
+  echo "== @240"; probe_dump "$(pick @240)" "$E240"
+} > "$OUT/dump.md" 2>&1
+# 3. Standalone kernels (each checked against numpy), three timings.
+PV=()
+PVS=${TRI8_PV-"c12lit=lx:16,ly:8,px:1,ts:2,w:lit c12litc=lx:16,ly:8,px:1,ts:2,w:lit,chain:1
+  c12=lx:16,ly:8,px:1,ts:2,w:slice c12litb=lx:16,ly:8,px:1,ts:2,w:lit,lg:branch
+  c12lits=lx:16,ly:8,px:1,ts:2,w:lit,lg:split c14lit=lx:16,ly:8,px:1,ts:4,w:lit
+  c12lit_sb2=lx:16,ly:8,px:1,ts:2,w:lit,sb:2 c12lit_sb4=lx:16,ly:8,px:1,ts:2,w:lit,sb:4
+  c12lit_db=lx:16,ly:8,px:1,ts:2,w:lit,db:1"}
+for v in $PVS; do
+  PV+=(--variant "$v")
+done
+timeout $((30 * X)) python3 bench/tri_probe.py --max-seconds $((26 * X)) --reps "$REPS" \
+  --timing b2b,each,out "${PV[@]}" > "$OUT/probe.md" 2>&1
+
+# The summary.
+python3 - "$OUT"/style-{base,new}.md <<'EOF'
+import re, sys
+for path in sys.argv[1:]:
+    names = None
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        continue
+    print(f"== {path.rsplit('/', 1)[-1]} (conv_sweep min, per-dispatch queries)")
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| layer |"):
+            names = cells[1:]
+        elif line.startswith("#") or "rror" in line or "Trace" in line:
+            print(line.strip()[:120])
+        elif names and line.startswith("| ") and not line.startswith("|---"):
+            us = [m.group(1) if (m := re.match(r"([\d.]+) us", c)) else c for c in cells[1:]]
+            head = re.sub(r"^.*(@\d+).*$", r"\1", cells[0]) if "@" in cells[0] else cells[0][:22]
+            head = {"@251": "@256", "@236": "@240"}.get(head, head)
+            print(f"{head}: " + " ".join(f"{n} {u}" for n, u in zip(names, us)))
+EOF
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1
+echo "== dumped programs standalone (us (% of 67 TF)): b2b | each (delegate's) | out"
+grep -E "^== |^\| [^d-]|rror|Trace|no dump" "$OUT/dump.md" | grep -v "^| dump" | cut -c1-130
+echo "== tri_probe (us (% of 67 TF) b2b, each, out; max error vs numpy)"
+grep -E "^\| @|rror|Trace|took" "$OUT/probe.md" | sed -E 's/ smem [0-9]+ B//; s/ compile [0-9.]+ s//' \
+  | cut -c1-120
+true
