@@ -14,8 +14,9 @@
 # <= 80 s; a compact table of us and % of 67 TF per variant at the end.
 source "$(dirname "$0")/device_common.sh"
 NEW_LIB=${TRI8_NEW_LIB:-$NEW_LIB}  # llvmpipe checks of the logic
+[ -f "$NEW_LIB" ] || NEW_LIB=$BASE_LIB  # a commit whose library is the base's
 STYLE=$M/style_transfer_f16_384.tflite
-R=${TRI8_ROUNDS:-5}
+R=${TRI8_ROUNDS:-4}
 P=${TRI8_PER:-8}
 X=${TRI8_SLOW:-1}  # timeouts x X (llvmpipe checks of the logic)
 REPS=${TRI8_REPS:-40}
@@ -24,7 +25,9 @@ DUMP=${TRI8_DUMP:-/tmp/tri8-dump}
 rm -rf "$DUMP" && mkdir -p "$DUMP"/s32
 D=env.TFLITE_GLES_X_DUMP_SHADERS
 LIT=env.TFLITE_GLES_X_CONV_SMEM_LIT
-NV=${TRI8_NEW_V-"nochain:env.TFLITE_GLES_X_FMA_CHAIN=0 nolit:$LIT=0"}
+X_=env.TFLITE_GLES_X_CONV_SMEM
+# Call A: the base library's program only (this commit's library is the base's).
+NV=${TRI8_NEW_V-"nochain:env.TFLITE_GLES_X_FMA_CHAIN=0"}
 # sweep LIB LIMIT FILE VARIANT... : conv_sweep of style's two layers.
 sweep() {
   local lib=$1 limit=$2 file=$3 args=()
@@ -37,37 +40,38 @@ sweep() {
 # shellcheck disable=SC2086
 {
   # The GPU warmed first (session 18: a cold machine's first rows 1.3-4x slow).
-  R=1 P=6 sweep "$BASE_LIB" 8 /tmp/tri8-warm.md f32:
+  R=1 P=6 sweep "$BASE_LIB" 6 /tmp/tri8-warm.md f32:
   sweep "$BASE_LIB" 10 "$OUT/style-base.md" f32:
-  sweep "$NEW_LIB" 16 "$OUT/style-new.md" "f32:$D=$DUMP/s32" $NV
+  sweep "$NEW_LIB" 14 "$OUT/style-new.md" "f32:$D=$DUMP/s32" $NV
 } > "$OUT/sweep-log.txt" 2>&1
 # 2. The dumped programs standalone, three timings, one difference each.
 pick() { grep -l "@dump label .*CONV_2D v1 $1\$" "$DUMP"/s32/*.comp 2>/dev/null | head -1; }
+PART=part.shaders/conv2d_smem.glsl
 E256=${TRI8_EDITS:-"spec ssbo def.FMA_CHAIN=0 noprologue noupsample nomirror
   noprologue+noupsample+nomirror spec+ssbo+noprologue+noupsample+nomirror"}
 E240=${TRI8_EDITS240:-"spec ssbo"}
 probe_dump() {
-  local f=$1 edits=$2 args=()
+  local f=$1 edits=$2 limit=$3 args=()
   [ -n "$f" ] || { echo "no dump"; return; }
   for e in $edits; do args+=(--edit "$e"); done
-  timeout $((12 * X)) python3 bench/tri_probe.py --dump "$f" "${args[@]}" --reps "$REPS" \
+  timeout $((limit * X)) python3 bench/tri_probe.py --dump "$f" "${args[@]}" --reps "$REPS" \
     --timing b2b,each,out
 }
 {
-  echo "== @256"; probe_dump "$(pick @256)" "$E256"
-  echo "== @240"; probe_dump "$(pick @240)" "$E240"
+  echo "== @256"; probe_dump "$(pick @256)" "$E256" 12
+  echo "== @240"; probe_dump "$(pick @240)" "$E240" 6
 } > "$OUT/dump.md" 2>&1
 # 3. Standalone kernels (each checked against numpy), three timings.
 PV=()
-PVS=${TRI8_PV-"c12lit=lx:16,ly:8,px:1,ts:2,w:lit c12litc=lx:16,ly:8,px:1,ts:2,w:lit,chain:1
-  c12=lx:16,ly:8,px:1,ts:2,w:slice c12litb=lx:16,ly:8,px:1,ts:2,w:lit,lg:branch
-  c12lits=lx:16,ly:8,px:1,ts:2,w:lit,lg:split c14lit=lx:16,ly:8,px:1,ts:4,w:lit
-  c12lit_sb2=lx:16,ly:8,px:1,ts:2,w:lit,sb:2 c12lit_sb4=lx:16,ly:8,px:1,ts:2,w:lit,sb:4
-  c12lit_db=lx:16,ly:8,px:1,ts:2,w:lit,db:1"}
+L=lx:16,ly:8,px:1
+PVS=${TRI8_PV-"empty=$L,ts:2,w:empty c12lit=$L,ts:2,w:lit c12litc=$L,ts:2,w:lit,chain:1
+  c12=$L,ts:2,w:slice c12litb=$L,ts:2,w:lit,lg:branch c12lits=$L,ts:2,w:lit,lg:split
+  c14lit=$L,ts:4,w:lit c12lit_sb2=$L,ts:2,w:lit,sb:2,lg:branch
+  c12lit_sb4=$L,ts:2,w:lit,sb:4,lg:branch c12lit_db=$L,ts:2,w:lit,db:1,lg:branch"}
 for v in $PVS; do
   PV+=(--variant "$v")
 done
-timeout $((30 * X)) python3 bench/tri_probe.py --max-seconds $((26 * X)) --reps "$REPS" \
+timeout $((26 * X)) python3 bench/tri_probe.py --max-seconds $((22 * X)) --reps "$REPS" \
   --timing b2b,each,out "${PV[@]}" > "$OUT/probe.md" 2>&1
 
 # The summary.
@@ -94,8 +98,10 @@ for path in sys.argv[1:]:
 EOF
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1
 echo "== dumped programs standalone (us (% of 67 TF)): b2b | each (delegate's) | out"
-grep -E "^== |^\| [^d-]|rror|Trace|no dump" "$OUT/dump.md" | grep -v "^| dump" | cut -c1-130
+grep -E "^== |^\| [^d-]|rror|Trace|no dump" "$OUT/dump.md" | grep -v "^| dump" \
+  | sed -E 's/^\| +CONV_2D v1 @2[0-9]+ \| //; s/part.shaders.conv2d_smem.glsl/PART/' | cut -c1-110
 echo "== tri_probe (us (% of 67 TF) b2b, each, out; max error vs numpy)"
-grep -E "^\| @|rror|Trace|took" "$OUT/probe.md" | sed -E 's/ smem [0-9]+ B//; s/ compile [0-9.]+ s//' \
+grep -E "^\| @|rror|Trace|took" "$OUT/probe.md" \
+  | sed -E 's/ smem [0-9]+ B//; s/ compile [0-9.]+ s//' \
   | cut -c1-120
 true

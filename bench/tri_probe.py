@@ -18,7 +18,8 @@ A variant is NAME=KEY:VALUE,...: lx, ly (invocations), px (pixels along x
 per invocation), ts (output slices per invocation), p (MATH_P: h/m), a
 (ACC_P: h/m), w (weights: slice = staged per input slice as the delegate
 does, once = all slices staged once per workgroup, ubo = uniform block, lit
-= literals in the code), sb (input slices staged per barrier step), db (1:
+= literals in the code, empty = an empty kernel of the grid), sb (input slices
+staged per barrier step), db (1:
 two tile buffers, one barrier per step, the next step's loads issued before
 this step's FMAs), chain (1: one FMA per product, FMA_CHAIN's form).
 
@@ -212,6 +213,9 @@ def kernel(hw, in_s, out_s, v, wpacked, og_const=None):
          "layout(std430, binding = 2) readonly buffer Wt { highp vec4 v[]; } wts;",
          f"shared {mp} vec4 st_in[{bufs * sb * tile}];"]
     w = v["w"]
+    if w == "empty":  # w:empty, the grid of an empty kernel: a dispatch's fixed cost alone
+        return ("\n".join(L[:4]) + "\nvoid main() {}\n",
+                (-(-hw // tw), -(-hw // ly), groups_z), 0, ts), None
     if w in ("slice", "once"):
         L.append(f"shared {mp} vec4 st_w[{nw if w == 'once' else 9 * sb * ts * 4}];")
     if w == "ubo":
@@ -438,7 +442,8 @@ def main() -> int:
             us = ms * 1e3
             pct = d["flops"] / (us * 1e-6) / 1e12 / PEAK * 100
             more = "".join(f" {m} {res[m]:.1f}" for m in modes[1:])
-            rows.append((lname, name, f"{us:.1f} us ({pct:.0f} %){more} err {err:.1e} smem {smem} B "
+            rows.append((lname, name, f"{us:.1f} us ({pct:.0f} %){more} err {err:.1e} "
+                         f"smem {smem} B "
                          f"grid {groups[0]}x{groups[1]}x{groups[2]} compile {compile_s:.1f} s"))
             print(f"{lname} {name}: {rows[-1][2]}", flush=True)
             for program, _ in jobs:
