@@ -26,8 +26,13 @@ rm -rf "$DUMP" && mkdir -p "$DUMP"/s32
 D=env.TFLITE_GLES_X_DUMP_SHADERS
 LIT=env.TFLITE_GLES_X_CONV_SMEM_LIT
 X_=env.TFLITE_GLES_X_CONV_SMEM
-# Call A: the base library's program only (this commit's library is the base's).
-NV=${TRI8_NEW_V-"nochain:env.TFLITE_GLES_X_FMA_CHAIN=0"}
+# Call B: the ST_LIT forms behind their switches (docs/perf/log.md, "tri8, session 19"), and
+# rep: each dispatch 20 times inside its query (TFLITE_GLES_X_PROFILE_REPEAT; time / 20).
+RP=env.TFLITE_GLES_X_PROFILE_REPEAT=20
+NV=${TRI8_NEW_V-"rep:$RP spec:${X_}_LIT_SPEC=1 pair:${X_}_PAIR=1 db:${X_}_DB=1
+  pf:${X_}_PREFETCH=1 hoist:${X_}_HOIST=1 hpair:${X_}_HOIST=1,${X_}_PAIR=1
+  g2:${X_}_LIT_GROUPS=2 g2pair:${X_}_LIT_GROUPS=2,${X_}_PAIR=1
+  g2rep:${X_}_LIT_GROUPS=2,$RP"}
 # sweep LIB LIMIT FILE VARIANT... : conv_sweep of style's two layers.
 sweep() {
   local lib=$1 limit=$2 file=$3 args=()
@@ -42,13 +47,13 @@ sweep() {
   # The GPU warmed first (session 18: a cold machine's first rows 1.3-4x slow).
   R=1 P=6 sweep "$BASE_LIB" 6 /tmp/tri8-warm.md f32:
   sweep "$BASE_LIB" 10 "$OUT/style-base.md" f32:
-  sweep "$NEW_LIB" 14 "$OUT/style-new.md" "f32:$D=$DUMP/s32" $NV
+  sweep "$NEW_LIB" 30 "$OUT/style-new.md" "f32:$D=$DUMP/s32" $NV
 } > "$OUT/sweep-log.txt" 2>&1
 # 2. The dumped programs standalone, three timings, one difference each.
 pick() { grep -l "@dump label .*CONV_2D v1 $1\$" "$DUMP"/s32/*.comp 2>/dev/null | head -1; }
 PART=part.shaders/conv2d_smem.glsl
-E256=${TRI8_EDITS:-"spec ssbo def.FMA_CHAIN=0 noprologue noupsample nomirror
-  noprologue+noupsample+nomirror spec+ssbo+noprologue+noupsample+nomirror"}
+E256=${TRI8_EDITS:-"$PART+def.ST_PAIR=1 $PART+def.ST_HOIST=1 $PART+def.ST_HOIST=1+def.ST_PAIR=1
+  $PART+def.ST_DB=1 $PART+spec"}
 E240=${TRI8_EDITS240:-"spec ssbo"}
 probe_dump() {
   local f=$1 edits=$2 limit=$3 args=()
