@@ -22,17 +22,18 @@ X=${TRI8_SLOW:-1}  # timeouts x X (llvmpipe checks of the logic)
 REPS=${TRI8_REPS:-40}
 MATCH=(--match "CONV_2D v1 @240 " --match "CONV_2D v1 @256 ")
 DUMP=${TRI8_DUMP:-/tmp/tri8-dump}
-rm -rf "$DUMP" && mkdir -p "$DUMP"/s32
+rm -rf "$DUMP" && mkdir -p "$DUMP"/s32 "$DUMP"/s2
 D=env.TFLITE_GLES_X_DUMP_SHADERS
 LIT=env.TFLITE_GLES_X_CONV_SMEM_LIT
 X_=env.TFLITE_GLES_X_CONV_SMEM
-# Call B: the ST_LIT forms behind their switches (docs/perf/log.md, "tri8, session 19"), and
-# rep: each dispatch 20 times inside its query (TFLITE_GLES_X_PROFILE_REPEAT; time / 20).
+# Call 2: combinations of call 1's winners (docs/perf/log.md, "tri8, session 19"); every
+# variant but rep takes @240's literals over 2 groups (LIT_GROUPS=2; @256 has one group) and
+# rep* dispatch each step 20 times inside its query (TFLITE_GLES_X_PROFILE_REPEAT; time / 20).
 RP=env.TFLITE_GLES_X_PROFILE_REPEAT=20
-NV=${TRI8_NEW_V-"rep:$RP spec:${X_}_LIT_SPEC=1 pair:${X_}_PAIR=1 db:${X_}_DB=1
-  pf:${X_}_PREFETCH=1 hoist:${X_}_HOIST=1 hpair:${X_}_HOIST=1,${X_}_PAIR=1
-  g2:${X_}_LIT_GROUPS=2 g2pair:${X_}_LIT_GROUPS=2,${X_}_PAIR=1
-  g2rep:${X_}_LIT_GROUPS=2,$RP"}
+G2=${X_}_LIT_GROUPS=2 H=${X_}_HOIST=1 S=${X_}_LIT_SPEC=1
+NV=${TRI8_NEW_V-"rep:$RP g2:$G2 g2h:$G2,$H g2hs:$G2,$H,$S g2hp:$G2,$H,${X_}_PREFETCH=1
+  g2hps:$G2,$H,$S,${X_}_PREFETCH=1,$D=$DUMP/s2 g2hn:$G2,$H,${X_}_PREFETCH=0 g2s:$G2,$S
+  g2hps_rep:$G2,$H,$S,${X_}_PREFETCH=1,$RP"}
 # sweep LIB LIMIT FILE VARIANT... : conv_sweep of style's two layers.
 sweep() {
   local lib=$1 limit=$2 file=$3 args=()
@@ -47,14 +48,13 @@ sweep() {
   # The GPU warmed first (session 18: a cold machine's first rows 1.3-4x slow).
   R=1 P=6 sweep "$BASE_LIB" 6 /tmp/tri8-warm.md f32:
   sweep "$BASE_LIB" 10 "$OUT/style-base.md" f32:
-  sweep "$NEW_LIB" 30 "$OUT/style-new.md" "f32:$D=$DUMP/s32" $NV
+  sweep "$NEW_LIB" 32 "$OUT/style-new.md" "f32:$D=$DUMP/s32" $NV
 } > "$OUT/sweep-log.txt" 2>&1
 # 2. The dumped programs standalone, three timings, one difference each.
-pick() { grep -l "@dump label .*CONV_2D v1 $1\$" "$DUMP"/s32/*.comp 2>/dev/null | head -1; }
-PART=part.shaders/conv2d_smem.glsl
-E256=${TRI8_EDITS:-"$PART+def.ST_PAIR=1 $PART+def.ST_HOIST=1 $PART+def.ST_HOIST=1+def.ST_PAIR=1
-  $PART+def.ST_DB=1 $PART+spec"}
-E240=${TRI8_EDITS240:-"spec ssbo"}
+pick() { grep -l "@dump label .*CONV_2D v1 $1\$" "$DUMP"/${2:-s32}/*.comp 2>/dev/null | head -1; }
+E256=${TRI8_EDITS:-"noprologue noupsample nomirror noprologue+noupsample+nomirror ssbo
+  def.ST_HOIST=1 def.ST_HOIST=1+spec def.ST_HOIST=1+def.ST_PREFETCH=1+spec"}
+E240=${TRI8_EDITS240:-"noprologue+noupsample+nomirror"}
 probe_dump() {
   local f=$1 edits=$2 limit=$3 args=()
   [ -n "$f" ] || { echo "no dump"; return; }
@@ -64,19 +64,17 @@ probe_dump() {
 }
 {
   echo "== @256"; probe_dump "$(pick @256)" "$E256" 12
-  echo "== @240"; probe_dump "$(pick @240)" "$E240" 6
+  echo "== @240 g2hps"; probe_dump "$(pick @240 s2)" "$E240" 6
 } > "$OUT/dump.md" 2>&1
 # 3. Standalone kernels (each checked against numpy), three timings.
 PV=()
 L=lx:16,ly:8,px:1
-PVS=${TRI8_PV-"empty=$L,ts:2,w:empty c12lit=$L,ts:2,w:lit c12litc=$L,ts:2,w:lit,chain:1
-  c12=$L,ts:2,w:slice c12litb=$L,ts:2,w:lit,lg:branch c12lits=$L,ts:2,w:lit,lg:split
-  c14lit=$L,ts:4,w:lit c12lit_sb2=$L,ts:2,w:lit,sb:2,lg:branch
-  c12lit_sb4=$L,ts:2,w:lit,sb:4,lg:branch c12lit_db=$L,ts:2,w:lit,db:1,lg:branch"}
+PVS=${TRI8_PV-"empty=$L,ts:2,w:empty c12litc=$L,ts:2,w:lit,chain:1
+  c12litbc=$L,ts:2,w:lit,lg:branch,chain:1 c12lit_sb2c=$L,ts:2,w:lit,sb:2,lg:branch,chain:1"}
 for v in $PVS; do
   PV+=(--variant "$v")
 done
-timeout $((26 * X)) python3 bench/tri_probe.py --max-seconds $((22 * X)) --reps "$REPS" \
+timeout $((14 * X)) python3 bench/tri_probe.py --max-seconds $((11 * X)) --reps "$REPS" \
   --timing b2b,each,out "${PV[@]}" > "$OUT/probe.md" 2>&1
 
 # The summary.

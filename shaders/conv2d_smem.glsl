@@ -141,10 +141,17 @@ void st_stage(int s, int b) {
 #define ST_LOADS ((ST_SH * ST_SW + ST_N - 1) / ST_N)
 #if defined(ST_PREFETCH) && ST_PREFETCH && ST_LOADS <= 4 && ST_WEIGHTS <= ST_N
 #define ST_PF 1
+#if defined(ST_HOIST) && ST_HOIST && (ST_WSL > 1 || defined(ST_LITW))  // sources set once
+#define ST_PF_HOIST 1
+#define ST_GET(k, s) if (k < ST_LOADS) raw[k] = load_input((s) * IN_HW + max(src[k], 0));
+#define ST_PSLOT(k) hslot[k]
+#else
 #define ST_GET(k, s) if (k < ST_LOADS) { src[k] = st_source(lid + k * ST_N);         \
     raw[k] = load_input((s) * IN_HW + max(src[k], 0)); }
+#define ST_PSLOT(k) st_slot(lid + k * ST_N)
+#endif
 #define ST_PUT(k, s) if (k < ST_LOADS && lid + k * ST_N < ST_SH * ST_SW) \
-    st_in[st_slot(lid + k * ST_N)] = src[k] >= 0 ? GATHERED(raw[k], s) : vec4(0.0);
+    st_in[ST_PSLOT(k)] = src[k] >= 0 ? GATHERED(raw[k], s) : vec4(0.0);
 #if ST_WSL > 1 || defined(ST_LITW)
 #define ST_WGET(s)
 #define ST_WPUT
@@ -172,7 +179,7 @@ void st_stage(int s, int b) {
     memoryBarrierShared(); barrier();
 #else
 // ST_HOIST=1 (with ST_LIT): each invocation's <= 4 tile sources and slots computed once
-// (the same for every slice), not per slice in st_stage.
+// (the same for every slice), not per slice in st_stage (ST_PREFETCH's ST_GET alike).
 #if defined(ST_HOIST) && ST_HOIST && ST_LOADS <= 4 && (ST_WSL > 1 || defined(ST_LITW))
 #define ST_HOISTED 1
 #define ST_HPUT(k, s, b) if (k < ST_LOADS && lid + k * ST_N < ST_SH * ST_SW)             \
@@ -207,6 +214,13 @@ void main() {
 #if defined(ST_PF)
   int lid = int(gl_LocalInvocationIndex), src[4];
   vec4 raw[4], wraw;
+#if defined(ST_PF_HOIST)
+  int hslot[4];
+  for (int k = 0; k < 4; ++k) {
+    src[k] = st_source(lid + k * ST_N);
+    hslot[k] = st_slot(lid + k * ST_N);
+  }
+#endif
   ST_FETCH(0) ST_STORE(0)
 #elif defined(ST_DBUF)
   int lid = int(gl_LocalInvocationIndex), src[8];

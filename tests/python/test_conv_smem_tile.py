@@ -290,11 +290,13 @@ def test_conv2d_shared_memory_tiles_with_literal_weights(monkeypatch, tmp_path, 
 
 # Session 19's forms of ST_LIT (forced on llvmpipe by their switches): two slice groups of
 # literals (ST_LIT_G: 4 output slices; 3 with the last group padded), two slices staged per
-# barrier (ST_PAIR), two tiles (ST_DB), the prefetch, shapes compiled in; a mirror pad in
+# barrier (ST_PAIR), two tiles (ST_DB), the prefetch, shapes compiled in, the tile's sources
+# set once (ST_HOIST; with the prefetch too); a mirror pad in
 # the gather. Each against the CPU, its program checked for the form's define.
 LIT_FORMS = [("LIT_GROUPS", "#define ST_LIT_G 2"), ("PAIR", "#define ST_PAIR 1"),
              ("DB", "#define ST_DB 1"), ("PREFETCH", "#define ST_PREFETCH 1"),
-             ("LIT_SPEC", "#define SPECIALIZED 1")]
+             ("LIT_SPEC", "#define SPECIALIZED 1"), ("HOIST", "#define ST_HOIST 1"),
+             ("HOIST,PREFETCH", "#define ST_PREFETCH 1")]
 LIT_FORM_CASES = [([1, 130, 129, 16], [8, 3, 3, 16], None),
                   ([1, 128, 130, 32], [16, 3, 3, 32], None),
                   ([1, 129, 128, 20], [12, 3, 3, 20], None),
@@ -311,7 +313,7 @@ def test_conv2d_literal_weights_forms(monkeypatch, tmp_path, in_shape, filter_sh
                 "TFLITE_GLES_X_CONV_SMEM_LIT_GROUPS": "2",
                 "TFLITE_GLES_X_DUMP_SHADERS": str(tmp_path)}
     if form != "LIT_GROUPS":
-        switches[f"TFLITE_GLES_X_CONV_SMEM_{form}"] = "1"
+        switches.update({f"TFLITE_GLES_X_CONV_SMEM_{f}": "1" for f in form.split(",")})
     for name, value in switches.items():
         monkeypatch.setenv(name, value)
     if setting == "mirror":
