@@ -161,6 +161,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.conv_smem_pair = Switch("TFLITE_GLES_X_CONV_SMEM_PAIR");
   o.conv_smem_lit_spec = Switch("TFLITE_GLES_X_CONV_SMEM_LIT_SPEC");
   o.conv_smem_hoist = Switch("TFLITE_GLES_X_CONV_SMEM_HOIST");
+  o.conv_smem_lit_prefetch = Switch("TFLITE_GLES_X_CONV_SMEM_LIT_PREFETCH");
   o.window_reuse = Switch("TFLITE_GLES_X_WINDOW_REUSE");
   o.window_small = Switch("TFLITE_GLES_X_WINDOW_SMALL");
   o.window_acc16 = Switch("TFLITE_GLES_X_WINDOW_ACC16");

@@ -47,6 +47,7 @@ struct DeveloperOverrides {
   std::optional<bool> conv_smem_pair;            // TFLITE_GLES_X_CONV_SMEM_PAIR
   std::optional<bool> conv_smem_lit_spec;        // TFLITE_GLES_X_CONV_SMEM_LIT_SPEC
   std::optional<bool> conv_smem_hoist;           // TFLITE_GLES_X_CONV_SMEM_HOIST
+  std::optional<bool> conv_smem_lit_prefetch;    // TFLITE_GLES_X_CONV_SMEM_LIT_PREFETCH
   std::optional<bool> dilated_dw_reuse;          // TFLITE_GLES_X_DILATED_DW_REUSE
   std::string pointwise_tile;                    // TFLITE_GLES_X_POINTWISE_TILE
   std::optional<bool> conv_unroll;               // TFLITE_GLES_X_CONV_UNROLL

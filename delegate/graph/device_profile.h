@@ -141,9 +141,10 @@ struct DeviceProfile {
   // TFLITE_GLES_X_CONV_SMEM_LIT); lit_groups: up to that many slice groups of 2 (ST_LIT_G,
   // _LIT_GROUPS); pair: with lit, two input slices staged per barrier (ST_PAIR, _PAIR);
   // lit_spec: lit programs with their shapes compiled in (_LIT_SPEC); hoist: with lit, the
-  // tile's sources computed once, not per slice (ST_HOIST, _HOIST).
+  // tile's sources computed once, not per slice (ST_HOIST, _HOIST); lit_prefetch: one-group
+  // lit tiles take ST_PREFETCH too (_LIT_PREFETCH).
   bool conv_smem_tile = false, conv_smem_db = false, conv_smem_pair = false;
-  bool conv_smem_lit_spec = false, conv_smem_hoist = false;
+  bool conv_smem_lit_spec = false, conv_smem_hoist = false, conv_smem_lit_prefetch = false;
   int conv_smem_slices = 4, conv_smem_prefetch = 0, conv_smem_lit = 0, conv_smem_wonce = 0;
   int conv_smem_lit_groups = 1;
   std::array<int, 4> conv_smem_block = {0, 0, 0, 0};

@@ -37,7 +37,8 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
   const bool rule = device.conv_smem_prefetch == 2 && in.slices() > (device.fp16 ? 3 : 4);
   // ST_LIT (DeviceProfile::conv_smem_lit): 1 pixel x every output slice (<= 2), one group
   // (or conv_smem_lit_groups of 2 slices: ST_LIT_G).
-  const int lit_groups = std::clamp(device.conv_smem_lit_groups, 1, 2);
+  // Two groups only where measured: layers of > 4 input slices (the prefetch rule's, @240).
+  const int lit_groups = in.slices() > 4 ? std::clamp(device.conv_smem_lit_groups, 1, 2) : 1;
   const bool lit = device.conv_smem_lit > 0 && (device.conv_smem_lit > 1 || !device.fp16) &&
                    out.slices() <= 2 * lit_groups;
   const SmemTile preferred = lit    ? SmemTile{16, 8, 1, 2}
@@ -65,15 +66,20 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
     const long long n = 1LL * tile.local_x * tile.local_y;
     const long long tile_vec4s = 1LL * (tile.local_y + window->kernel_h - 1) *
                                  (tile.local_x * tile.pixels + window->kernel_w - 1);
-    tile.prefetch = (device.conv_smem_prefetch == 1 || (rule && !fill)) && tile_vec4s <= 4 * n &&
-                    1LL * window->kernel_h * window->kernel_w * tile.slices * 4 <= n;
+    const bool fits_prefetch = tile_vec4s <= 4 * n &&
+                               1LL * window->kernel_h * window->kernel_w * tile.slices * 4 <= n;
+    tile.prefetch = (device.conv_smem_prefetch == 1 || (rule && !fill)) && fits_prefetch;
     // ST_LIT where the tile's slice groups are few enough (no weights staged; the prefetch
     // by the rule or forced; ST_DB or ST_PAIR in its place where their two tiles fit).
     tile.lit_groups = (out.slices() + tile.slices - 1) / tile.slices;
     tile.lit = lit && tile.lit_groups <= lit_groups;
     if (tile.lit) {
-      // One group: session 18's program (no prefetch) unless forced (prefetch 1).
-      if (tile.lit_groups == 1 && device.conv_smem_prefetch != 1) tile.prefetch = false;
+      // One group: session 18's program (no prefetch) unless forced (prefetch 1) or by
+      // DeviceProfile::conv_smem_lit_prefetch.
+      if (tile.lit_groups == 1 && device.conv_smem_prefetch != 1) {
+        tile.prefetch = device.conv_smem_lit_prefetch && device.conv_smem_prefetch > 0 &&
+                        fits_prefetch;
+      }
       tile.db = device.conv_smem_db && tile_vec4s <= 8 * n;
       tile.pair = !tile.db && device.conv_smem_pair;
       if (16 * shared_vec4s(tile) > shared_limit) tile.db = tile.pair = false;
