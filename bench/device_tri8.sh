@@ -14,6 +14,16 @@
 # 3. run_bench style fp32, base / new interleaved; 4. the literal tests on this GPU.
 # <= 80 s; a compact table at the end.
 source "$(dirname "$0")/device_common.sh"
+# Call 5 (TRI8_TESTS_ONLY=1, the default now: call 4 measured): only the literal tests on this
+# GPU, against LiteRT's CPU kernels (call 4's 12 s ended before the first result).
+if [ "${TRI8_TESTS_ONLY:-1}" = 1 ]; then
+  device_place_models
+  timeout 55 python3 -m pytest tests/python/test_conv_smem_tile.py -q -x -rf \
+    -k "literal_weights" > "$OUT/tests.txt" 2>&1
+  echo "rc $?" >> "$OUT/tests.txt"
+  tail -15 "$OUT/tests.txt" | cut -c1-200
+  exit 0
+fi
 NEW_LIB=${TRI8_NEW_LIB:-$NEW_LIB}  # llvmpipe checks of the logic
 [ -f "$NEW_LIB" ] || NEW_LIB=$BASE_LIB
 STYLE=$M/style_transfer_f16_384.tflite
