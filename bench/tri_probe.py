@@ -18,17 +18,25 @@ A variant is NAME=KEY:VALUE,...: lx, ly (invocations), px (pixels along x
 per invocation), ts (output slices per invocation), p (MATH_P: h/m), a
 (ACC_P: h/m), w (weights: slice = staged per input slice as the delegate
 does, once = all slices staged once per workgroup, ubo = uniform block, lit
-= literals in the code), sb (input slices staged per barrier step), db (1:
+= literals in the code, empty = an empty kernel of the grid), sb (input slices
+staged per barrier step), db (1:
 two tile buffers, one barrier per step, the next step's loads issued before
 this step's FMAs), chain (1: one FMA per product, FMA_CHAIN's form).
 
     python3 bench/tri_probe.py [--layer @256] [--variant NAME=...]...
+
+Session 19 (helper `tri8`): --timing also times each kernel as the delegate's
+profiler does (`each`: a timer query per dispatch, the memory barrier inside it,
+all read after the last; `out`: the barrier before the query), and --dump times
+the delegate's dumped programs (TFLITE_GLES_X_DUMP_SHADERS; gap_probe.py's
+bindings and edits, plus `spec`: the uniform shapes compiled in) the same ways.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import re
 import sys
 import time
 from pathlib import Path
@@ -38,6 +46,106 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peak_probe import (GL_SHADER_STORAGE_BUFFER, GL_UNIFORM_BUFFER, SMALL, Gl,  # noqa: E402
                         heat, reference)
+import gap_probe  # noqa: E402
+
+GL_TIME_ELAPSED_EXT = 0x88BF
+GL_QUERY_RESULT_EXT = 0x8866
+TIMINGS = ("b2b", "each", "out")
+
+
+def time_modes(g, jobs, reps, modes):
+    """us per dispatch (per set of dispatches: jobs, a list of (program, groups), e.g. one
+    program per slice group): b2b = peak_probe's (one query over reps back-to-back
+    dispatches, a barrier between, best of 3 rounds); each = the delegate's profiler
+    (egl/gpu_timer.cc, PartitionRuntime::DispatchProfiled: a query per dispatch with
+    glMemoryBarrier inside it, read after the last; a set's queries summed), min over reps;
+    out = each with the barrier before the query."""
+    gl = g.gl
+    res = {}
+    r = ctypes.c_uint64()
+    for program, groups in jobs:  # warm-up
+        gl.glUseProgram(program)
+        gl.glDispatchCompute(*groups)
+    gl.glFinish()
+    if "b2b" in modes:
+        best = float("inf")
+        for _ in range(3):
+            g.begin_query(GL_TIME_ELAPSED_EXT, g.query.value)
+            for _ in range(reps):
+                for program, groups in jobs:
+                    gl.glUseProgram(program)
+                    gl.glDispatchCompute(*groups)
+                    gl.glMemoryBarrier(0x2000)  # GL_SHADER_STORAGE_BARRIER_BIT
+            g.end_query(GL_TIME_ELAPSED_EXT)
+            g.query_u64(g.query.value, GL_QUERY_RESULT_EXT, ctypes.byref(r))
+            best = min(best, r.value / 1e3 / reps)
+        res["b2b"] = best
+    for mode in ("each", "out"):
+        if mode not in modes:
+            continue
+        n = reps * len(jobs)
+        qs = (ctypes.c_uint * n)()
+        g.gen_queries(n, qs)
+        for i in range(n):
+            program, groups = jobs[i % len(jobs)]
+            gl.glUseProgram(program)
+            if mode == "out":
+                gl.glMemoryBarrier(0x2000)
+            g.begin_query(GL_TIME_ELAPSED_EXT, qs[i])
+            if mode == "each":
+                gl.glMemoryBarrier(0x2000)
+            gl.glDispatchCompute(*groups)
+            g.end_query(GL_TIME_ELAPSED_EXT)
+        vals = []
+        for i in range(n):
+            g.query_u64(qs[i], GL_QUERY_RESULT_EXT, ctypes.byref(r))
+            vals.append(r.value / 1e3)
+        k = len(jobs)
+        res[mode] = min(sum(vals[j * k:(j + 1) * k]) for j in range(reps))
+    return res
+
+
+def specialize(source, uniforms):
+    """The dumped program with its uniform block's members as #defines of the dumped values
+    (as Dispatch::specialize compiles shapes in; SPECIALIZED 1: div_mod divides as ints)."""
+    m = re.search(r"layout\(std140, binding = 0\) uniform DispatchUniforms \{(.*?)\};", source,
+                  flags=re.S)
+    if not m:
+        return source
+    names = re.findall(r"highp int (\w+);", m.group(1))
+    defs = "".join(f"#define {n} {v}\n" for n, v in zip(names, uniforms))
+    source = source[:m.start()] + defs + source[m.end():]
+    return source.replace("#define SPECIALIZED 0", "#define SPECIALIZED 1")
+
+
+def run_dumps(args) -> int:
+    """--dump: each file's program (and its --edit variants) timed every --timing way."""
+    probe = gap_probe.Probe()
+    modes = args.timing.split(",")
+    print("| dump | variant | " + " | ".join(modes) + " |")
+    print("|---|---|" + "---|" * len(modes))
+    for path in args.dump:
+        source, groups, uniforms, flops, label = gap_probe.parse(Path(path))
+        for variant in ["dump"] + args.edit:
+            text = source
+            if variant != "dump":
+                for name in variant.split("+"):
+                    text = specialize(text, uniforms) if name == "spec" else \
+                        gap_probe.edit(name)(text)
+            program, err = probe.g.compile(text)
+            if program is None:
+                print(f"| {label[-16:]} | {variant} | compile failed: {err[:100]} |")
+                continue
+            ubo = probe.bind(program, text, uniforms)
+            heat(probe.g, 25)
+            res = time_modes(probe.g, [(program, groups)], max(args.reps // SMALL, 2), modes)
+            cells = [f"{res[m]:.1f} ({flops / (res[m] * 1e-6) / 1e12 / PEAK * 100:.0f} %)"
+                     for m in modes]
+            print(f"| {label[-16:]} | {variant} | " + " | ".join(cells) + " |", flush=True)
+            probe.gl.glDeleteProgram(program)
+            if ubo is not None:
+                probe.gl.glDeleteBuffers(1, ctypes.byref(ubo))
+    return 0
 
 PEAK = 67.0
 # name, H = W, input channels, output channels (3x3, stride 1, same padding)
@@ -71,7 +179,7 @@ def parse_variant(text):
     for item in spec.split(","):
         if item:
             k, _, val = item.partition(":")
-            v[k] = val if k in ("p", "a", "w") else int(val)
+            v[k] = val if k in ("p", "a", "w", "lg") else int(val)
     return name, v
 
 
@@ -79,8 +187,11 @@ def skew(c):
     return c + c // 8
 
 
-def kernel(hw, in_s, out_s, v, wpacked):
-    """The GLSL of variant v; None where it cannot be made (the reason)."""
+def kernel(hw, in_s, out_s, v, wpacked, og_const=None):
+    """The GLSL of variant v; None where it cannot be made (the reason). Literal weights
+    over several slice groups (session 19): lg:branch, one program whose taps branch on the
+    workgroup's (uniform) slice group, each branch with its group's literals; lg:split, one
+    program per group (og_const: the group, compiled in; grid z 1)."""
     lx, ly, px, ts, sb = v["lx"], v["ly"], v["px"], min(v["ts"], out_s), v["sb"]
     sb = min(sb, in_s)
     if in_s % sb:
@@ -102,19 +213,26 @@ def kernel(hw, in_s, out_s, v, wpacked):
          "layout(std430, binding = 2) readonly buffer Wt { highp vec4 v[]; } wts;",
          f"shared {mp} vec4 st_in[{bufs * sb * tile}];"]
     w = v["w"]
+    if w == "empty":  # w:empty, the grid of an empty kernel: a dispatch's fixed cost alone
+        return ("\n".join(L[:4]) + "\nvoid main() {}\n",
+                (-(-hw // tw), -(-hw // ly), groups_z), 0, ts), None
     if w in ("slice", "once"):
         L.append(f"shared {mp} vec4 st_w[{nw if w == 'once' else 9 * sb * ts * 4}];")
     if w == "ubo":
         if nw * 16 > 65536:  # NVIDIA's GL_MAX_UNIFORM_BLOCK_SIZE (GLES 3.1's minimum: 16 KB)
             return None, "weights over 64 KB of uniform block"
         L.append(f"layout(std140, binding = 0) uniform Wu {{ highp vec4 w[{nw}]; }} wu;")
-    if w == "lit" and groups_z != 1:
-        return None, "literals need one slice group"
+    lg = v.get("lg", "")
+    if w == "lit" and groups_z != 1 and lg not in ("branch", "split"):
+        return None, "literals need one slice group (or lg:branch / lg:split)"
+    split = w == "lit" and groups_z != 1 and lg == "split"
+    if split and og_const is None:
+        return None, "lg:split: one program per group"
     L += ["void main() {",
           "  int lid = int(gl_LocalInvocationIndex);",
           "  int lxi = int(gl_LocalInvocationID.x), lyi = int(gl_LocalInvocationID.y);",
           f"  int x0 = int(gl_WorkGroupID.x) * {tw} - 1, y0 = int(gl_WorkGroupID.y) * {ly} - 1;",
-          "  int og = int(gl_WorkGroupID.z);"]
+          f"  int og = {og_const};" if split else "  int og = int(gl_WorkGroupID.z);"]
     for p in range(px):
         for o in range(ts):
             L.append(f"  {ap} vec4 a{p}_{o} = vec4(0.0);")
@@ -150,7 +268,7 @@ def kernel(hw, in_s, out_s, v, wpacked):
                 f" st_w[i] = wts.v[og * {nw} + tap * {in_s * ts * 4} + {step * sb * ts * 4}"
                 f" + i - tap * {sb * ts * 4}]; }}"]
 
-    def weight(step, sl, tap, o, k):
+    def weight(step, sl, tap, o, k, gsel=0):
         s = step * sb + sl
         gi = (tap * in_s + s) * ts * 4 + o * 4 + k  # within the group
         if w == "once":
@@ -159,10 +277,19 @@ def kernel(hw, in_s, out_s, v, wpacked):
             return f"st_w[{(tap * sb + sl) * ts * 4 + o * 4 + k}]"
         if w == "ubo":
             return f"wu.w[{gi}]" if groups_z == 1 else f"wu.w[og * {nw} + {gi}]"
-        vals = wpacked[gi]
+        vals = wpacked[gsel * nw + gi]
         return "vec4(" + ", ".join(f"{float(x):.9e}" for x in vals) + ")"
 
     def compute(step, buf):
+        if w == "lit" and groups_z != 1 and not split:  # lg:branch
+            out = []
+            for gsel in range(groups_z):
+                out.append(f"  {'if' if gsel == 0 else '} else if'} (og == {gsel}) {{")
+                out += compute_g(step, buf, gsel)
+            return out + ["  }"]
+        return compute_g(step, buf, og_const if split else 0)
+
+    def compute_g(step, buf, gsel):
         out = []
         for sl in range(sb):
             for ky in range(3):
@@ -173,7 +300,7 @@ def kernel(hw, in_s, out_s, v, wpacked):
                 for kx in range(3):
                     tap = ky * 3 + kx
                     for o in range(ts):
-                        ws = [weight(step, sl, tap, o, k) for k in range(4)]
+                        ws = [weight(step, sl, tap, o, k, gsel) for k in range(4)]
                         if w in ("once", "slice"):
                             for k in range(4):
                                 out.append(f"  {mp} vec4 w{k}_{sl}_{tap}_{o}_{step} = {ws[k]};")
@@ -222,7 +349,7 @@ def kernel(hw, in_s, out_s, v, wpacked):
             L.append(f"  if (ox + {p} < {hw} && og * {ts} + {o} < {out_s}) "
                      f"outp.v[((og * {ts} + {o}) * {hw} + oy) * {hw} + ox + {p}] = a{p}_{o};")
     L.append("}")
-    groups = (-(-hw // tw), -(-hw // ly), groups_z)
+    groups = (-(-hw // tw), -(-hw // ly), 1 if split else groups_z)
     smem = (bufs * sb * tile + (nw if w == "once" else 9 * sb * ts * 4 if w == "slice" else 0)) * 16
     return ("\n".join(L) + "\n", groups, smem, ts), None
 
@@ -234,7 +361,14 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--show", help="print this variant's source and stop")
     parser.add_argument("--max-seconds", type=float, default=1e9)
+    parser.add_argument("--timing", default="b2b", help="comma-separated: " + ",".join(TIMINGS))
+    parser.add_argument("--dump", action="append", default=[],
+                        help="a dumped delegate program to time (with --edit variants)")
+    parser.add_argument("--edit", action="append", default=[],
+                        help="with --dump: gap_probe.py edits joined by '+', or spec")
     args = parser.parse_args()
+    if args.dump:
+        return run_dumps(args)
     variants = [parse_variant(t) for t in (args.variant or DEFAULT_VARIANTS)]
     g = Gl()
     gl = g.gl
@@ -272,18 +406,25 @@ def main() -> int:
                 d["packed"][ts] = (wp, g.buffer(GL_SHADER_STORAGE_BUFFER, wp.tobytes(), 2),
                                    g.buffer(GL_UNIFORM_BUFFER, wp.tobytes()[:65536], 0))
             wp, wb, ub = d["packed"][ts]
-            made, why = kernel(hw, in_s, out_s, v, wp.reshape(-1, 4))
-            if made is None:
+            gz = -(-out_s // ts)
+            ogs = list(range(gz)) if v.get("lg") == "split" and v["w"] == "lit" and gz > 1 \
+                else [None]
+            jobs, why, t0 = [], None, time.time()
+            for og in ogs:
+                made, why = kernel(hw, in_s, out_s, v, wp.reshape(-1, 4), og)
+                if made is None:
+                    break
+                src, groups, smem, _ = made
+                if args.show == name:
+                    print(src)
+                    return 0
+                program, err = g.compile(src)
+                if program is None:
+                    why = f"compile: {err[:100]}"
+                    break
+                jobs.append((program, groups))
+            if why is not None:
                 rows.append((lname, name, why))
-                continue
-            src, groups, smem, _ = made
-            if args.show == name:
-                print(src)
-                return 0
-            t0 = time.time()
-            program, err = g.compile(src)
-            if program is None:
-                rows.append((lname, name, f"compile: {err[:100]}"))
                 continue
             compile_s = time.time() - t0
             inb, outb = d["inb"], d["outb"]
@@ -292,16 +433,21 @@ def main() -> int:
             gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, outb)
             gl.glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, wb)
             gl.glBindBufferBase(GL_UNIFORM_BUFFER, 0, ub)
-            ms = g.time_dispatch(program, groups, reps=max(args.reps // SMALL, 2))
+            modes = args.timing.split(",")
+            res = time_modes(g, jobs, max(args.reps // SMALL, 2), modes)
+            ms = res[modes[0]] / 1e3
             got = np.frombuffer(g.read(outb, out_s * hw * hw * 16), np.float32)
             got = got.reshape(out_s, hw, hw, 4).transpose(1, 2, 0, 3).reshape(hw, hw, cout)
             err = float(np.abs(got - d["ref"]).max())
             us = ms * 1e3
             pct = d["flops"] / (us * 1e-6) / 1e12 / PEAK * 100
-            rows.append((lname, name, f"{us:.1f} us ({pct:.0f} %) err {err:.1e} smem {smem} B "
+            more = "".join(f" {m} {res[m]:.1f}" for m in modes[1:])
+            rows.append((lname, name, f"{us:.1f} us ({pct:.0f} %){more} err {err:.1e} "
+                         f"smem {smem} B "
                          f"grid {groups[0]}x{groups[1]}x{groups[2]} compile {compile_s:.1f} s"))
             print(f"{lname} {name}: {rows[-1][2]}", flush=True)
-            gl.glDeleteProgram(program)
+            for program, _ in jobs:
+                gl.glDeleteProgram(program)
             # The output zeroed between variants: a variant that stores nothing fails the check.
             gl.glBindBuffer(GL_SHADER_STORAGE_BUFFER, outb)
             gl.glBufferData(GL_SHADER_STORAGE_BUFFER, ctypes.c_long(out_s * hw * hw * 16),

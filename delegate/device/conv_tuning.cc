@@ -88,6 +88,23 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   // stand-in's 16 -> 16, +0.6 %), and in fp16 @256 ran 21.3 against ST_WONCE's 21.0.
   device->conv_smem_lit = device->gpu->IsNvidia() && !device->fp16 ? 1 : 0;
   if (o.conv_smem_lit) device->conv_smem_lit = static_cast<int>(std::min(*o.conv_smem_lit, 2LL));
+  // Session 19's forms of it on NVIDIA with fp32 storage (H100, docs/perf/log.md, "tri8,
+  // session 19"): @240's two slice groups (> 4 input slices) as literals, 28.1 -> 20.7 µs;
+  // the tile's sources set once (ST_HOIST), @256 23.2 -> 20.6; with its shapes compiled in
+  // and the prefetch, @256's program 19.8 -> 16.1 back to back; ST_PAIR and ST_DB lost.
+  const bool nv32 = device->gpu->IsNvidia() && !device->fp16;
+  device->conv_smem_lit_groups = nv32 ? 2 : 1;
+  if (o.conv_smem_lit_groups) {
+    device->conv_smem_lit_groups = static_cast<int>(std::clamp(*o.conv_smem_lit_groups, 1LL, 2LL));
+  }
+  device->conv_smem_pair = false;
+  Apply(o.conv_smem_pair, &device->conv_smem_pair);
+  device->conv_smem_lit_spec = nv32;
+  Apply(o.conv_smem_lit_spec, &device->conv_smem_lit_spec);
+  device->conv_smem_hoist = nv32;
+  Apply(o.conv_smem_hoist, &device->conv_smem_hoist);
+  device->conv_smem_lit_prefetch = nv32;
+  Apply(o.conv_smem_lit_prefetch, &device->conv_smem_lit_prefetch);
   // The prototype's form in conv2d_window.comp (docs/perf/log.md, "gap,
   // session 12"): NVIDIA, where it was measured.
   device->window_conv_row_reuse = device->gpu->IsNvidia();

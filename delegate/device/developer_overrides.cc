@@ -157,6 +157,11 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.conv_smem_wonce = NonNegative("TFLITE_GLES_X_CONV_SMEM_WONCE");
   o.conv_smem_db = Switch("TFLITE_GLES_X_CONV_SMEM_DB");
   o.conv_smem_lit = NonNegative("TFLITE_GLES_X_CONV_SMEM_LIT");
+  o.conv_smem_lit_groups = NonNegative("TFLITE_GLES_X_CONV_SMEM_LIT_GROUPS");
+  o.conv_smem_pair = Switch("TFLITE_GLES_X_CONV_SMEM_PAIR");
+  o.conv_smem_lit_spec = Switch("TFLITE_GLES_X_CONV_SMEM_LIT_SPEC");
+  o.conv_smem_hoist = Switch("TFLITE_GLES_X_CONV_SMEM_HOIST");
+  o.conv_smem_lit_prefetch = Switch("TFLITE_GLES_X_CONV_SMEM_LIT_PREFETCH");
   o.window_reuse = Switch("TFLITE_GLES_X_WINDOW_REUSE");
   o.window_small = Switch("TFLITE_GLES_X_WINDOW_SMALL");
   o.window_acc16 = Switch("TFLITE_GLES_X_WINDOW_ACC16");
@@ -261,6 +266,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   // (llvmpipe: its times are meaningless, but tests see the profile NVIDIA
   // gives, e.g. which steps a binding skipped).
   o.timer_queries = Switch("TFLITE_GLES_X_TIMER_QUERIES");
+  o.profile_repeat = NonNegative("TFLITE_GLES_X_PROFILE_REPEAT");
   // An output texture written by the producing kernel's epilogue, or by a
   // dispatch of its own after it (A/B runs, bench/device_tex4.sh).
   o.texture_epilogue = Switch("TFLITE_GLES_X_TEXTURE_EPILOGUE");

@@ -43,6 +43,11 @@ struct DeveloperOverrides {
   std::optional<long long> conv_smem_wonce;      // TFLITE_GLES_X_CONV_SMEM_WONCE
   std::optional<bool> conv_smem_db;              // TFLITE_GLES_X_CONV_SMEM_DB
   std::optional<long long> conv_smem_lit;        // TFLITE_GLES_X_CONV_SMEM_LIT
+  std::optional<long long> conv_smem_lit_groups; // TFLITE_GLES_X_CONV_SMEM_LIT_GROUPS
+  std::optional<bool> conv_smem_pair;            // TFLITE_GLES_X_CONV_SMEM_PAIR
+  std::optional<bool> conv_smem_lit_spec;        // TFLITE_GLES_X_CONV_SMEM_LIT_SPEC
+  std::optional<bool> conv_smem_hoist;           // TFLITE_GLES_X_CONV_SMEM_HOIST
+  std::optional<bool> conv_smem_lit_prefetch;    // TFLITE_GLES_X_CONV_SMEM_LIT_PREFETCH
   std::optional<bool> dilated_dw_reuse;          // TFLITE_GLES_X_DILATED_DW_REUSE
   std::string pointwise_tile;                    // TFLITE_GLES_X_POINTWISE_TILE
   std::optional<bool> conv_unroll;               // TFLITE_GLES_X_CONV_UNROLL
@@ -121,6 +126,7 @@ struct DeveloperOverrides {
   std::optional<bool> report_phases;             // TFLITE_GLES_X_PHASES
   std::optional<bool> report_timeline;           // TFLITE_GLES_X_TIMELINE
   std::optional<bool> timer_queries;             // TFLITE_GLES_X_TIMER_QUERIES
+  std::optional<long long> profile_repeat;       // TFLITE_GLES_X_PROFILE_REPEAT
   std::optional<bool> texture_epilogue;          // TFLITE_GLES_X_TEXTURE_EPILOGUE
   std::optional<bool> report_init_phases;        // TFLITE_GLES_X_INIT_PHASES
   std::string dump_graph;                        // TFLITE_GLES_DUMP_GRAPH (a path)

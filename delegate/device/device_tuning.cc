@@ -350,6 +350,9 @@ void TuneForDevice(DeviceProfile* device, const DeveloperOverrides& o) {
   // each dispatch, which is exact there.
   device->gpu_timer_queries = device->gpu->has_timer_query && !device->gpu->IsLlvmpipe();
   Apply(o.timer_queries, &device->gpu_timer_queries);
+  if (o.profile_repeat) {
+    device->profile_repeat = static_cast<int>(std::clamp(*o.profile_repeat, 1LL, 1000LL));
+  }
   Apply(o.texture_epilogue, &device->texture_output_epilogue);
   if (device->gpu_timer_queries && !device->gpu->has_timer_query) {
     std::fprintf(stderr,

@@ -138,9 +138,15 @@ struct DeviceProfile {
   // db: two tiles, one barrier per slice (ST_DB, with wonce; TFLITE_GLES_X_CONV_SMEM_DB).
   // lit: layers of <= 2 output slices take 1 pixel x all slices per invocation with their
   // weights as constants in the program (ST_LIT; 1 fp32 storage only, 2 fp16 too;
-  // TFLITE_GLES_X_CONV_SMEM_LIT).
-  bool conv_smem_tile = false, conv_smem_db = false;
+  // TFLITE_GLES_X_CONV_SMEM_LIT); lit_groups: up to that many slice groups of 2 (ST_LIT_G,
+  // _LIT_GROUPS); pair: with lit, two input slices staged per barrier (ST_PAIR, _PAIR);
+  // lit_spec: lit programs with their shapes compiled in (_LIT_SPEC); hoist: with lit, the
+  // tile's sources computed once, not per slice (ST_HOIST, _HOIST); lit_prefetch: one-group
+  // lit tiles take ST_PREFETCH too (_LIT_PREFETCH).
+  bool conv_smem_tile = false, conv_smem_db = false, conv_smem_pair = false;
+  bool conv_smem_lit_spec = false, conv_smem_hoist = false, conv_smem_lit_prefetch = false;
   int conv_smem_slices = 4, conv_smem_prefetch = 0, conv_smem_lit = 0, conv_smem_wonce = 0;
+  int conv_smem_lit_groups = 1;
   std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across a block of outputs
   // a dilation apart (depthwise_conv2d.comp), not a gather per tap; _X_DILATED_DW_REUSE=0/1.
@@ -259,8 +265,10 @@ struct DeviceProfile {
   // Profiling (enable_profiling) and the time line time each dispatch with
   // GL_EXT_disjoint_timer_query instead of a glFinish around it. Set by
   // TuneForDevice (off on llvmpipe, whose queries answer 1 ns);
-  // TFLITE_GLES_X_TIMER_QUERIES=0/1.
+  // TFLITE_GLES_X_TIMER_QUERIES=0/1. profile_repeat (TFLITE_GLES_X_PROFILE_REPEAT, a
+  // measurement mode): each step dispatched that many times inside its query, time / N.
   bool gpu_timer_queries = false;
+  int profile_repeat = 1;
   // An output texture bound in place is written by the epilogue of the
   // kernel that produces the output (transpose_conv.comp TEXTURE_OUTPUT)
   // instead of by a texture_io.comp dispatch after it (runtime_texture_io.cc).

@@ -355,7 +355,8 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
   }
   // The shader's div_mod() is exact only below this; larger layers get a
   // program of their own with integer divisions by constants.
-  dispatch.specialize = rows >= gl::kExactDivModLimit;
+  dispatch.specialize = rows >= gl::kExactDivModLimit ||
+                        (smem.lit && builder.device().conv_smem_lit_spec);
   const uint32_t gx = static_cast<uint32_t>(tile.slices_on_x ? groups : row_tiles);
   const uint32_t gy = static_cast<uint32_t>(tile.slices_on_x ? row_tiles : groups);
   dispatch.grid = {gx, gy, 1};
@@ -407,6 +408,9 @@ Status AddConv2dDispatch(const NodeView& node, GraphBuilder& builder,
                                                    weight);
       d["ST_LIT"] = Vec4Literals(w);
       d["ST_LIT_N"] = std::to_string(w.size() / 4);
+      if (smem.lit_groups > 1) d["ST_LIT_G"] = std::to_string(smem.lit_groups);
+      if (smem.pair) d["ST_PAIR"] = "1";
+      if (builder.device().conv_smem_hoist) d["ST_HOIST"] = "1";
     }
     const uint32_t lx = static_cast<uint32_t>(smem.local_x);
     const uint32_t ly = static_cast<uint32_t>(smem.local_y);

@@ -97,8 +97,10 @@ struct SmemTile {
   // ST_WONCE / ST_DB: DeviceProfile::conv_smem_wonce / conv_smem_db, where they fit (ST_DB:
   // with ST_WONCE, <= 8 tile vec4s per invocation, in place of ST_PREFETCH).
   bool wonce = false, db = false;
-  // ST_LIT: DeviceProfile::conv_smem_lit, one slice group of <= 2 (slices = the layer's).
-  bool lit = false;
+  // ST_LIT: DeviceProfile::conv_smem_lit, lit_groups (ST_LIT_G, <= conv_smem_lit_groups)
+  // slice groups of <= 2; ST_PAIR: DeviceProfile::conv_smem_pair, with ST_LIT.
+  bool lit = false, pair = false;
+  int lit_groups = 1;
 };
 SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
                         const Shape4& in, const Shape4& out);

@@ -35,19 +35,24 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
   // (28.2 -> 30.4) and 16 x 8 x 2 x 2 with it lost 22 % (docs/perf/log.md, "peak5, session 16").
   const auto& forced = device.conv_smem_block;
   const bool rule = device.conv_smem_prefetch == 2 && in.slices() > (device.fp16 ? 3 : 4);
-  // ST_LIT (DeviceProfile::conv_smem_lit): 1 pixel x every output slice (<= 2), one group.
+  // ST_LIT (DeviceProfile::conv_smem_lit): 1 pixel x every output slice (<= 2), one group
+  // (or conv_smem_lit_groups of 2 slices: ST_LIT_G).
+  // Two groups only where measured: layers of > 4 input slices (the prefetch rule's, @240).
+  const int lit_groups = in.slices() > 4 ? std::clamp(device.conv_smem_lit_groups, 1, 2) : 1;
   const bool lit = device.conv_smem_lit > 0 && (device.conv_smem_lit > 1 || !device.fp16) &&
-                   out.slices() <= 2;
+                   out.slices() <= 2 * lit_groups;
   const SmemTile preferred = lit    ? SmemTile{16, 8, 1, 2}
                              : rule ? SmemTile{16, 8, 1, 2}
                                     : SmemTile{16, 8, 2, 2};
   const SmemTile candidates[] = {{forced[0], forced[1], forced[2], forced[3]},
                                  preferred, {16, 8, 2, 2}, {16, 8, 2, 1}, {32, 4, 1, 1}};
-  // Shared vec4s: one tile (two with ST_DB) and one slice's weights (every slice's: ST_WONCE).
+  // Shared vec4s: one tile (two with ST_DB, ST_PAIR) and one slice's weights (every slice's:
+  // ST_WONCE).
   auto shared_vec4s = [&](const SmemTile& tile) {
     const int row = tile.local_x * tile.pixels + window->kernel_w - 1;
     const int padded_row = (row - 1) + (row - 1) / 8 + 1;  // ST_SWP
-    return 1LL * (tile.local_y + window->kernel_h - 1) * padded_row * (tile.db ? 2 : 1) +
+    return 1LL * (tile.local_y + window->kernel_h - 1) * padded_row *
+               (tile.db || tile.pair ? 2 : 1) +
            1LL * window->kernel_h * window->kernel_w * tile.slices * 4 *
                (tile.wonce ? in.slices() : 1);
   };
@@ -61,14 +66,27 @@ SmemTile ChooseSmemTile(const DeviceProfile& device, const ConvWindow* window,
     const long long n = 1LL * tile.local_x * tile.local_y;
     const long long tile_vec4s = 1LL * (tile.local_y + window->kernel_h - 1) *
                                  (tile.local_x * tile.pixels + window->kernel_w - 1);
-    tile.prefetch = (device.conv_smem_prefetch == 1 || (rule && !fill)) && tile_vec4s <= 4 * n &&
-                    1LL * window->kernel_h * window->kernel_w * tile.slices * 4 <= n;
-    // ST_LIT where the tile holds every output slice (no weights staged, no prefetch).
-    tile.lit = lit && tile.slices == out.slices();
+    const bool fits_prefetch = tile_vec4s <= 4 * n &&
+                               1LL * window->kernel_h * window->kernel_w * tile.slices * 4 <= n;
+    tile.prefetch = (device.conv_smem_prefetch == 1 || (rule && !fill)) && fits_prefetch;
+    // ST_LIT where the tile's slice groups are few enough (no weights staged; the prefetch
+    // by the rule or forced; ST_DB or ST_PAIR in its place where their two tiles fit).
+    tile.lit_groups = (out.slices() + tile.slices - 1) / tile.slices;
+    tile.lit = lit && tile.lit_groups <= lit_groups;
     if (tile.lit) {
-      tile.prefetch = false;
+      // One group: session 18's program (no prefetch) unless forced (prefetch 1) or by
+      // DeviceProfile::conv_smem_lit_prefetch.
+      if (tile.lit_groups == 1 && device.conv_smem_prefetch != 1) {
+        tile.prefetch = device.conv_smem_lit_prefetch && device.conv_smem_prefetch > 0 &&
+                        fits_prefetch;
+      }
+      tile.db = device.conv_smem_db && tile_vec4s <= 8 * n;
+      tile.pair = !tile.db && device.conv_smem_pair;
+      if (16 * shared_vec4s(tile) > shared_limit) tile.db = tile.pair = false;
+      if (tile.db || tile.pair) tile.prefetch = false;
       return tile;
     }
+    tile.lit_groups = 1;
     // ST_WONCE, and ST_DB in place of the prefetch, where their shared memory fits.
     tile.wonce = device.conv_smem_wonce == 1 ||
                  (device.conv_smem_wonce == 2 && !fill && in.slices() >= 4);

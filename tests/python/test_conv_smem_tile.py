@@ -286,3 +286,46 @@ def test_conv2d_shared_memory_tiles_with_literal_weights(monkeypatch, tmp_path, 
     assert_close(lit, lit_cpu, fp16)
     dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
     assert any("#define ST_LIT_N " in t for t in dumped) == (filter_shape[0] <= 8)
+
+
+# Session 19's forms of ST_LIT (forced on llvmpipe by their switches): two slice groups of
+# literals (ST_LIT_G: 4 output slices; 3 with the last group padded), two slices staged per
+# barrier (ST_PAIR), two tiles (ST_DB), the prefetch, shapes compiled in, the tile's sources
+# set once (ST_HOIST; with the prefetch too); a mirror pad in
+# the gather. Each against the CPU, its program checked for the form's define.
+LIT_FORMS = [("LIT_GROUPS", "#define ST_LIT_G 2"), ("PAIR", "#define ST_PAIR 1"),
+             ("DB", "#define ST_DB 1"), ("PREFETCH", "#define ST_PREFETCH 1"),
+             ("LIT_SPEC", "#define SPECIALIZED 1"), ("HOIST", "#define ST_HOIST 1"),
+             ("HOIST,PREFETCH", "#define ST_PREFETCH 1")]
+LIT_FORM_CASES = [([1, 130, 129, 16], [8, 3, 3, 16], None),
+                  ([1, 128, 130, 32], [16, 3, 3, 32], None),
+                  ([1, 129, 128, 20], [12, 3, 3, 20], None),
+                  ([1, 128, 130, 8], [8, 3, 3, 8], "mirror")]
+
+
+@pytest.mark.parametrize("form,define", LIT_FORMS)
+@pytest.mark.parametrize("in_shape,filter_shape,setting", LIT_FORM_CASES)
+def test_conv2d_literal_weights_forms(monkeypatch, tmp_path, in_shape, filter_shape, setting,
+                                      form, define):
+    from test_mirror_pad_fusion import pad_conv_model
+    switches = {WINDOW_SWITCH: "0", SMEM_SWITCH: "1", "TFLITE_GLES_MIN_INVOCATIONS": "0",
+                "TFLITE_GLES_X_CONV_SMEM_SLICES": "8", "TFLITE_GLES_X_CONV_SMEM_LIT": "1",
+                "TFLITE_GLES_X_CONV_SMEM_LIT_GROUPS": "2",
+                "TFLITE_GLES_X_DUMP_SHADERS": str(tmp_path)}
+    if form != "LIT_GROUPS":
+        switches.update({f"TFLITE_GLES_X_CONV_SMEM_{f}": "1" for f in form.split(",")})
+    for name, value in switches.items():
+        monkeypatch.setenv(name, value)
+    if setting == "mirror":
+        model = pad_conv_model(in_shape, ((1, 1), (1, 1)), "REFLECT", filter_shape[:3], seed=10)
+    else:
+        model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=11)
+    cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=18))
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu, False)
+    dumped = [p.read_text() for p in tmp_path.glob("*.comp")]
+    lit = [t for t in dumped if "#define ST_LIT_N " in t]
+    assert lit, "ST_LIT did not run"
+    groups = -(-filter_shape[0] // 8)
+    assert any("#define ST_LIT_G 2\n" in t for t in lit) == (groups > 1)
+    assert any(define in t for t in lit) == (form != "LIT_GROUPS" or groups > 1)
