@@ -186,6 +186,9 @@ def test_conv2d_shared_memory_tiles_by_the_prefetch_rule(monkeypatch, tmp_path, 
     monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_SLICES", "8")
     monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_PREFETCH", "2")
     monkeypatch.setenv("TFLITE_GLES_MIN_INVOCATIONS", "65536")
+    # This rule alone: NVIDIA fp32's ST_LIT (literal weights, with their own prefetch on
+    # that GPU) has its own tests below.
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_SMEM_LIT", "0")
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
     model = conv_model("CONV_2D", in_shape, filter_shape, window(activation="RELU"), seed=7)
     cpu, gpu, stats = run_cpu_and_gpu(model, random_inputs([in_shape], seed=16),

@@ -65,23 +65,23 @@ def test_literal_weights_match_the_cpu(monkeypatch, tmp_path, in_shape, out_c, k
     assert_close(outputs, cpu, fp16)
 
 
-@pytest.mark.parametrize("vec4s", [None, "1152"])
-def test_large_weights_stay_in_shared_memory(monkeypatch, tmp_path, vec4s):
-    """3x3 over 32 -> 16 channels (style's @240): 1152 weight vec4s, over the
-    default budget of 1024; TFLITE_GLES_X_WINDOW_LITERAL_VEC4S raises it."""
+@pytest.mark.parametrize("vec4s,literal", [("1024", False), ("1152", True)])
+def test_large_weights_stay_in_shared_memory(monkeypatch, tmp_path, vec4s, literal):
+    """3x3 over 32 -> 16 channels (style's @240): 1152 weight vec4s, over a
+    budget of 1024 (the default off NVIDIA fp32, where it is 2048: the budget is
+    set here so that the case holds on every GPU); 1152 takes them."""
     model, shapes = window_model([1, 14, 13, 32], 16, (3, 3), ((1, 1), (1, 1)), "REFLECT",
                                  "VALID", seed=32)
     inputs = random_inputs(shapes, seed=7)
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_SMALL", "1")
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_REUSE", "1")
     monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL", "1")
-    if vec4s is not None:
-        monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL_VEC4S", vec4s)
+    monkeypatch.setenv("TFLITE_GLES_X_WINDOW_LITERAL_VEC4S", vec4s)
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
     outputs, shaders, _ = run(monkeypatch, model, inputs, False, "1")
     assert shaders.count("conv2d_window") == 1, shaders
     (text,) = dumped_window_programs(tmp_path)
-    assert ("#define WEIGHTS_LITERAL" in text) == (vec4s is not None)
+    assert ("#define WEIGHTS_LITERAL" in text) == literal
     assert_close(outputs, gt.invoke(gt.interpreter(model), inputs))
 
 
