@@ -33,6 +33,24 @@ void ApplySmemBlock(const std::string& text, std::array<int, 4>* block) {
                text.c_str());
 }
 
+// TFLITE_GLES_X_CONV_UP2_BLOCK=LX/LY/TS/QUAD: conv2d_up2.comp's block (sweeps); whether it
+// fits the device is checked where it is used (delegate/passes/upsample_conv.cc).
+void ApplyUp2Block(const std::string& text, std::array<int, 4>* block) {
+  int v[4];
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2], &v[3],
+                  &tail) == 4 &&
+      v[0] >= 1 && v[0] <= 64 && v[1] >= 1 && v[1] <= 64 && v[2] >= 1 && v[2] <= 4 &&
+      (v[3] == 0 || v[3] == 1)) {
+    *block = {v[0], v[1], v[2], v[3]};
+    return;
+  }
+  std::fprintf(stderr,
+               "WARNING: tflite-gles: TFLITE_GLES_X_CONV_UP2_BLOCK='%s' is not "
+               "LX/LY/TS/QUAD; ignored\n",
+               text.c_str());
+}
+
 }  // namespace
 
 void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) {
@@ -170,6 +188,12 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   Apply(o.gemm_group_block, &device->gemm_group_block);
   device->conv_unrolled_tile = device->gpu->IsLlvmpipe();
   Apply(o.conv_unrolled_tile, &device->conv_unrolled_tile);
+  // Upsample-by-2 3x3 layers as four 2x2 convolutions over the source: off until measured.
+  device->conv_up2 = false;
+  Apply(o.conv_up2, &device->conv_up2);
+  if (!o.conv_up2_block.empty()) ApplyUp2Block(o.conv_up2_block, &device->conv_up2_block);
+  device->conv_up2_literal_vec4s = device->gpu->IsNvidia() && !device->fp16 ? 2048 : 0;
+  if (o.conv_up2_literal) device->conv_up2_literal_vec4s = std::min(*o.conv_up2_literal, 4096LL);
 }
 
 }  // namespace tflite_gles

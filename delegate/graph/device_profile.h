@@ -148,6 +148,15 @@ struct DeviceProfile {
   int conv_smem_slices = 4, conv_smem_prefetch = 0, conv_smem_lit = 0, conv_smem_wonce = 0;
   int conv_smem_lit_groups = 1;
   std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
+  // A 3x3 stride-1 convolution over a nearest upsample by 2 with padding 1 (GATHER_UPSAMPLE 2)
+  // as four 2x2 convolutions over the source (shaders/conv2d_up2.comp,
+  // delegate/passes/upsample_conv.h; TFLITE_GLES_X_CONV_UP2=0/1). Block LX/LY/TS/QUAD
+  // (TFLITE_GLES_X_CONV_UP2_BLOCK): source pixels along x and y, output slices per
+  // invocation, all four parities per invocation (1) or one per z (0). Weights of at most
+  // conv_up2_literal_vec4s vec4s become literals (TFLITE_GLES_X_CONV_UP2_LITERAL; 0: none).
+  bool conv_up2 = false;
+  std::array<int, 4> conv_up2_block = {8, 4, 2, 0};
+  long long conv_up2_literal_vec4s = 0;
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across a block of outputs
   // a dilation apart (depthwise_conv2d.comp), not a gather per tap; _X_DILATED_DW_REUSE=0/1.
   bool dilated_depthwise_reuse = false;

@@ -31,6 +31,7 @@
 #include "delegate/passes/schedule.h"
 #include "delegate/passes/upload_fusion.h"
 #include "delegate/passes/pool_fusion.h"
+#include "delegate/passes/upsample_conv.h"
 #include "delegate/passes/upsample_fusion.h"
 #include "delegate/passes/window_conv.h"
 #include "delegate/runtime/shader_dump.h"
@@ -418,7 +419,9 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->fused_ += FuseNormApplyIntoConv(runtime->values_, keep, dev.max_dispatch_buffers,
                                              &kernel_dispatches);
   }
-  // Last: it takes the convolutions as the fusions above left them.
+  // Last: they take the convolutions as the fusions above left them (the upsampled 3x3
+  // layers first: the window kernel would take those too).
+  UseUpsampleConvolutions(dev, &runtime->values_, &kernel_dispatches);
   UseWindowConvolutions(dev, runtime->values_, &kernel_dispatches);
   runtime->PlanAliasedTransfers(pre);  // before host_: it stages those inputs as floats
   // Buffers the CPU writes or reads: each its own buffer, outside the arena.

@@ -1,0 +1,132 @@
+"""A 3x3 convolution over a nearest upsample by 2 as four 2x2 convolutions over
+the upsample's source (delegate/passes/upsample_conv.h, shaders/conv2d_up2.comp),
+as style transfer's decoder reads its maps: RESIZE_NEAREST_NEIGHBOR x2 ->
+MIRROR_PAD 1 (REFLECT or SYMMETRIC) or SAME zero padding -> CONV_2D 3x3, with
+an instance norm's apply before the resize folded into the staging. The real
+LiteRT CPU kernels against the delegate with the pass off and on, on random
+data: padded input and output lanes, 1-8 input slices, partial tiles, one to
+three output-slice groups, every block form (a parity per z or all four per
+invocation) and the literal weights."""
+
+import numpy as np
+import pytest
+
+from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
+from test_fusion import Chain
+from test_norm_stats import conditional_norm
+
+SWITCH = "TFLITE_GLES_X_CONV_UP2"
+
+
+def upsample_conv_model(shape, out_c, pad_mode, norm, activation="RELU", seed=0):
+    """conv 1x1 -> [conditional norm] -> RESIZE_NEAREST x2 -> [MIRROR_PAD 1] -> conv 3x3."""
+    c = Chain(shape, seed=seed)
+    x = c.conv(c.x, shape[-1])
+    if norm:
+        x, _ = conditional_norm(c, x, c.extra_input([1, 1, 1, 12]), "RELU")
+    n, h, w, ch = c.shapes[x]
+    big = [n, 2 * h, 2 * w, ch]
+    resized = c.b.add_tensor(big)
+    c.shapes[resized] = big
+    c.b.add_op("RESIZE_NEAREST_NEIGHBOR", [x, c.b.add_const(np.array(big[1:3], np.int32))],
+               [resized], {"align_corners": False, "half_pixel_centers": False})
+    conv_in, padding = resized, "SAME"
+    if pad_mode != "ZERO":
+        padded_shape = [n, 2 * h + 2, 2 * w + 2, ch]
+        conv_in = c.b.add_tensor(padded_shape)
+        c.shapes[conv_in] = padded_shape
+        paddings = np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32)
+        c.b.add_op("MIRROR_PAD", [resized, c.b.add_const(paddings)], [conv_in],
+                   {"mode": pad_mode})
+        padding = "VALID"
+    out = c.b.add_tensor([n, 2 * h, 2 * w, out_c])
+    c.b.add_op("CONV_2D", [conv_in, c.const([out_c, 3, 3, ch]), c.const([out_c], -1, 1)],
+               [out], {"padding": padding, "stride_h": 1, "stride_w": 1, "dilation_h_factor": 1,
+                       "dilation_w_factor": 1, "fused_activation_function": activation})
+    return c.build([out]), c.input_shapes
+
+
+# (source shape, output channels, padding, norm before the resize, block LX/LY/TS/QUAD,
+#  literal weights' budget in vec4s)
+CASES = [
+    ([1, 12, 16, 16], 8, "REFLECT", True, "8/4/2/0", 2048),  # style's @256 in small
+    ([1, 12, 16, 16], 8, "REFLECT", True, "8/4/2/0", 0),
+    ([1, 9, 11, 32], 16, "REFLECT", False, "8/4/2/0", 4096),  # @240's 8 slices, 2 groups
+    ([1, 9, 11, 32], 16, "SYMMETRIC", False, "8/4/2/0", 0),
+    ([1, 7, 10, 6], 12, "ZERO", True, "8/4/1/0", 2048),  # padded lanes, 3 groups
+    ([1, 7, 10, 6], 6, "REFLECT", False, "8/8/2/1", 2048),
+    ([1, 13, 6, 20], 3, "ZERO", False, "4/8/2/1", 0),
+    ([1, 5, 19, 8], 10, "SYMMETRIC", True, "16/2/4/0", 4096),
+]
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("shape,out_c,pad_mode,norm,block,literal", CASES)
+def test_upsampled_3x3_as_four_2x2_convolutions(monkeypatch, tmp_path, shape, out_c, pad_mode,
+                                                norm, block, literal, fp16):
+    monkeypatch.setenv("TFLITE_GLES_FUSE_ELEMENTWISE_CHAINS", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_FUSE_UPSAMPLE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_NORM_PROLOGUE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_BLOCK", block)
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_LITERAL", str(literal))
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    model, shapes = upsample_conv_model(shape, out_c, pad_mode, norm, seed=shape[-1] + out_c)
+    cpu, (plain, plain_stats), (split, split_stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, random_inputs(shapes, seed=9),
+        {"precision_loss_allowed": fp16})
+    assert_fully_delegated(split_stats)
+    assert_close(plain, cpu, fp16)
+    assert_close(split, cpu, fp16)
+    assert plain_stats["dispatches"] == split_stats["dispatches"], (plain_stats, split_stats)
+    # The dumps of the second delegate (the pass on) overwrite the first's: one program of it.
+    programs = [t for t in (p.read_text() for p in tmp_path.glob("*.comp"))
+                if "#define GROUPS " in t]
+    assert len(programs) == 1
+    text = programs[0]
+    _, _, ts, quad = (int(v) for v in block.split("/"))
+    out_slices, in_slices = -(-out_c // 4), -(-shape[-1] // 4)
+    ts = min(ts, out_slices)
+    groups = -(-out_slices // ts)
+    assert f"#define GROUPS {groups}\n" in text
+    assert ("#define QUAD" in text) == bool(quad)
+    vec4s = groups * 4 * 4 * in_slices * ts * 4
+    # Literals with highp products only (fp16 storage on llvmpipe keeps them highp).
+    highp = "#define MATH_P mediump" not in text
+    assert ("#define WEIGHTS_LITERAL" in text) == (highp and vec4s <= literal)
+    assert ("#define PROLOGUE_IN" in text) == norm
+
+
+@pytest.mark.parametrize("case", ["stride_2", "pad_2", "no_upsample"])
+def test_convolutions_the_pass_leaves(monkeypatch, tmp_path, case):
+    """Only a 3x3, stride 1, padding 1 convolution of an upsample by 2 moves."""
+    monkeypatch.setenv("TFLITE_GLES_X_FUSE_UPSAMPLE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    c = Chain([1, 6, 7, 8], seed=3)
+    n, h, w, ch = c.shapes[c.x]
+    x = c.x
+    if case != "no_upsample":
+        big = [n, 2 * h, 2 * w, ch]
+        x = c.b.add_tensor(big)
+        c.shapes[x] = big
+        c.b.add_op("RESIZE_NEAREST_NEIGHBOR", [c.x, c.b.add_const(np.array(big[1:3], np.int32))],
+                   [x], {"align_corners": False, "half_pixel_centers": False})
+    if case == "pad_2":
+        n, h, w, ch = c.shapes[x]
+        padded = c.b.add_tensor([n, h + 4, w + 4, ch])
+        c.shapes[padded] = [n, h + 4, w + 4, ch]
+        c.b.add_op("MIRROR_PAD", [x, c.b.add_const(np.array([[0, 0], [2, 2], [2, 2], [0, 0]],
+                                                             np.int32))], [padded],
+                   {"mode": "REFLECT"})
+        out = c.b.add_tensor([n, h + 2, w + 2, 8])
+        c.b.add_op("CONV_2D", [padded, c.const([8, 3, 3, ch]), c.const([8], -1, 1)], [out],
+                   {"padding": "VALID", "stride_h": 1, "stride_w": 1, "dilation_h_factor": 1,
+                    "dilation_w_factor": 1, "fused_activation_function": "NONE"})
+    else:
+        out = c.conv(x, 8, kernel=3, stride=2 if case == "stride_2" else 1)
+    model = c.build([out])
+    cpu, (plain, _), (moved, stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, random_inputs(c.input_shapes, seed=2))
+    assert_fully_delegated(stats)
+    assert_close(moved, cpu)
+    np.testing.assert_array_equal(plain[0], moved[0])
+    assert not any("#define GROUPS " in p.read_text() for p in tmp_path.glob("*.comp"))
