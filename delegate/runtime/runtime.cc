@@ -419,8 +419,7 @@ StatusOr<std::unique_ptr<PartitionRuntime>> PartitionRuntime::Create(
     runtime->fused_ += FuseNormApplyIntoConv(runtime->values_, keep, dev.max_dispatch_buffers,
                                              &kernel_dispatches);
   }
-  // Last: they take the convolutions as the fusions above left them (the upsampled 3x3
-  // layers first: the window kernel would take those too).
+  // Last, as the fusions above left the convolutions (upsampled 3x3 layers first).
   UseUpsampleConvolutions(dev, &runtime->values_, &kernel_dispatches);
   UseWindowConvolutions(dev, runtime->values_, &kernel_dispatches);
   runtime->PlanAliasedTransfers(pre);  // before host_: it stages those inputs as floats
