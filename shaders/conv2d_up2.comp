@@ -22,7 +22,7 @@
 // slices are steps written out.
 // Weights (binding 2): [group][parity][tap 2x2][input slice][TS][4 input lanes] vec4 of 4
 // output channels, or WEIGHTS_LITERAL: the same values written into the program
-// (WEIGHT_VALUES), every index a constant (each parity's taps in a branch of their own), so
+// (WEIGHT_VALUES_g, a group each), every index a constant (each parity's taps in a branch of their own), so
 // each weight is its FMA's immediate operand. Bias (binding 3): one vec4 per output slice.
 // Bindings as conv2d.comp: 0 output, 1 input (the source map), 2 weights, 3 bias, 4 the
 // epilogue's operand (EPILOGUE_IN) or 4-5 the prologue's scale and shift (PROLOGUE_IN).
@@ -33,7 +33,8 @@
 // @axis - QUAD
 // @const LOCAL_X=8 LOCAL_Y=4 LOCAL_Z=4 TS=2 GROUPS=1 IN_S=3 IN_H=8 IN_W=8 OUT_S=2 OUT_C=8 GATHER_MIRROR=0
 // @const MATH_P=highp ACC_P=highp FMA_CHAIN=0 PREFETCH=1
-// @const EPILOGUE(x,index,slice)=(x) PROLOGUE(x,slice)=(x) WEIGHT_VALUES=vec4(0.0)
+// @const EPILOGUE(x,index,slice)=(x) PROLOGUE(x,slice)=(x) WEIGHT_VALUES_0=vec4(0.0)
+// @const WEIGHT_VALUES_1=vec4(0.0) WEIGHT_VALUES_2=vec4(0.0) WEIGHT_VALUES_3=vec4(0.0)
 
 // LOCAL_Z: 4 (the parities), 1 with QUAD.
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
@@ -75,11 +76,19 @@ TENSOR_IN(epilogue_in, 4, EpilogueIn);
 shared MATH_P vec4 tile[TILE_N];
 
 #if defined(WEIGHTS_LITERAL)
-const highp vec4 weight_literal[] = vec4[](WEIGHT_VALUES);
-#define WEIGHT(i) weight_literal[min((i), weight_literal.length() - 1)]
+// One array per group (WEIGHT_VALUES_g): NVIDIA's compiler refused one of 2048 vec4s ("too much
+// data in initialization") and took 1152.
+const highp vec4 weight_literal_0[] = vec4[](WEIGHT_VALUES_0);
+const highp vec4 weight_literal_1[] = vec4[](WEIGHT_VALUES_1);  // vec4(0.0) past GROUPS
+const highp vec4 weight_literal_2[] = vec4[](WEIGHT_VALUES_2);
+const highp vec4 weight_literal_3[] = vec4[](WEIGHT_VALUES_3);
+#define WLIT(a, i) a[min((i), a.length() - 1)]
+// g is a constant in every use (COMPUTE's branches): the choice folds away.
+#define WEIGHT(g, i) ((g) == 0 ? WLIT(weight_literal_0, i) : (g) == 1 ? WLIT(weight_literal_1, i) \
+    : (g) == 2 ? WLIT(weight_literal_2, i) : WLIT(weight_literal_3, i))
 #else
 TENSOR_IN(weights, 2, Weights);
-#define WEIGHT(i) LOAD(weights, (i))
+#define WEIGHT(g, i) LOAD(weights, (g) * GROUP_VEC4S + (i))
 #endif
 #if defined(FMA_CHAIN) && FMA_CHAIN
 #define ACC_STEP(C, A) { C += w0 * A.x; C += w1 * A.y; C += w2 * A.z; C += w3 * A.w; }
@@ -101,9 +110,9 @@ int tile_source(int i) {
 #endif
 }
 
-// Weight vec4 (parity q, tap t, slice s, output slice o, input lane k) of group g.
-#define W_INDEX(g, q, t, s, o, k) \
-  (((((((g) * 4 + (q)) * 4 + (t)) * IN_S + (s)) * TS + (o)) * 4) + (k))
+// Weight vec4 (parity q, tap t, slice s, output slice o, input lane k) within its group.
+#define GROUP_VEC4S (4 * 4 * IN_S * TS * 4)
+#define W_INDEX(q, t, s, o, k) ((((((q) * 4 + (t)) * IN_S + (s)) * TS + (o)) * 4) + (k))
 
 // Parity q's 4 taps of slice s into acc[a0 .. a0 + TS - 1]; ly / lx: the invocation's place.
 #define TAPS(g, q, s, a0)                                                          \
@@ -111,10 +120,10 @@ int tile_source(int i) {
     for (int t = 0; t < 4; ++t) {                                                 \
       MATH_P vec4 x = tile[(ly + (q) / 2 + t / 2) * TILE_W + lx + (q) % 2 + t % 2];  \
       for (int o = 0; o < TS; ++o) {                                              \
-        MATH_P vec4 w0 = WEIGHT(W_INDEX(g, q, t, s, o, 0));                       \
-        MATH_P vec4 w1 = WEIGHT(W_INDEX(g, q, t, s, o, 1));                       \
-        MATH_P vec4 w2 = WEIGHT(W_INDEX(g, q, t, s, o, 2));                       \
-        MATH_P vec4 w3 = WEIGHT(W_INDEX(g, q, t, s, o, 3));                       \
+        MATH_P vec4 w0 = WEIGHT(g, W_INDEX(q, t, s, o, 0));                       \
+        MATH_P vec4 w1 = WEIGHT(g, W_INDEX(q, t, s, o, 1));                       \
+        MATH_P vec4 w2 = WEIGHT(g, W_INDEX(q, t, s, o, 2));                       \
+        MATH_P vec4 w3 = WEIGHT(g, W_INDEX(q, t, s, o, 3));                       \
         ACC_STEP(acc[(a0) + o], x);                                               \
       }                                                                           \
     }                                                                             \
@@ -131,7 +140,9 @@ int tile_source(int i) {
 #else
 #define PARITIES(g, s) TAPS(g, q, s, 0)
 #endif
-#if defined(WEIGHTS_LITERAL) && GROUPS > 1
+#if defined(WEIGHTS_LITERAL) && GROUPS == 1
+#define COMPUTE(s) if ((s) < IN_S) { PARITIES(0, s) }
+#elif defined(WEIGHTS_LITERAL)
 #define COMPUTE(s) if ((s) < IN_S) { \
   if (group == 0) { PARITIES(0, s) } else if (group == 1) { PARITIES(1, s) } \
   else if (group == 2) { PARITIES(2, s) } else { PARITIES(3, s) } }

@@ -109,7 +109,10 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
     const auto math_it = d.defines.find("MATH_P");
     const bool highp = math_it == d.defines.end() || math_it->second == "highp";
     std::optional<std::vector<float>> literal;
-    if (highp && groups <= 4 && static_cast<long long>(floats / 4) <= device.conv_up2_literal_vec4s) {
+    // A group's array of at most 1024 vec4s (NVIDIA's compiler refused 2048 in one, took 1152).
+    const long long group_vec4s = static_cast<long long>(floats / 4) / groups;
+    if (highp && groups <= 4 && group_vec4s <= 1024 &&
+        static_cast<long long>(floats / 4) <= device.conv_up2_literal_vec4s) {
       if (auto packed = kernels::SmallConstantData(weights, 1LL << 20)) {
         literal = UpsampleConvWeights(*packed, slices, channels, packed_slices, group_slices);
       }
@@ -135,7 +138,14 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
     if (quad) defines["QUAD"] = "";
     if (literal) {
       defines["WEIGHTS_LITERAL"] = "";
-      defines["WEIGHT_VALUES"] = kernels::Vec4Literals(*literal);
+      const size_t group_floats = literal->size() / static_cast<size_t>(groups);
+      for (long long g = 0; g < 4; ++g) {
+        defines["WEIGHT_VALUES_" + std::to_string(g)] =
+            g < groups ? kernels::Vec4Literals(std::vector<float>(
+                             literal->begin() + g * group_floats,
+                             literal->begin() + (g + 1) * group_floats))
+                       : "vec4(0.0)";
+      }
       // One FMA per product, its weight an immediate (conv2d_window.comp's literal form).
       if (device.fma_chain) defines["FMA_CHAIN"] = "1";
     } else {
