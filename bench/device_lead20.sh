@@ -26,14 +26,14 @@ T0=$(date +%s)
 PARTS=${LEAD20_PARTS:-"sweep ab tests"}
 if [[ $PARTS == *sweep* ]]; then
   LEAD20_R=1 LEAD20_P=6 sweep 20 /tmp/lead20-warm.md off: "u:$U"
-  V32=${LEAD20_V32:-"off: u842:$U u842b:$U,$L=0 u844:$U,$B=8/4/4/0 u841:$U,$B=8/4/1/0
-    u1622:$U,$B=16/2/2/0 u1642:$U,$B=16/4/2/0 u882q:$U,$B=8/8/2/1 u482q:$U,$B=4/8/2/1
-    u1682q:$U,$B=16/8/2/1 u884q:$U,$B=8/8/4/1 offrep:$R u842rep:$U,$R"}
+  V32=${LEAD20_V32:-"off: u842:$U u842b:$U,$L=0 u841:$U,$B=8/4/1/0 u844:$U,$B=8/4/4/0
+    u1622:$U,$B=16/2/2/0 u1621:$U,$B=16/2/1/0 u1642:$U,$B=16/4/2/0 u1641:$U,$B=16/4/1/0
+    u481:$U,$B=4/8/1/0 u882q:$U,$B=8/8/2/1 offrep:$R u842rep:$U,$R u841rep:$U,$B=8/4/1/0,$R"}
   # shellcheck disable=SC2086
   sweep 200 "$OUT/f32.md" $V32
   echo "fp32 sweep after $(( $(date +%s) - T0 )) s"
-  V16=${LEAD20_V16:-"h_off:$H h_u842:$H,$U h_u844:$H,$U,$B=8/4/4/0 h_u882q:$H,$U,$B=8/8/2/1
-    h_u841:$H,$U,$B=8/4/1/0"}
+  V16=${LEAD20_V16:-"h_off:$H h_u842:$H,$U h_u841:$H,$U,$B=8/4/1/0 h_u1641:$H,$U,$B=16/4/1/0
+    h_u1621:$H,$U,$B=16/2/1/0 h_u481:$H,$U,$B=4/8/1/0"}
   # shellcheck disable=SC2086
   sweep 120 "$OUT/f16.md" $V16
   echo "fp16 sweep after $(( $(date +%s) - T0 )) s"
