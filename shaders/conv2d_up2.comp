@@ -15,7 +15,7 @@
 //
 // A workgroup: LOCAL_X x LOCAL_Y source pixels x 4 parities (z, one per 32-invocation warp
 // when LOCAL_X * LOCAL_Y is 32) x TS output slices of group gl_WorkGroupID.z (QUAD: 1 along z,
-// every invocation all four parities). Per input slice it stages the (LOCAL_Y + 2) x
+// every invocation all four parities; PAR_WG: 1 along z, one parity per workgroup). Per input slice it stages the (LOCAL_Y + 2) x
 // (LOCAL_X + 2) source tile (the prologue applied there) and each invocation reads its 2x2
 // neighbourhood; the next slice's vec4s are loaded into registers before the taps and stored
 // after them (<= 4 per invocation). barrier() only outside control flow: the IN_S (<= 8)
@@ -30,13 +30,13 @@
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @axis - EPILOGUE_IN PROLOGUE_IN
 // @axis - WEIGHTS_LITERAL
-// @axis - QUAD
+// @axis - QUAD PAR_WG
 // @const LOCAL_X=8 LOCAL_Y=4 LOCAL_Z=4 TS=2 GROUPS=1 IN_S=3 IN_H=8 IN_W=8 OUT_S=2 OUT_C=8 GATHER_MIRROR=0
 // @const MATH_P=highp ACC_P=highp FMA_CHAIN=0 PREFETCH=1
 // @const EPILOGUE(x,index,slice)=(x) PROLOGUE(x,slice)=(x) WEIGHT_VALUES_0=vec4(0.0)
 // @const WEIGHT_VALUES_1=vec4(0.0) WEIGHT_VALUES_2=vec4(0.0) WEIGHT_VALUES_3=vec4(0.0)
 
-// LOCAL_Z: 4 (the parities), 1 with QUAD.
+// LOCAL_Z: 4 (the parities), 1 with QUAD or PAR_WG.
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = LOCAL_Z) in;
 
 TENSOR_OUT(out0, 0, Out0);
@@ -130,7 +130,7 @@ int tile_source(int i) {
   }
 #if defined(QUAD)
 #define PARITIES(g, s) TAPS(g, 0, s, 0) TAPS(g, 1, s, TS) TAPS(g, 2, s, 2 * TS) TAPS(g, 3, s, 3 * TS)
-#elif defined(WEIGHTS_LITERAL)
+#elif defined(WEIGHTS_LITERAL) && !defined(PAR_WG)
 // The parity (uniform in a warp of 32) picks a branch whose every weight index is constant.
 #define PARITIES(g, s)                    \
   if (q == 0) { TAPS(g, 0, s, 0) }        \
@@ -170,8 +170,15 @@ void main() {
   int lid = int(gl_LocalInvocationIndex);
   int lx = int(gl_LocalInvocationID.x);
   int ly = int(gl_LocalInvocationID.y);
+#if defined(PAR_WG)
+  // PAR_WG: a parity per workgroup (z = group * 4 + parity), uniform to the compiler, so one
+  // code path indexes the literals by it (not a branch per parity).
+  int q = int(gl_WorkGroupID.z) % 4;
+  int group = int(gl_WorkGroupID.z) / 4;
+#else
   int q = int(gl_LocalInvocationID.z);
   int group = int(gl_WorkGroupID.z);
+#endif
   int src[LOADS];
   for (int k = 0; k < LOADS; ++k) src[k] = tile_source(lid + k * N_INV);
 #if defined(QUAD)

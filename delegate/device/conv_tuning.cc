@@ -33,7 +33,8 @@ void ApplySmemBlock(const std::string& text, std::array<int, 4>* block) {
                text.c_str());
 }
 
-// TFLITE_GLES_X_CONV_UP2_BLOCK=LX/LY/TS/QUAD: conv2d_up2.comp's block (sweeps); whether it
+// TFLITE_GLES_X_CONV_UP2_BLOCK=LX/LY/TS/Z: conv2d_up2.comp's block (sweeps; Z 0: a parity per
+// local z, 1: QUAD, 2: PAR_WG); whether it
 // fits the device is checked where it is used (delegate/passes/upsample_conv.cc).
 void ApplyUp2Block(const std::string& text, std::array<int, 4>* block) {
   int v[4];
@@ -41,7 +42,7 @@ void ApplyUp2Block(const std::string& text, std::array<int, 4>* block) {
   if (std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2], &v[3],
                   &tail) == 4 &&
       v[0] >= 1 && v[0] <= 64 && v[1] >= 1 && v[1] <= 64 && v[2] >= 1 && v[2] <= 4 &&
-      (v[3] == 0 || v[3] == 1)) {
+      v[3] >= 0 && v[3] <= 2) {
     *block = {v[0], v[1], v[2], v[3]};
     return;
   }

@@ -135,7 +135,8 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
     defines["OUT_C"] = std::to_string(out_c);
     defines["GATHER_MIRROR"] = std::to_string(mirror);
     defines["PREFETCH"] = "1";
-    if (quad) defines["QUAD"] = "";
+    if (quad == 1) defines["QUAD"] = "";
+    if (quad == 2) defines["PAR_WG"] = "";
     if (literal) {
       defines["WEIGHTS_LITERAL"] = "";
       const size_t group_floats = literal->size() / static_cast<size_t>(groups);
@@ -180,7 +181,7 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
     d.local = {static_cast<uint32_t>(lx), static_cast<uint32_t>(ly), static_cast<uint32_t>(lz)};
     d.grid = {static_cast<uint32_t>((src_w + lx - 1) / lx * lx),
               static_cast<uint32_t>((src_h + ly - 1) / ly * ly),
-              static_cast<uint32_t>(groups * lz)};
+              static_cast<uint32_t>(groups * (quad == 2 ? 4 : lz))};
     ++moved;
   }
   return moved;

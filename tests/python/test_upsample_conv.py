@@ -46,7 +46,7 @@ def upsample_conv_model(shape, out_c, pad_mode, norm, activation="RELU", seed=0)
     return c.build([out]), c.input_shapes
 
 
-# (source shape, output channels, padding, norm before the resize, block LX/LY/TS/QUAD,
+# (source shape, output channels, padding, norm before the resize, block LX/LY/TS/Z,
 #  literal weights' budget in vec4s)
 CASES = [
     ([1, 12, 16, 16], 8, "REFLECT", True, "8/4/2/0", 2048),  # style's @256 in small
@@ -57,6 +57,8 @@ CASES = [
     ([1, 7, 10, 6], 6, "REFLECT", False, "8/8/2/1", 2048),
     ([1, 13, 6, 20], 3, "ZERO", False, "4/8/2/1", 0),
     ([1, 5, 19, 8], 10, "SYMMETRIC", True, "16/2/4/0", 4096),
+    ([1, 9, 11, 32], 16, "REFLECT", False, "16/8/2/2", 4096),  # a parity per workgroup
+    ([1, 12, 16, 16], 6, "ZERO", True, "8/4/1/2", 2048),
 ]
 
 
@@ -88,7 +90,8 @@ def test_upsampled_3x3_as_four_2x2_convolutions(monkeypatch, tmp_path, shape, ou
     ts = min(ts, out_slices)
     groups = -(-out_slices // ts)
     assert f"#define GROUPS {groups}\n" in text
-    assert ("#define QUAD" in text) == bool(quad)
+    assert ("#define QUAD" in text) == (quad == 1)
+    assert ("#define PAR_WG" in text) == (quad == 2)
     vec4s = groups * 4 * 4 * in_slices * ts * 4
     # Literals with highp products only (fp16 storage on llvmpipe keeps them highp).
     highp = "#define MATH_P mediump" not in text
