@@ -151,7 +151,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.min_invocations = NonNegative("TFLITE_GLES_MIN_INVOCATIONS");
   o.conv_k_split = Switch("TFLITE_GLES_X_CONV_KSPLIT");
   o.conv_smem_tile = Switch("TFLITE_GLES_X_CONV_SMEM_TILE");
-  o.conv_up2 = Switch("TFLITE_GLES_X_CONV_UP2");
+  o.conv_up2 = NonNegative("TFLITE_GLES_X_CONV_UP2");
   o.conv_up2_block = Text("TFLITE_GLES_X_CONV_UP2_BLOCK");
   o.conv_up2_literal = NonNegative("TFLITE_GLES_X_CONV_UP2_LITERAL");
   o.conv_smem_prefetch = NonNegative("TFLITE_GLES_X_CONV_SMEM_PREFETCH");

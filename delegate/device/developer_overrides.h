@@ -37,7 +37,7 @@ struct DeveloperOverrides {
   std::optional<long long> min_invocations;      // TFLITE_GLES_MIN_INVOCATIONS
   std::optional<bool> conv_k_split;              // TFLITE_GLES_X_CONV_KSPLIT
   std::optional<bool> conv_smem_tile;            // TFLITE_GLES_X_CONV_SMEM_TILE
-  std::optional<bool> conv_up2;                  // TFLITE_GLES_X_CONV_UP2
+  std::optional<long long> conv_up2;             // TFLITE_GLES_X_CONV_UP2
   std::string conv_up2_block;                     // TFLITE_GLES_X_CONV_UP2_BLOCK
   std::optional<long long> conv_up2_literal;      // TFLITE_GLES_X_CONV_UP2_LITERAL
   std::optional<long long> conv_smem_prefetch;   // TFLITE_GLES_X_CONV_SMEM_PREFETCH

@@ -150,11 +150,13 @@ struct DeviceProfile {
   std::array<int, 4> conv_smem_block = {0, 0, 0, 0};
   // A 3x3 stride-1 convolution over a nearest upsample by 2 with padding 1 (GATHER_UPSAMPLE 2)
   // as four 2x2 convolutions over the source (shaders/conv2d_up2.comp,
-  // delegate/passes/upsample_conv.h; TFLITE_GLES_X_CONV_UP2=0/1). Block LX/LY/TS/QUAD
-  // (TFLITE_GLES_X_CONV_UP2_BLOCK): source pixels along x and y, output slices per
-  // invocation, all four parities per invocation (1) or one per z (0). Weights of at most
-  // conv_up2_literal_vec4s vec4s become literals (TFLITE_GLES_X_CONV_UP2_LITERAL; 0: none).
-  bool conv_up2 = false;
+  // delegate/passes/upsample_conv.h; TFLITE_GLES_X_CONV_UP2=0/1/2: off, every such layer,
+  // the measured rule: with literals only one-group layers, without them TS 1 past 4 input
+  // slices). Block LX/LY/TS/Z (TFLITE_GLES_X_CONV_UP2_BLOCK): source pixels along x and y,
+  // output slices per invocation, Z 0: a parity per local z, 1: all four per invocation
+  // (QUAD), 2: a parity per workgroup (PAR_WG). Weights of at most conv_up2_literal_vec4s
+  // vec4s become literals (TFLITE_GLES_X_CONV_UP2_LITERAL; 0: none).
+  int conv_up2 = 0;
   std::array<int, 4> conv_up2_block = {8, 4, 2, 0};
   long long conv_up2_literal_vec4s = 0;
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across a block of outputs

@@ -98,6 +98,10 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
       quad = 0;
     }
     if (!fits(lx, ly)) continue;
+    // The rule (DeviceProfile::conv_up2 2): without literals, 1 output slice per invocation
+    // past 4 input slices (fp16 @240 on an H200: 16.7 µs against 21.9 at 2).
+    const bool rule = device.conv_up2 == 2;
+    if (rule && device.conv_up2_literal_vec4s == 0 && in_s > 4) ts = 1;
     ts = static_cast<int>(std::min<long long>(ts, out_s));
     const long long groups = (out_s + ts - 1) / ts;
 
@@ -117,6 +121,10 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
         literal = UpsampleConvWeights(*packed, slices, channels, packed_slices, group_slices);
       }
     }
+    // ... and with literals only layers of one group (fp32 @240's 2-4 groups: 21.1-21.5 µs
+    // against conv2d.comp's 18.0; literal programs that large run from the instruction cache's
+    // far side).
+    if (rule && device.conv_up2_literal_vec4s > 0 && (!literal || groups != 1)) continue;
     std::map<std::string, std::string> defines;
     for (const char* kept : {"ACT_RELU", "ACT_RELU6", "ACT_RELU_N1_TO_1", "ACT_TANH",
                              "ACT_SIGMOID", "EPILOGUE_IN", "PROLOGUE_IN", "PROLOGUE(x,slice)",

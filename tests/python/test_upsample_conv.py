@@ -11,7 +11,8 @@ invocation) and the literal weights."""
 import numpy as np
 import pytest
 
-from gles_testing import assert_close, assert_fully_delegated, random_inputs, run_switch_off_and_on
+from gles_testing import (assert_close, assert_fully_delegated, interpreter, invoke, random_inputs,
+                          run_gpu, run_switch_off_and_on)
 from test_fusion import Chain
 from test_norm_stats import conditional_norm
 
@@ -133,3 +134,29 @@ def test_convolutions_the_pass_leaves(monkeypatch, tmp_path, case):
     assert_close(moved, cpu)
     np.testing.assert_array_equal(plain[0], moved[0])
     assert not any("#define GROUPS " in p.read_text() for p in tmp_path.glob("*.comp"))
+
+
+@pytest.mark.parametrize("literal", [2048, 0])
+@pytest.mark.parametrize("in_c,out_c", [(16, 8), (32, 16)])
+def test_the_measured_rule(monkeypatch, tmp_path, literal, in_c, out_c):
+    """TFLITE_GLES_X_CONV_UP2=2 (NVIDIA's default): with literal weights (fp32) only layers of
+    one output group move (style's @256, not @240); without (fp16) every layer, at 1 output
+    slice per invocation past 4 input slices."""
+    monkeypatch.setenv("TFLITE_GLES_X_FUSE_UPSAMPLE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_NORM_PROLOGUE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_LITERAL", str(literal))
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    model, shapes = upsample_conv_model([1, 10, 9, in_c], out_c, "REFLECT", in_c == 16, seed=5)
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2", "0")
+    cpu = invoke(interpreter(model), random_inputs(shapes, seed=3))
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2", "2")
+    gpu, stats = run_gpu(model, random_inputs(shapes, seed=3))
+    assert_fully_delegated(stats)
+    assert_close(gpu, cpu)
+    programs = [t for t in (p.read_text() for p in tmp_path.glob("*.comp"))
+                if "#define GROUPS " in t]
+    moves = literal == 0 or out_c == 8
+    assert len(programs) == (1 if moves else 0)
+    if moves:
+        assert ("#define TS 1\n" in programs[0]) == (literal == 0 and in_c == 32)
+        assert ("#define WEIGHTS_LITERAL" in programs[0]) == (literal > 0)
