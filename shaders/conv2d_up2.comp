@@ -29,7 +29,7 @@
 //
 // @axis - ACT_RELU ACT_RELU6 ACT_RELU_N1_TO_1 ACT_TANH ACT_SIGMOID
 // @axis - EPILOGUE_IN PROLOGUE_IN
-// @axis - WEIGHTS_LITERAL
+// @axis - WEIGHTS_LITERAL WSMEM
 // @axis - QUAD PAR_WG
 // @const LOCAL_X=8 LOCAL_Y=4 LOCAL_Z=4 TS=2 GROUPS=1 IN_S=3 IN_H=8 IN_W=8 OUT_S=2 OUT_C=8 GATHER_MIRROR=0
 // @const MATH_P=highp ACC_P=highp FMA_CHAIN=0 PREFETCH=1
@@ -114,16 +114,36 @@ int tile_source(int i) {
 #define GROUP_VEC4S (4 * 4 * IN_S * TS * 4)
 #define W_INDEX(q, t, s, o, k) ((((((q) * 4 + (t)) * IN_S + (s)) * TS + (o)) * 4) + (k))
 
+#if defined(WSMEM) && !defined(WEIGHTS_LITERAL)
+// WSMEM: each slice's weights of the group (4 parities x 4 taps x TS x 4 vec4s) staged in
+// shared memory with its tile (loaded into registers during the previous slice's taps), read
+// as broadcasts (a warp has one parity): no texel fetch per weight.
+#define W_SLICE (4 * 4 * TS * 4)
+#define WLOADS ((W_SLICE + N_INV - 1) / N_INV)
+shared MATH_P vec4 wtile[W_SLICE];
+#undef WEIGHT
+#define WEIGHT(g, i) wtile[i]
+#define WIDX(q, t, s, o, k) (((((q) * 4 + (t)) * TS + (o)) * 4) + (k))
+// Entry i of slice s's staging: its vec4 in the group's weights.
+int w_source(int i, int s) {
+  int qt = i / (TS * 4);
+  return int(gl_WorkGroupID.z) * GROUP_VEC4S + (qt * IN_S + s) * TS * 4 + (i - qt * TS * 4);
+}
+#else
+#define WLOADS 0
+#define WIDX(q, t, s, o, k) W_INDEX(q, t, s, o, k)
+#endif
+
 // Parity q's 4 taps of slice s into acc[a0 .. a0 + TS - 1]; ly / lx: the invocation's place.
 #define TAPS(g, q, s, a0)                                                          \
   {                                                                               \
     for (int t = 0; t < 4; ++t) {                                                 \
       MATH_P vec4 x = tile[(ly + (q) / 2 + t / 2) * TILE_W + lx + (q) % 2 + t % 2];  \
       for (int o = 0; o < TS; ++o) {                                              \
-        MATH_P vec4 w0 = WEIGHT(g, W_INDEX(q, t, s, o, 0));                       \
-        MATH_P vec4 w1 = WEIGHT(g, W_INDEX(q, t, s, o, 1));                       \
-        MATH_P vec4 w2 = WEIGHT(g, W_INDEX(q, t, s, o, 2));                       \
-        MATH_P vec4 w3 = WEIGHT(g, W_INDEX(q, t, s, o, 3));                       \
+        MATH_P vec4 w0 = WEIGHT(g, WIDX(q, t, s, o, 0));                       \
+        MATH_P vec4 w1 = WEIGHT(g, WIDX(q, t, s, o, 1));                       \
+        MATH_P vec4 w2 = WEIGHT(g, WIDX(q, t, s, o, 2));                       \
+        MATH_P vec4 w3 = WEIGHT(g, WIDX(q, t, s, o, 3));                       \
         ACC_STEP(acc[(a0) + o], x);                                               \
       }                                                                           \
     }                                                                             \
@@ -152,13 +172,26 @@ int tile_source(int i) {
 
 #if defined(PREFETCH) && PREFETCH && LOADS <= 4
 // Slice s's vec4s into registers (raw), stored into the tile after the taps of slice s - 1.
-#define FETCH(s) if ((s) < IN_S) { for (int k = 0; k < LOADS; ++k) \
-    raw[k] = src[k] >= 0 ? LOAD(in0, (s) * IN_HW + src[k]) : vec4(0.0); }
-#define PUT(s) if ((s) < IN_S) { for (int k = 0; k < LOADS; ++k) \
-    if (lid + k * N_INV < TILE_N) tile[lid + k * N_INV] = src[k] >= 0 ? GATHERED(raw[k], s) : vec4(0.0); }
+#if WLOADS > 0
+#define WFETCH(s) for (int k = 0; k < WLOADS; ++k) { \
+    if (lid + k * N_INV < W_SLICE) { wraw[k] = LOAD(weights, w_source(lid + k * N_INV, s)); } }
+#define WPUT for (int k = 0; k < WLOADS; ++k) { \
+    if (lid + k * N_INV < W_SLICE) { wtile[lid + k * N_INV] = wraw[k]; } }
+#else
+#define WFETCH(s)
+#define WPUT
+#endif
+#define FETCH(s) if ((s) < IN_S) { for (int k = 0; k < LOADS; ++k) { \
+    raw[k] = src[k] >= 0 ? LOAD(in0, (s) * IN_HW + src[k]) : vec4(0.0); } WFETCH(s) }
+#define PUT(s) if ((s) < IN_S) { for (int k = 0; k < LOADS; ++k) { \
+    if (lid + k * N_INV < TILE_N) { tile[lid + k * N_INV] = src[k] >= 0 ? GATHERED(raw[k], s) : vec4(0.0); } } \
+    WPUT }
 #define SLICE(s) FETCH((s) + 1) COMPUTE(s) barrier(); PUT((s) + 1) memoryBarrierShared(); barrier();
 #define FIRST FETCH(0) PUT(0) memoryBarrierShared(); barrier();
 #else
+#if WLOADS > 0
+#error WSMEM stages with the prefetch (<= 4 tile vec4s per invocation)
+#endif
 #define PUT_NOW(s) if ((s) < IN_S) { for (int k = 0; k < LOADS; ++k) \
     if (lid + k * N_INV < TILE_N) \
       tile[lid + k * N_INV] = src[k] >= 0 ? GATHERED(LOAD(in0, (s) * IN_HW + src[k]), s) : vec4(0.0); }
@@ -189,6 +222,9 @@ void main() {
   for (int i = 0; i < TS; ++i) acc[i] = vec4(0.0);
 #endif
   vec4 raw[LOADS];
+#if WLOADS > 0
+  vec4 wraw[WLOADS];
+#endif
   FIRST
   SLICE(0)
 #if IN_S > 1

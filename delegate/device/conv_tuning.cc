@@ -199,6 +199,8 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   if (!o.conv_up2_block.empty()) ApplyUp2Block(o.conv_up2_block, &device->conv_up2_block);
   device->conv_up2_literal_vec4s = device->gpu->IsNvidia() && !device->fp16 ? 2048 : 0;
   if (o.conv_up2_literal) device->conv_up2_literal_vec4s = std::min(*o.conv_up2_literal, 4096LL);
+  device->conv_up2_wsmem = false;
+  Apply(o.conv_up2_wsmem, &device->conv_up2_wsmem);
 }
 
 }  // namespace tflite_gles

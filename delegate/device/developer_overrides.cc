@@ -154,6 +154,7 @@ DeveloperOverrides ReadDeveloperOverrides() {
   o.conv_up2 = NonNegative("TFLITE_GLES_X_CONV_UP2");
   o.conv_up2_block = Text("TFLITE_GLES_X_CONV_UP2_BLOCK");
   o.conv_up2_literal = NonNegative("TFLITE_GLES_X_CONV_UP2_LITERAL");
+  o.conv_up2_wsmem = Switch("TFLITE_GLES_X_CONV_UP2_WSMEM");
   o.conv_smem_prefetch = NonNegative("TFLITE_GLES_X_CONV_SMEM_PREFETCH");
   o.conv_k_split_wsmem = NonNegative("TFLITE_GLES_X_CONV_KSPLIT_WSMEM");
   o.conv_smem_slices = NonNegative("TFLITE_GLES_X_CONV_SMEM_SLICES");

@@ -40,6 +40,7 @@ struct DeveloperOverrides {
   std::optional<long long> conv_up2;             // TFLITE_GLES_X_CONV_UP2
   std::string conv_up2_block;                     // TFLITE_GLES_X_CONV_UP2_BLOCK
   std::optional<long long> conv_up2_literal;      // TFLITE_GLES_X_CONV_UP2_LITERAL
+  std::optional<bool> conv_up2_wsmem;            // TFLITE_GLES_X_CONV_UP2_WSMEM
   std::optional<long long> conv_smem_prefetch;   // TFLITE_GLES_X_CONV_SMEM_PREFETCH
   std::optional<long long> conv_k_split_wsmem;   // TFLITE_GLES_X_CONV_KSPLIT_WSMEM
   std::optional<long long> conv_smem_slices;     // TFLITE_GLES_X_CONV_SMEM_SLICES

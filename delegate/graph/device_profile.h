@@ -159,6 +159,9 @@ struct DeviceProfile {
   int conv_up2 = 0;
   std::array<int, 4> conv_up2_block = {8, 4, 2, 0};
   long long conv_up2_literal_vec4s = 0;
+  // Weights that are not literals staged per input slice in shared memory (WSMEM) instead of
+  // read per product (TFLITE_GLES_X_CONV_UP2_WSMEM).
+  bool conv_up2_wsmem = false;
   // Dilated 3x3 depthwise layers at stride 1 reuse each loaded input across a block of outputs
   // a dilation apart (depthwise_conv2d.comp), not a gather per tap; _X_DILATED_DW_REUSE=0/1.
   bool dilated_depthwise_reuse = false;

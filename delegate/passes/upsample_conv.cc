@@ -158,6 +158,11 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
       // One FMA per product, its weight an immediate (conv2d_window.comp's literal form).
       if (device.fma_chain) defines["FMA_CHAIN"] = "1";
     } else {
+      // WSMEM: a slice's 64 x TS weight vec4s beside the tile, where they fit.
+      if (device.conv_up2_wsmem &&
+          16LL * ((lx + 2LL) * (ly + 2) + 64LL * ts) <= gpu.max_shared_memory_bytes) {
+        defines["WSMEM"] = "";
+      }
       const Value& source = weights;
       std::function<std::vector<float>()> read;
       if (source.lazy) {

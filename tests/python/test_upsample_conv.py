@@ -160,3 +160,23 @@ def test_the_measured_rule(monkeypatch, tmp_path, literal, in_c, out_c):
     if moves:
         assert ("#define TS 1\n" in programs[0]) == (literal == 0 and in_c == 32)
         assert ("#define WEIGHTS_LITERAL" in programs[0]) == (literal > 0)
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("shape,out_c,block", [([1, 9, 11, 32], 16, "8/4/1/0"),
+                                               ([1, 7, 10, 6], 12, "16/2/2/0"),
+                                               ([1, 12, 16, 16], 8, "8/8/2/1")])
+def test_weights_staged_in_shared_memory(monkeypatch, tmp_path, shape, out_c, block, fp16):
+    """WSMEM (TFLITE_GLES_X_CONV_UP2_WSMEM): each slice's weights staged beside the tile."""
+    monkeypatch.setenv("TFLITE_GLES_X_FUSE_UPSAMPLE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_NORM_PROLOGUE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_BLOCK", block)
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_LITERAL", "0")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_WSMEM", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
+    model, shapes = upsample_conv_model(shape, out_c, "REFLECT", True, seed=7)
+    cpu, (plain, _), (split, stats) = run_switch_off_and_on(
+        monkeypatch, SWITCH, model, random_inputs(shapes, seed=8), {"precision_loss_allowed": fp16})
+    assert_fully_delegated(stats)
+    assert_close(split, cpu, fp16)
+    assert any("#define WSMEM" in p.read_text() for p in tmp_path.glob("*.comp"))
