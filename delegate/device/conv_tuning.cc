@@ -192,14 +192,17 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   // Upsample-by-2 3x3 layers as four 2x2 convolutions over the source, NVIDIA by the rule (2):
   // on an H200 style's @256 (16 -> 8, 384x384) ran 18.6 -> 14.0 µs in fp32 (literal weights,
   // one group) and 21.7 -> 17.2 in fp16; @240 (32 -> 16, 192x192) 20.5 -> 16.7 in fp16 at 1
-  // output slice per invocation, but 18.0 -> 21.1-21.5 in fp32 (literals over 2-4 groups),
-  // which keeps conv2d.comp (docs/perf/log.md, "Lead, session 20"). Elsewhere off until measured.
+  // output slice per invocation, and 17.9 -> 15.3 in fp32 with its weights in shared memory
+  // (WSMEM; as literals over 2-4 groups 21.1-21.5; docs/perf/log.md, "Lead, session 20").
+  // Elsewhere off until measured.
   device->conv_up2 = device->gpu->IsNvidia() ? 2 : 0;
   if (o.conv_up2) device->conv_up2 = static_cast<int>(std::min(*o.conv_up2, 2LL));
   if (!o.conv_up2_block.empty()) ApplyUp2Block(o.conv_up2_block, &device->conv_up2_block);
   device->conv_up2_literal_vec4s = device->gpu->IsNvidia() && !device->fp16 ? 2048 : 0;
   if (o.conv_up2_literal) device->conv_up2_literal_vec4s = std::min(*o.conv_up2_literal, 4096LL);
-  device->conv_up2_wsmem = false;
+  // WSMEM on NVIDIA fp32 (for the rule's layers of several groups): style's @240 17.9 -> 15.3 µs
+  // on an H200; in fp16 it lost (22 -> 42).
+  device->conv_up2_wsmem = device->gpu->IsNvidia() && !device->fp16;
   Apply(o.conv_up2_wsmem, &device->conv_up2_wsmem);
 }
 

@@ -121,10 +121,13 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
         literal = UpsampleConvWeights(*packed, slices, channels, packed_slices, group_slices);
       }
     }
-    // ... and with literals only layers of one group (fp32 @240's 2-4 groups: 21.1-21.5 µs
-    // against conv2d.comp's 18.0; literal programs that large run from the instruction cache's
-    // far side).
-    if (rule && device.conv_up2_literal_vec4s > 0 && (!literal || groups != 1)) continue;
+    // ... literals only for layers of one group (fp32 @240's 2-4 groups as literals: 21.1-21.5
+    // µs, with WSMEM 15.3, conv2d.comp 17.9: a literal program that large does not stay in the
+    // instruction cache), the others' weights in shared memory (WSMEM), where that is on.
+    if (rule && literal && groups != 1) literal.reset();
+    const bool wsmem = !literal && device.conv_up2_wsmem &&
+                       16LL * ((lx + 2LL) * (ly + 2) + 64LL * ts) <= gpu.max_shared_memory_bytes;
+    if (rule && device.conv_up2_literal_vec4s > 0 && !literal && !wsmem) continue;
     std::map<std::string, std::string> defines;
     for (const char* kept : {"ACT_RELU", "ACT_RELU6", "ACT_RELU_N1_TO_1", "ACT_TANH",
                              "ACT_SIGMOID", "EPILOGUE_IN", "PROLOGUE_IN", "PROLOGUE(x,slice)",
@@ -158,11 +161,7 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
       // One FMA per product, its weight an immediate (conv2d_window.comp's literal form).
       if (device.fma_chain) defines["FMA_CHAIN"] = "1";
     } else {
-      // WSMEM: a slice's 64 x TS weight vec4s beside the tile, where they fit.
-      if (device.conv_up2_wsmem &&
-          16LL * ((lx + 2LL) * (ly + 2) + 64LL * ts) <= gpu.max_shared_memory_bytes) {
-        defines["WSMEM"] = "";
-      }
+      if (wsmem) defines["WSMEM"] = "";  // a slice's 64 x TS weight vec4s beside the tile
       const Value& source = weights;
       std::function<std::vector<float>()> read;
       if (source.lazy) {

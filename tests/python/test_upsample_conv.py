@@ -139,12 +139,14 @@ def test_convolutions_the_pass_leaves(monkeypatch, tmp_path, case):
 @pytest.mark.parametrize("literal", [2048, 0])
 @pytest.mark.parametrize("in_c,out_c", [(16, 8), (32, 16)])
 def test_the_measured_rule(monkeypatch, tmp_path, literal, in_c, out_c):
-    """TFLITE_GLES_X_CONV_UP2=2 (NVIDIA's default): with literal weights (fp32) only layers of
-    one output group move (style's @256, not @240); without (fp16) every layer, at 1 output
-    slice per invocation past 4 input slices."""
+    """TFLITE_GLES_X_CONV_UP2=2 (NVIDIA's default): with literal weights (fp32) the layers of
+    one output group take them (style's @256), the others' weights go to shared memory (WSMEM,
+    @240); without (fp16) every layer reads its weights, 1 output slice per invocation past 4
+    input slices."""
     monkeypatch.setenv("TFLITE_GLES_X_FUSE_UPSAMPLE", "1")
     monkeypatch.setenv("TFLITE_GLES_X_NORM_PROLOGUE", "1")
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_LITERAL", str(literal))
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_WSMEM", "1" if literal else "0")
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
     model, shapes = upsample_conv_model([1, 10, 9, in_c], out_c, "REFLECT", in_c == 16, seed=5)
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2", "0")
@@ -155,11 +157,10 @@ def test_the_measured_rule(monkeypatch, tmp_path, literal, in_c, out_c):
     assert_close(gpu, cpu)
     programs = [t for t in (p.read_text() for p in tmp_path.glob("*.comp"))
                 if "#define GROUPS " in t]
-    moves = literal == 0 or out_c == 8
-    assert len(programs) == (1 if moves else 0)
-    if moves:
-        assert ("#define TS 1\n" in programs[0]) == (literal == 0 and in_c == 32)
-        assert ("#define WEIGHTS_LITERAL" in programs[0]) == (literal > 0)
+    assert len(programs) == 1
+    assert ("#define TS 1\n" in programs[0]) == (literal == 0 and in_c == 32)
+    assert ("#define WEIGHTS_LITERAL" in programs[0]) == (literal > 0 and out_c == 8)
+    assert ("#define WSMEM" in programs[0]) == (literal > 0 and out_c == 16)
 
 
 @pytest.mark.parametrize("fp16", [False, True])
