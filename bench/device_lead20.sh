@@ -6,7 +6,7 @@
 # whole style model with it off and on (options_ab, interleaved); the pass's tests on the GPU.
 #   DIR=.devbuild source bench/device_env.sh && bash bench/device_lead20.sh
 # LEAD20_V32 / LEAD20_V16 replace the variant lists; LEAD20_PARTS picks "sweep ab tests";
-# LEAD20_MATCH adds layers (e.g. '--match "CONV_2D v1 @3 "').
+# LEAD20_LAYERS adds layers to @256 and @240 (e.g. "@3 @272").
 source "$(dirname "$0")/device_common.sh"
 STYLE=$M/style_transfer_f16_384.tflite
 U=env.TFLITE_GLES_X_CONV_UP2=1
@@ -15,12 +15,13 @@ L=env.TFLITE_GLES_X_CONV_UP2_LITERAL
 H=precision_loss_allowed=true
 R=env.TFLITE_GLES_X_PROFILE_REPEAT=20
 sweep() {  # LIMIT FILE VARIANT...
-  local limit=$1 file=$2 args=()
+  local limit=$1 file=$2 args=() l
   shift 2
   for v in "$@"; do args+=(--variant "$v"); done
+  for l in ${LEAD20_LAYERS:-}; do args+=(--match "CONV_2D v1 $l "); done
   timeout "$limit" python3 bench/conv_sweep.py --model "$STYLE" --stat min \
     --rounds ${LEAD20_R:-4} --per-round ${LEAD20_P:-8} --peak 67 "${args[@]}" \
-    --match "CONV_2D v1 @256 " --match "CONV_2D v1 @240 " ${LEAD20_MATCH:-} 2>&1 |
+    --match "CONV_2D v1 @256 " --match "CONV_2D v1 @240 " 2>&1 |
     grep -v "^INFO\|^WARNING: All log" > "$file"
 }
 T0=$(date +%s)
