@@ -66,16 +66,18 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     // constant weights.
     const auto math_it = d.defines.find("MATH_P");
     const bool highp = math_it == d.defines.end() || math_it->second == "highp";
-    std::optional<std::vector<float>> literal;
-    if (device.window_conv_literal_weights && highp && kh <= 9 && kw <= 9 && out_s <= 4) {
-      literal = kernels::SmallConstantData(values[d.inputs[1]], device.window_conv_literal_vec4s);
-    }
+    // Whether the weights may become literals; their data is read (a lazy constant made) only
+    // for a layer that passes the shape checks below.
+    const Value& weight_value = values[d.inputs[1]];
+    const bool may_literal = device.window_conv_literal_weights && highp && kh <= 9 && kw <= 9 &&
+                             out_s <= 4 && weight_value.kind == Value::Kind::kConstant &&
+                             weight_value.vec4_count() <= device.window_conv_literal_vec4s;
     // WINDOW_SMALL: 3x3 windows over up to 8 input / 4 output slices too; with
     // DeviceProfile::window_conv_small_literal_mflop only where the weights become
     // literals and the layer is that large (those then at the literal PX too).
     const long long small_mflop = device.window_conv_small_literal_mflop;
     const long long in_c_max = 4 * in_s, out_c_max = 4 * out_s;  // channels up to whole slices
-    const bool small_lit = literal && small_mflop > 0 &&
+    const bool small_lit = may_literal && small_mflop > 0 &&
                            2 * rows * kh * kw * in_c_max * out_c_max >= small_mflop * 1000000;
     const bool small = device.window_conv_small || small_lit;
     if (IntDefine(d, "STRIDE_H") != 1 || IntDefine(d, "STRIDE_W") != 1 ||
@@ -94,6 +96,15 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     if (in_c < 1 || (in_c + 3) / 4 != in_s) continue;
     const long long out_c = IntDefine(d, "OUT_C");
     if (out_c < 1 || (out_c + 3) / 4 != out_s) continue;
+    std::optional<std::vector<float>> literal;
+    if (may_literal) {
+      literal = kernels::SmallConstantData(weight_value, device.window_conv_literal_vec4s);
+    }
+    // A layer taken only as a literal small one stays where its weights are not finite.
+    if (small_lit && !literal && !device.window_conv_small &&
+        (kh * kw < kMinTaps || in_s > kMaxSlices || out_s > kMaxSlices)) {
+      continue;
+    }
     // The device's block, else smaller ones until one fits (the last, 1 x 8
     // x 8, needs 2 x 16 x 16 x 16 bytes at 9x9: within 16 KB). ROW_REUSE
     // (weights staged too) where it fits (WINDOW_SMALL: the first such
