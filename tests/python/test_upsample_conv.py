@@ -181,3 +181,26 @@ def test_weights_staged_in_shared_memory(monkeypatch, tmp_path, shape, out_c, bl
     assert_fully_delegated(stats)
     assert_close(split, cpu, fp16)
     assert any("#define WSMEM" in p.read_text() for p in tmp_path.glob("*.comp"))
+
+
+def test_summed_weights_through_the_serialization_cache(monkeypatch, tmp_path, capfd):
+    """The summed weights (a lazy constant made from conv2d's packing) are model data: a second
+    delegate with the same serialization_dir and token loads them and computes the same bits."""
+    monkeypatch.setenv("TFLITE_GLES_X_FUSE_UPSAMPLE", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2", "1")
+    monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_LITERAL", "0")
+    model, shapes = upsample_conv_model([1, 9, 11, 12], 16, "REFLECT", False, seed=4)
+    inputs = random_inputs(shapes, seed=5)
+    cpu = invoke(interpreter(model), inputs)
+    options = {"serialization_dir": str(tmp_path), "model_token": "up2"}
+    first, _ = run_gpu(model, inputs, options)
+    assert any(p.name.endswith(".tfgdata") for p in tmp_path.iterdir())
+    capfd.readouterr()
+    second, stats = run_gpu(model, inputs, options)
+    line = [l for l in capfd.readouterr().err.splitlines() if "model data:" in l][-1]
+    words = line.split("model data: ")[1].split()
+    # Both convolutions' packed weights and the summed ones loaded, none converted again.
+    assert int(words[0]) == 3 and int(words[3]) == 0, line
+    assert_fully_delegated(stats)
+    np.testing.assert_array_equal(second[0], first[0])
+    assert_close(second, cpu)
