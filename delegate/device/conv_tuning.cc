@@ -13,43 +13,23 @@
 namespace tflite_gles {
 namespace {
 
-// TFLITE_GLES_X_CONV_SMEM_BLOCK=LX/LY/PX/SL: conv2d.comp SMEM_TILE's block
-// (invocations along x and y, pixels and output slices per invocation) for
-// every layer that takes SMEM_TILE (sweeps); whether it fits the device is
-// checked where it is used (kernels::ChooseSmemTile).
-void ApplySmemBlock(const std::string& text, std::array<int, 4>* block) {
+// A block switch of four integers "A/B/C/D" (',' works too), each within [lo, hi]; a bad
+// value is ignored with a warning naming the variable and its form. Whether the block fits the
+// device is checked where it is used.
+void ApplyBlock(const char* variable, const char* form, const std::string& text,
+                const std::array<int, 4>& lo, const std::array<int, 4>& hi,
+                std::array<int, 4>* block) {
   int v[4];
   char tail = 0;
-  if (std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2], &v[3],
-                  &tail) == 4 &&
-      v[0] >= 1 && v[0] <= 1024 && v[1] >= 1 && v[1] <= 1024 && v[2] >= 1 && v[2] <= 16 &&
-      v[3] >= 1 && v[3] <= 8) {
+  bool ok = std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2], &v[3],
+                        &tail) == 4;
+  for (int i = 0; ok && i < 4; ++i) ok = v[i] >= lo[i] && v[i] <= hi[i];
+  if (ok) {
     *block = {v[0], v[1], v[2], v[3]};
     return;
   }
-  std::fprintf(stderr,
-               "WARNING: tflite-gles: TFLITE_GLES_X_CONV_SMEM_BLOCK='%s' is not "
-               "LX/LY/PX/SL; ignored\n",
-               text.c_str());
-}
-
-// TFLITE_GLES_X_CONV_UP2_BLOCK=LX/LY/TS/Z: conv2d_up2.comp's block (sweeps; Z 0: a parity per
-// local z, 1: QUAD, 2: PAR_WG); whether it
-// fits the device is checked where it is used (delegate/passes/upsample_conv.cc).
-void ApplyUp2Block(const std::string& text, std::array<int, 4>* block) {
-  int v[4];
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%d%*[/,]%d%*[/,]%d%*[/,]%d%c", &v[0], &v[1], &v[2], &v[3],
-                  &tail) == 4 &&
-      v[0] >= 1 && v[0] <= 64 && v[1] >= 1 && v[1] <= 64 && v[2] >= 1 && v[2] <= 4 &&
-      v[3] >= 0 && v[3] <= 2) {
-    *block = {v[0], v[1], v[2], v[3]};
-    return;
-  }
-  std::fprintf(stderr,
-               "WARNING: tflite-gles: TFLITE_GLES_X_CONV_UP2_BLOCK='%s' is not "
-               "LX/LY/TS/QUAD; ignored\n",
-               text.c_str());
+  std::fprintf(stderr, "WARNING: tflite-gles: %s='%s' is not %s; ignored\n", variable,
+               text.c_str(), form);
 }
 
 }  // namespace
@@ -69,7 +49,13 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   // workgroup on one core, where staging only adds barriers.
   device->conv_smem_tile = device->gpu->IsNvidia();
   Apply(o.conv_smem_tile, &device->conv_smem_tile);
-  if (!o.conv_smem_block.empty()) ApplySmemBlock(o.conv_smem_block, &device->conv_smem_block);
+  // TFLITE_GLES_X_CONV_SMEM_BLOCK=LX/LY/PX/SL: conv2d.comp SMEM_TILE's block (invocations along
+  // x and y, pixels and output slices per invocation) for every layer that takes SMEM_TILE
+  // (sweeps; kernels::ChooseSmemTile checks it against the device).
+  if (!o.conv_smem_block.empty()) {
+    ApplyBlock("TFLITE_GLES_X_CONV_SMEM_BLOCK", "LX/LY/PX/SL", o.conv_smem_block, {1, 1, 1, 1},
+               {1024, 1024, 16, 8}, &device->conv_smem_block);
+  }
   // SMEM_TILE for 8 input slices with ST_PREFETCH and 1 pixel x 2 slices per invocation
   // (kernels::ChooseSmemTile's rule, 2): on an H100 style's @240 (3x3 32 -> 16, 192x192) ran
   // 37.2 -> 27.9 µs fp32 (K_SPLIT, or 32.1 with its weights in shared memory), and in fp16 the
@@ -197,7 +183,12 @@ void TuneConvolutionKernels(DeviceProfile* device, const DeveloperOverrides& o) 
   // Elsewhere off until measured.
   device->conv_up2 = device->gpu->IsNvidia() ? 2 : 0;
   if (o.conv_up2) device->conv_up2 = static_cast<int>(std::min(*o.conv_up2, 2LL));
-  if (!o.conv_up2_block.empty()) ApplyUp2Block(o.conv_up2_block, &device->conv_up2_block);
+  // TFLITE_GLES_X_CONV_UP2_BLOCK=LX/LY/TS/Z (sweeps; Z 0: a parity per local z, 1: QUAD, 2:
+  // PAR_WG; delegate/passes/upsample_conv.cc checks it against the device).
+  if (!o.conv_up2_block.empty()) {
+    ApplyBlock("TFLITE_GLES_X_CONV_UP2_BLOCK", "LX/LY/TS/Z", o.conv_up2_block, {1, 1, 1, 0},
+               {64, 64, 4, 2}, &device->conv_up2_block);
+  }
   device->conv_up2_literal_vec4s = device->gpu->IsNvidia() && !device->fp16 ? 2048 : 0;
   if (o.conv_up2_literal) device->conv_up2_literal_vec4s = std::min(*o.conv_up2_literal, 4096LL);
   // WSMEM on NVIDIA fp32 (for the rule's layers of several groups): style's @240 17.9 -> 15.3 µs
