@@ -122,8 +122,9 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
       }
     }
     // ... literals only for layers of one group (fp32 @240's 2-4 groups as literals: 21.1-21.5
-    // µs, with WSMEM 15.3, conv2d.comp 17.9: a literal program that large does not stay in the
-    // instruction cache), the others' weights in shared memory (WSMEM), where that is on.
+    // µs whatever the block, with WSMEM 15.3, conv2d.comp 17.9; its literal program is 4x
+    // @256's, so the instruction supply is the likely limit, not proven), the others' weights
+    // in shared memory (WSMEM), where that is on.
     if (rule && literal && groups != 1) literal.reset();
     const bool wsmem = !literal && device.conv_up2_wsmem &&
                        16LL * ((lx + 2LL) * (ly + 2) + 64LL * ts) <= gpu.max_shared_memory_bytes;
