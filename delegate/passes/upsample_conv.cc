@@ -1,12 +1,11 @@
 #include "delegate/passes/upsample_conv.h"
 
-#include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "delegate/graph/constant_transform.h"
 #include "delegate/kernels/literal_weights.h"
 #include "delegate/passes/fusion.h"
 
@@ -163,28 +162,18 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
       if (device.fma_chain) defines["FMA_CHAIN"] = "1";
     } else {
       if (wsmem) defines["WSMEM"] = "";  // a slice's 64 x TS weight vec4s beside the tile
-      const Value& source = weights;
-      std::function<std::vector<float>()> read;
-      if (source.lazy) {
-        read = [lazy = source.lazy] { return lazy->make(); };
-      } else {
-        read = [data = source.constant_data] { return data; };
-      }
-      auto make = [read, slices, channels, packed_slices, group_slices] {
-        return UpsampleConvWeights(read(), slices, channels, packed_slices, group_slices);
-      };
-      Value value;
-      value.kind = Value::Kind::kConstant;
+      // conv2d's packing, summed (lazy where it is: constant_transform.h keeps it cacheable).
+      Value value = weights;
+      TransformConstant(value,
+                        "summed into 2x2 parity kernels (" + std::to_string(slices) +
+                            " input slices, " + std::to_string(channels) + " outputs, from " +
+                            std::to_string(packed_slices) + " slices a group to " +
+                            std::to_string(group_slices) + ")",
+                        floats, [=](const std::vector<float>& packed) {
+                          return UpsampleConvWeights(packed, slices, channels, packed_slices,
+                                                     group_slices);
+                        });
       value.shape.c = static_cast<int>(floats);
-      if (source.lazy) {
-        auto lazy = std::make_shared<Value::LazyConstant>();
-        lazy->floats = floats;
-        lazy->key = source.lazy->key + " up2 ts=" + std::to_string(ts);
-        lazy->make = make;
-        value.lazy = std::move(lazy);
-      } else {
-        value.constant_data = make();
-      }
       values->push_back(std::move(value));
       d.inputs[1] = static_cast<ValueId>(values->size() - 1);
     }
