@@ -105,7 +105,10 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
     const long long groups = (out_s + ts - 1) / ts;
 
     // The parities' weights: literals where they are few, the products highp and the groups
-    // <= 4 (a branch each); else a constant, lazy where conv2d's is.
+    // <= 4 (a branch each; by the rule, one: fp32 @240's 2-4 groups as literals ran 21.1-21.5
+    // µs whatever the block, with WSMEM 15.3, conv2d.comp 17.9; its literal program is 4x
+    // @256's, so the instruction supply is the likely limit, not proven); else a constant,
+    // lazy where conv2d's is, read per product or staged in shared memory (WSMEM).
     const int slices = static_cast<int>(in_s), channels = static_cast<int>(out_c);
     const int packed_slices = static_cast<int>(tile_slices), group_slices = ts;
     const size_t floats = static_cast<size_t>(groups) * 4 * 4 * in_s * ts * 16;
@@ -114,17 +117,12 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
     std::optional<std::vector<float>> literal;
     // A group's array of at most 1024 vec4s (NVIDIA's compiler refused 2048 in one, took 1152).
     const long long group_vec4s = static_cast<long long>(floats / 4) / groups;
-    if (highp && groups <= 4 && group_vec4s <= 1024 &&
+    if (highp && groups <= (rule ? 1 : 4) && group_vec4s <= 1024 &&
         static_cast<long long>(floats / 4) <= device.conv_up2_literal_vec4s) {
       if (auto packed = kernels::SmallConstantData(weights, 1LL << 20)) {
         literal = UpsampleConvWeights(*packed, slices, channels, packed_slices, group_slices);
       }
     }
-    // ... literals only for layers of one group (fp32 @240's 2-4 groups as literals: 21.1-21.5
-    // µs whatever the block, with WSMEM 15.3, conv2d.comp 17.9; its literal program is 4x
-    // @256's, so the instruction supply is the likely limit, not proven), the others' weights
-    // in shared memory (WSMEM), where that is on.
-    if (rule && literal && groups != 1) literal.reset();
     const bool wsmem = !literal && device.conv_up2_wsmem &&
                        16LL * ((lx + 2LL) * (ly + 2) + 64LL * ts) <= gpu.max_shared_memory_bytes;
     if (rule && device.conv_up2_literal_vec4s > 0 && !literal && !wsmem) continue;
