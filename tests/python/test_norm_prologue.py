@@ -20,8 +20,8 @@ from test_norm_stats import conditional_norm
 SWITCH = "TFLITE_GLES_X_NORM_PROLOGUE"
 
 
-def mirror_pad_then_conv(c, x, out_c, kernel, pad, stride, activation):
-    """[MIRROR_PAD by `pad`, REFLECT] -> CONV_2D (VALID after the pad, SAME
+def mirror_pad_then_conv(c, x, out_c, kernel, pad, stride, activation, mode="REFLECT"):
+    """[MIRROR_PAD by `pad`, `mode`] -> CONV_2D (VALID after the pad, SAME
     without) on the Chain's tensor x; returns the convolution's output.
     Style transfer's layers read their input this way (test_upsample_fusion
     uses it too)."""
@@ -31,7 +31,7 @@ def mirror_pad_then_conv(c, x, out_c, kernel, pad, stride, activation):
         padded = c.b.add_tensor(padded_shape)
         c.shapes[padded] = padded_shape
         paddings = np.array([[0, 0], [pad, pad], [pad, pad], [0, 0]], np.int32)
-        c.b.add_op("MIRROR_PAD", [x, c.b.add_const(paddings)], [padded], {"mode": "REFLECT"})
+        c.b.add_op("MIRROR_PAD", [x, c.b.add_const(paddings)], [padded], {"mode": mode})
         out_h = (padded_shape[1] - kernel) // stride + 1
         out_w = (padded_shape[2] - kernel) // stride + 1
         conv_in, padding = padded, "VALID"

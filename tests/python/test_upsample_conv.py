@@ -14,37 +14,17 @@ import pytest
 from gles_testing import (assert_close, assert_fully_delegated, interpreter, invoke, random_inputs,
                           run_gpu, run_switch_off_and_on)
 from test_fusion import Chain
-from test_norm_stats import conditional_norm
+from test_upsample_fusion import upsample_conv_model
 
 SWITCH = "TFLITE_GLES_X_CONV_UP2"
 
 
-def upsample_conv_model(shape, out_c, pad_mode, norm, activation="RELU", seed=0):
-    """conv 1x1 -> [conditional norm] -> RESIZE_NEAREST x2 -> [MIRROR_PAD 1] -> conv 3x3."""
-    c = Chain(shape, seed=seed)
-    x = c.conv(c.x, shape[-1])
-    if norm:
-        x, _ = conditional_norm(c, x, c.extra_input([1, 1, 1, 12]), "RELU")
-    n, h, w, ch = c.shapes[x]
-    big = [n, 2 * h, 2 * w, ch]
-    resized = c.b.add_tensor(big)
-    c.shapes[resized] = big
-    c.b.add_op("RESIZE_NEAREST_NEIGHBOR", [x, c.b.add_const(np.array(big[1:3], np.int32))],
-               [resized], {"align_corners": False, "half_pixel_centers": False})
-    conv_in, padding = resized, "SAME"
-    if pad_mode != "ZERO":
-        padded_shape = [n, 2 * h + 2, 2 * w + 2, ch]
-        conv_in = c.b.add_tensor(padded_shape)
-        c.shapes[conv_in] = padded_shape
-        paddings = np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32)
-        c.b.add_op("MIRROR_PAD", [resized, c.b.add_const(paddings)], [conv_in],
-                   {"mode": pad_mode})
-        padding = "VALID"
-    out = c.b.add_tensor([n, 2 * h, 2 * w, out_c])
-    c.b.add_op("CONV_2D", [conv_in, c.const([out_c, 3, 3, ch]), c.const([out_c], -1, 1)],
-               [out], {"padding": padding, "stride_h": 1, "stride_w": 1, "dilation_h_factor": 1,
-                       "dilation_w_factor": 1, "fused_activation_function": activation})
-    return c.build([out]), c.input_shapes
+def up2_model(shape, out_c, pad_mode, norm, seed):
+    """conv 1x1 -> [conditional norm] -> RESIZE_NEAREST x2 -> [MIRROR_PAD 1, `pad_mode`] ->
+    conv 3x3 (SAME with zero padding for "ZERO"), test_upsample_fusion's model."""
+    zero = pad_mode == "ZERO"
+    return upsample_conv_model(shape, 2, out_c, 3, 0 if zero else 1, 1, norm, seed=seed,
+                               mode="REFLECT" if zero else pad_mode)
 
 
 # (source shape, output channels, padding, norm before the resize, block LX/LY/TS/Z,
@@ -73,7 +53,7 @@ def test_upsampled_3x3_as_four_2x2_convolutions(monkeypatch, tmp_path, shape, ou
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_BLOCK", block)
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_LITERAL", str(literal))
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
-    model, shapes = upsample_conv_model(shape, out_c, pad_mode, norm, seed=shape[-1] + out_c)
+    model, shapes = up2_model(shape, out_c, pad_mode, norm, seed=shape[-1] + out_c)
     cpu, (plain, plain_stats), (split, split_stats) = run_switch_off_and_on(
         monkeypatch, SWITCH, model, random_inputs(shapes, seed=9),
         {"precision_loss_allowed": fp16})
@@ -105,31 +85,14 @@ def test_convolutions_the_pass_leaves(monkeypatch, tmp_path, case):
     """Only a 3x3, stride 1, padding 1 convolution of an upsample by 2 moves."""
     monkeypatch.setenv("TFLITE_GLES_X_FUSE_UPSAMPLE", "1")
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
-    c = Chain([1, 6, 7, 8], seed=3)
-    n, h, w, ch = c.shapes[c.x]
-    x = c.x
-    if case != "no_upsample":
-        big = [n, 2 * h, 2 * w, ch]
-        x = c.b.add_tensor(big)
-        c.shapes[x] = big
-        c.b.add_op("RESIZE_NEAREST_NEIGHBOR", [c.x, c.b.add_const(np.array(big[1:3], np.int32))],
-                   [x], {"align_corners": False, "half_pixel_centers": False})
-    if case == "pad_2":
-        n, h, w, ch = c.shapes[x]
-        padded = c.b.add_tensor([n, h + 4, w + 4, ch])
-        c.shapes[padded] = [n, h + 4, w + 4, ch]
-        c.b.add_op("MIRROR_PAD", [x, c.b.add_const(np.array([[0, 0], [2, 2], [2, 2], [0, 0]],
-                                                             np.int32))], [padded],
-                   {"mode": "REFLECT"})
-        out = c.b.add_tensor([n, h + 2, w + 2, 8])
-        c.b.add_op("CONV_2D", [padded, c.const([8, 3, 3, ch]), c.const([8], -1, 1)], [out],
-                   {"padding": "VALID", "stride_h": 1, "stride_w": 1, "dilation_h_factor": 1,
-                    "dilation_w_factor": 1, "fused_activation_function": "NONE"})
-    else:
-        out = c.conv(x, 8, kernel=3, stride=2 if case == "stride_2" else 1)
-    model = c.build([out])
+    if case == "no_upsample":
+        c = Chain([1, 6, 7, 8], seed=3)
+        model, shapes = c.build([c.conv(c.x, 8, kernel=3)]), c.input_shapes
+    else:  # a SAME convolution at stride 2, or a VALID one after a mirror pad of 2
+        model, shapes = upsample_conv_model([1, 6, 7, 8], 2, 8, 3, 0 if case == "stride_2" else 2,
+                                            2 if case == "stride_2" else 1, seed=3)
     cpu, (plain, _), (moved, stats) = run_switch_off_and_on(
-        monkeypatch, SWITCH, model, random_inputs(c.input_shapes, seed=2))
+        monkeypatch, SWITCH, model, random_inputs(shapes, seed=2))
     assert_fully_delegated(stats)
     assert_close(moved, cpu)
     np.testing.assert_array_equal(plain[0], moved[0])
@@ -148,7 +111,7 @@ def test_the_measured_rule(monkeypatch, tmp_path, literal, in_c, out_c):
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_LITERAL", str(literal))
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_WSMEM", "1" if literal else "0")
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
-    model, shapes = upsample_conv_model([1, 10, 9, in_c], out_c, "REFLECT", in_c == 16, seed=5)
+    model, shapes = up2_model([1, 10, 9, in_c], out_c, "REFLECT", in_c == 16, seed=5)
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2", "0")
     cpu = invoke(interpreter(model), random_inputs(shapes, seed=3))
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2", "2")
@@ -175,7 +138,7 @@ def test_weights_staged_in_shared_memory(monkeypatch, tmp_path, shape, out_c, bl
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_LITERAL", "0")
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_WSMEM", "1")
     monkeypatch.setenv("TFLITE_GLES_X_DUMP_SHADERS", str(tmp_path))
-    model, shapes = upsample_conv_model(shape, out_c, "REFLECT", True, seed=7)
+    model, shapes = up2_model(shape, out_c, "REFLECT", True, seed=7)
     cpu, (plain, _), (split, stats) = run_switch_off_and_on(
         monkeypatch, SWITCH, model, random_inputs(shapes, seed=8), {"precision_loss_allowed": fp16})
     assert_fully_delegated(stats)
@@ -189,7 +152,7 @@ def test_summed_weights_through_the_serialization_cache(monkeypatch, tmp_path, c
     monkeypatch.setenv("TFLITE_GLES_X_FUSE_UPSAMPLE", "1")
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2", "1")
     monkeypatch.setenv("TFLITE_GLES_X_CONV_UP2_LITERAL", "0")
-    model, shapes = upsample_conv_model([1, 9, 11, 12], 16, "REFLECT", False, seed=4)
+    model, shapes = up2_model([1, 9, 11, 12], 16, "REFLECT", False, seed=4)
     inputs = random_inputs(shapes, seed=5)
     cpu = invoke(interpreter(model), inputs)
     options = {"serialization_dir": str(tmp_path), "model_token": "up2"}

@@ -23,8 +23,8 @@ SWITCH = "TFLITE_GLES_X_FUSE_UPSAMPLE"
 
 
 def upsample_conv_model(shape, factor, out_c, kernel, pad, stride=1, norm=False,
-                        second_reader=False, seed=0):
-    """conv 1x1 -> [conditional norm] -> RESIZE_NEAREST x factor -> [MIRROR_PAD] -> conv."""
+                        second_reader=False, seed=0, mode="REFLECT"):
+    """conv 1x1 -> [conditional norm] -> RESIZE_NEAREST x factor -> [MIRROR_PAD (`mode`)] -> conv."""
     c = Chain(shape, seed=seed)
     x = c.conv(c.x, shape[-1])
     if norm:
@@ -36,7 +36,7 @@ def upsample_conv_model(shape, factor, out_c, kernel, pad, stride=1, norm=False,
     c.b.add_op("RESIZE_NEAREST_NEIGHBOR",
                [x, c.b.add_const(np.array(big[1:3], np.int32))], [resized],
                {"align_corners": False, "half_pixel_centers": False})
-    out = mirror_pad_then_conv(c, resized, out_c, kernel, pad, stride, "RELU")
+    out = mirror_pad_then_conv(c, resized, out_c, kernel, pad, stride, "RELU", mode)
     return c.build([out, resized] if second_reader else [out]), c.input_shapes
 
 
