@@ -322,6 +322,16 @@ long long IntDefine(const Dispatch& dispatch, const char* name) {
   return (end == it->second.c_str() || *end != '\0') ? -1 : value;
 }
 
+std::map<std::string, std::string> KeptDefines(const Dispatch& dispatch,
+                                               std::initializer_list<const char*> names) {
+  std::map<std::string, std::string> kept;
+  for (const char* name : names) {
+    auto it = dispatch.defines.find(name);
+    if (it != dispatch.defines.end()) kept[name] = it->second;
+  }
+  return kept;
+}
+
 int SoleReader(const std::vector<Value>& values, const std::vector<Dispatch>& list,
                const std::vector<bool>& removed, ValueId root) {
   int reader = -1, readers = 0;

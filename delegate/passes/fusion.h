@@ -35,6 +35,8 @@
 // activated result; index: the PHWC4 vec4 index; slice: the channel slice).
 #pragma once
 
+#include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +115,11 @@ int AbsorbProducer(const Dispatch& producer, size_t index, std::vector<bool>* re
 // An integer define of a dispatch (the kernels write them as decimal text),
 // -1 if absent or not an integer: how the passes read a dispatch's shape.
 long long IntDefine(const Dispatch& dispatch, const char* name);
+
+// Those of `names` that the dispatch defines, with their values: what a pass that moves a
+// dispatch to another shader carries over (passes/window_conv.h, passes/upsample_conv.h).
+std::map<std::string, std::string> KeptDefines(const Dispatch& dispatch,
+                                               std::initializer_list<const char*> names);
 
 // Whether a dispatch sets the define (a feature flag such as GENERIC).
 inline bool HasDefine(const Dispatch& dispatch, const char* name) {

@@ -126,13 +126,10 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
     const bool wsmem = !literal && device.conv_up2_wsmem &&
                        16LL * ((lx + 2LL) * (ly + 2) + 64LL * ts) <= gpu.max_shared_memory_bytes;
     if (rule && device.conv_up2_literal_vec4s > 0 && !literal && !wsmem) continue;
-    std::map<std::string, std::string> defines;
-    for (const char* kept : {"ACT_RELU", "ACT_RELU6", "ACT_RELU_N1_TO_1", "ACT_TANH",
-                             "ACT_SIGMOID", "EPILOGUE_IN", "PROLOGUE_IN", "PROLOGUE(x,slice)",
-                             "EPILOGUE(x,index,slice)", "MATH_P", "ACC_P", "FMA_CHAIN"}) {
-      auto it = d.defines.find(kept);
-      if (it != d.defines.end()) defines[kept] = it->second;
-    }
+    std::map<std::string, std::string> defines = KeptDefines(
+        d, {"ACT_RELU", "ACT_RELU6", "ACT_RELU_N1_TO_1", "ACT_TANH", "ACT_SIGMOID", "EPILOGUE_IN",
+            "PROLOGUE_IN", "PROLOGUE(x,slice)", "EPILOGUE(x,index,slice)", "MATH_P", "ACC_P",
+            "FMA_CHAIN"});
     defines["LOCAL_X"] = std::to_string(lx);
     defines["LOCAL_Y"] = std::to_string(ly);
     defines["TS"] = std::to_string(ts);

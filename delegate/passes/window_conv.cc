@@ -149,15 +149,11 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     if (!found) continue;
     const long long batch = rows / out_hw;
     const long long out_h = out_hw / out_w;
-    std::map<std::string, std::string> defines;
-    for (const char* kept :
-         {"ACT_RELU", "ACT_RELU6", "ACT_RELU_N1_TO_1", "EPILOGUE_IN", "PROLOGUE_IN",
-          "PROLOGUE(x,slice)", "GATHER_UPSAMPLE", "BHWC_INPUT", "KERNEL_H",
-          "KERNEL_W", "TILE_SLICES", "MATH_P", "ACC_P", "EPILOGUE(x,index,slice)", "INPUT_QUANT(x)", "IN_H",
-          "IN_W", "IN_HW", "OUT_HW", "OUT_W", "OUT_C", "PAD_TOP", "PAD_LEFT"}) {
-      auto it = d.defines.find(kept);
-      if (it != d.defines.end()) defines[kept] = it->second;
-    }
+    std::map<std::string, std::string> defines = KeptDefines(
+        d, {"ACT_RELU", "ACT_RELU6", "ACT_RELU_N1_TO_1", "EPILOGUE_IN", "PROLOGUE_IN",
+            "PROLOGUE(x,slice)", "GATHER_UPSAMPLE", "BHWC_INPUT", "KERNEL_H", "KERNEL_W",
+            "TILE_SLICES", "MATH_P", "ACC_P", "EPILOGUE(x,index,slice)", "INPUT_QUANT(x)", "IN_H",
+            "IN_W", "IN_HW", "OUT_HW", "OUT_W", "OUT_C", "PAD_TOP", "PAD_LEFT"});
     defines["OUT_H"] = std::to_string(out_h);
     defines["IN_SLICES"] = std::to_string(in_s);
     defines["IN_C"] = std::to_string(in_c);
