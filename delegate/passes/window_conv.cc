@@ -79,7 +79,7 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     const long long in_c_max = 4 * in_s, out_c_max = 4 * out_s;  // channels up to whole slices
     const bool small_lit = may_literal && small_mflop > 0 &&
                            2 * rows * kh * kw * in_c_max * out_c_max >= small_mflop * 1000000;
-    const bool small = device.window_conv_small || small_lit;
+    bool small = device.window_conv_small || small_lit;
     if (IntDefine(d, "STRIDE_H") != 1 || IntDefine(d, "STRIDE_W") != 1 ||
         IntDefine(d, "DILATION_H") != 1 || IntDefine(d, "DILATION_W") != 1 ||
         kh * kw < (small ? kMinSmallTaps : kMinTaps) || in_s < 1 ||
@@ -100,10 +100,11 @@ int UseWindowConvolutions(const DeviceProfile& device, const std::vector<Value>&
     if (may_literal) {
       literal = kernels::SmallConstantData(weight_value, device.window_conv_literal_vec4s);
     }
-    // A layer taken only as a literal small one stays where its weights are not finite.
-    if (small_lit && !literal && !device.window_conv_small &&
-        (kh * kw < kMinTaps || in_s > kMaxSlices || out_s > kMaxSlices)) {
-      continue;
+    // Weights that cannot be literals (not finite): the layer is not a literal small one after
+    // all, and takes the window path only within its plain bounds.
+    if (small_lit && !literal && !device.window_conv_small) {
+      if (kh * kw < kMinTaps || in_s > kMaxSlices || out_s > kMaxSlices) continue;
+      small = false;
     }
     // The device's block, else smaller ones until one fits (the last, 1 x 8
     // x 8, needs 2 x 16 x 16 x 16 bytes at 9x9: within 16 KB). ROW_REUSE
