@@ -32,7 +32,7 @@
 // @axis - WEIGHTS_LITERAL WSMEM
 // @axis - QUAD PAR_WG
 // @const LOCAL_X=8 LOCAL_Y=4 LOCAL_Z=4 TS=2 GROUPS=1 IN_S=3 IN_H=8 IN_W=8 OUT_S=2 OUT_C=8 GATHER_MIRROR=0
-// @const MATH_P=highp ACC_P=highp FMA_CHAIN=0 PREFETCH=1
+// @const MATH_P=highp ACC_P=highp FMA_CHAIN=0
 // @const EPILOGUE(x,index,slice)=(x) PROLOGUE(x,slice)=(x) WEIGHT_VALUES_0=vec4(0.0)
 // @const WEIGHT_VALUES_1=vec4(0.0) WEIGHT_VALUES_2=vec4(0.0) WEIGHT_VALUES_3=vec4(0.0)
 
@@ -170,7 +170,9 @@ int w_source(int i, int s) {
 #define COMPUTE(s) if ((s) < IN_S) { PARITIES(group, s) }
 #endif
 
-#if defined(PREFETCH) && PREFETCH && LOADS <= 4
+#if LOADS > 4
+#error the block stages more than 4 vec4s per invocation (delegate/passes/upsample_conv.cc)
+#endif
 // Slice s's vec4s into registers (raw), stored into the tile after the taps of slice s - 1.
 #if WLOADS > 0
 #define WFETCH(s) for (int k = 0; k < WLOADS; ++k) { \
@@ -188,16 +190,6 @@ int w_source(int i, int s) {
     WPUT }
 #define SLICE(s) FETCH((s) + 1) COMPUTE(s) barrier(); PUT((s) + 1) memoryBarrierShared(); barrier();
 #define FIRST FETCH(0) PUT(0) memoryBarrierShared(); barrier();
-#else
-#if WLOADS > 0
-#error WSMEM stages with the prefetch (<= 4 tile vec4s per invocation)
-#endif
-#define PUT_NOW(s) if ((s) < IN_S) { for (int k = 0; k < LOADS; ++k) \
-    if (lid + k * N_INV < TILE_N) \
-      tile[lid + k * N_INV] = src[k] >= 0 ? GATHERED(LOAD(in0, (s) * IN_HW + src[k]), s) : vec4(0.0); }
-#define SLICE(s) if ((s) > 0) { PUT_NOW(s) } memoryBarrierShared(); barrier(); COMPUTE(s) barrier();
-#define FIRST PUT_NOW(0)
-#endif
 
 void main() {
   int lid = int(gl_LocalInvocationIndex);

@@ -140,7 +140,6 @@ int UseUpsampleConvolutions(const DeviceProfile& device, std::vector<Value>* val
     defines["OUT_S"] = std::to_string(out_s);
     defines["OUT_C"] = std::to_string(out_c);
     defines["GATHER_MIRROR"] = std::to_string(mirror);
-    defines["PREFETCH"] = "1";
     if (quad == 1) defines["QUAD"] = "";
     if (quad == 2) defines["PAR_WG"] = "";
     if (literal) {
